@@ -1,0 +1,5 @@
+"""``python -m gitmem`` runs the CLI."""
+
+from gitmem.cli import main
+
+main()

@@ -1,0 +1,429 @@
+"""The ``gitmem`` command: a thin layer that reads the environment, calls the library and prints.
+
+Errors from the library (:class:`~gitmem.errors.GitmemError`) become one line on stderr and a non-zero exit in
+one place, :class:`GitmemGroup`; anything unexpected is logged with its traceback and reported in one line too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from gitmem import __version__
+from gitmem.errors import GitmemError, ValidationError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _log_path(repo: Path | None) -> Path:
+    if repo is not None and (repo / ".git").is_dir():
+        return repo / "local" / "gitmem.log"
+    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    return state / "gitmem" / "gitmem.log"
+
+
+def log_internal_error(repo: Path | None, exc: BaseException) -> Path:
+    """Append the traceback of an unexpected error to the local log; returns the log's path."""
+    path = _log_path(repo)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(f"{datetime.now(UTC).isoformat()} gitmem {' '.join(sys.argv[1:])[:200]}\n")
+            fh.write("".join(traceback.format_exception(exc)))
+    except OSError:
+        pass
+    return path
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    click.echo(f"gitmem: error: {message}", err=True)
+    sys.exit(code)
+
+
+class GitmemGroup(click.Group):
+    """Turns every error into one line on stderr (never a traceback) with a meaningful exit code."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
+        try:
+            result = super().main(*args, **kwargs)
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx else "gitmem"
+            fail(f"{exc.format_message()} (see: {where} --help)", 2)
+        except click.ClickException as exc:
+            fail(exc.format_message(), exc.exit_code)
+        except click.exceptions.Abort:
+            fail("aborted", 1)
+        sys.exit(result if isinstance(result, int) else 0)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except GitmemError as exc:
+            fail(str(exc), exc.exit_code)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
+            raise
+        except KeyboardInterrupt:
+            click.echo("gitmem: interrupted", err=True)
+            sys.exit(130)
+        except BrokenPipeError:
+            sys.exit(0)
+        except Exception as exc:  # the last line of defence: log it, say one line
+            state = ctx.find_object(State)
+            log = log_internal_error(state.repo_path if state else None, exc)
+            fail(f"internal error: {type(exc).__name__}: {exc} (details in {log})", 70)
+
+
+class State:
+    """What the global options resolved to; the config is built lazily so ``--help`` needs no repo."""
+
+    def __init__(self, repo: str | None) -> None:
+        self.repo_option = Path(repo) if repo else None
+        self._config: Any = None
+
+    @property
+    def config(self) -> Any:
+        if self._config is None:
+            from gitmem.config import discover
+
+            self._config = discover(env=dict(os.environ), cwd=Path.cwd(), home=Path.home(), repo=self.repo_option)
+        return self._config
+
+    @property
+    def repo_path(self) -> Path | None:
+        try:
+            return Path(self.config.repo)
+        except GitmemError:
+            return self.repo_option
+
+    def open(self) -> Any:
+        """The memory repository; the default ``~/.gitmem`` is created on first use, any other must exist."""
+        from gitmem.layout import init_repo, is_memory_repo
+        from gitmem.store import open_repo
+
+        config = self.config
+        default = Path.home() / ".gitmem"
+        if not is_memory_repo(config.repo) and config.repo == default.resolve() and not config.repo.exists():
+            init_repo(config.repo, author=config.author)
+            click.echo(f"gitmem: created the memory repository at {config.repo}", err=True)
+        return open_repo(config)
+
+
+pass_state = click.make_pass_decorator(State)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+def json_option(func: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")(func)
+
+
+@click.group(cls=GitmemGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--repo", metavar="PATH", help="Memory repository to use (default: GITMEM_REPO, .memrepo, "
+              "user config, ~/.gitmem).")
+@click.version_option(__version__, prog_name="gitmem")
+@click.pass_context
+def cli(ctx: click.Context, repo: str | None) -> None:
+    """gitmem: git-native long-term memory for coding agents.
+
+    Memories are Markdown files in a git repository; every change is a commit.
+    """
+    ctx.obj = State(repo)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="gitmem")
+
+
+# -- init / config ---------------------------------------------------------------------------------------
+@cli.command()
+@click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--remote", default="", metavar="URL", help="Remote to clone from (if it has memories) or push to.")
+@json_option
+@pass_state
+def init(state: State, path: Path | None, remote: str, as_json: bool) -> None:
+    """Create the memory repository (or clone it from --remote). Running it again changes nothing."""
+    from gitmem.layout import init_repo
+
+    target = path or state.config.repo
+    result = init_repo(target, remote=remote or state.config.remote, author=state.config.author)
+    if as_json:
+        emit_json({"path": str(result.path), "action": result.action, "remote": result.remote})
+        return
+    words = {"created": "Created", "cloned": "Cloned", "exists": "Already initialised:", "adopted": "Initialised"}
+    click.echo(f"{words[result.action]} memory repository {result.path}"
+               + (f" (remote {result.remote})" if result.remote else ""))
+
+
+@cli.command("config")
+@json_option
+@pass_state
+def show_config(state: State, as_json: bool) -> None:
+    """Show the configuration in force and the files it came from."""
+    from gitmem.config import as_dict
+
+    data = as_dict(state.config)
+    if as_json:
+        emit_json(data)
+        return
+    for key, value in data.items():
+        click.echo(f"{key}: {value}")
+
+
+# -- remember / show / list ----------------------------------------------------------------------------
+def _read_text(text: str | None) -> str:
+    if text is not None and text != "-":
+        return text
+    if sys.stdin is None or (text is None and sys.stdin.isatty()):
+        raise ValidationError("no text given", 'pass it as an argument or on stdin: gitmem remember "..."')
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValidationError("the text on stdin is not UTF-8", "convert it to UTF-8 first") from None
+
+
+def _report_redaction(kinds: list[str]) -> None:
+    if kinds:
+        click.echo(f"gitmem: redacted secrets before committing: {', '.join(kinds)}", err=True)
+
+
+@cli.command()
+@click.argument("text", required=False)
+@click.option("--type", "type_", type=click.Choice(["user", "feedback", "project", "reference"]),
+              help="Kind of memory (default: project with --project, else user).")
+@click.option("--category", default="background", show_default=True,
+              type=click.Choice(["background", "decision", "preference", "constraint", "correction"]))
+@click.option("--importance", default=3, show_default=True, type=click.IntRange(1, 5), help="1 (trivia) to 5.")
+@click.option("--tags", default="", help="Comma-separated tags.")
+@click.option("--scope", type=click.Choice(["global", "project", "session"]),
+              help="global (default), or project/session with --project.")
+@click.option("--project", default="", help="Project id the memory belongs to.")
+@click.option("--name", default="", help="Short title (default: the first line).")
+@click.option("--why", default="", help="Why this holds.")
+@click.option("--how", default="", help="How to apply it.")
+@click.option("--id", "memory_id", default=None, help="Use this id instead of a generated one.")
+@json_option
+@pass_state
+def remember(state: State, text: str | None, type_: str | None, category: str, importance: int, tags: str,
+             scope: str | None, project: str, name: str, why: str, how: str, memory_id: str | None,
+             as_json: bool) -> None:
+    """Remember TEXT (or stdin): one new memory, one commit."""
+    repo = state.open()
+    memory = repo.remember(_read_text(text), type=type_, category=category, importance=importance, tags=tags,
+                           scope=scope, project=project, name=name, why=why, how=how, id=memory_id)
+    _report_redaction(repo.last_redaction)
+    if as_json:
+        emit_json({"id": memory.id, "path": memory.path, "commit": (repo.git.head() or b"").decode(),
+                   "redacted": repo.last_redaction})
+    else:
+        click.echo(memory.id)
+
+
+@cli.command()
+@click.argument("memory_id", metavar="ID")
+@json_option
+@pass_state
+def show(state: State, memory_id: str, as_json: bool) -> None:
+    """Show one memory."""
+    from gitmem.documents import dumps
+
+    memory = state.open().get(memory_id)
+    if as_json:
+        emit_json(memory.to_dict())
+    else:
+        click.echo(dumps(memory), nl=False)
+
+
+def _one_line(memory: Any) -> str:
+    flag = " [deprecated]" if memory.deprecated else ""
+    tags = f"  #{' #'.join(memory.tags)}" if memory.tags else ""
+    return f"{memory.id}  {memory.type}/{memory.category} {memory.importance}★  {memory.title}{tags}{flag}"
+
+
+@cli.command("list")
+@click.option("--type", "type_", help="Only this type.")
+@click.option("--category", help="Only this category.")
+@click.option("--tag", help="Only memories with this tag.")
+@click.option("--project", default=None, help="Only this project's memories.")
+@click.option("--deprecated", is_flag=True, help="Include deprecated memories.")
+@json_option
+@pass_state
+def list_(state: State, type_: str | None, category: str | None, tag: str | None, project: str | None,
+          deprecated: bool, as_json: bool) -> None:
+    """List memories, newest first."""
+    repo = state.open()
+    memories = repo.list(type=type_, category=category, tag=tag, project=project, deprecated=deprecated)
+    for warning in repo.warnings:
+        click.echo(f"gitmem: warning: skipped {warning} (run gitmem doctor)", err=True)
+    if as_json:
+        emit_json([m.to_dict() for m in memories])
+        return
+    for memory in memories:
+        click.echo(_one_line(memory))
+    if not memories:
+        click.echo("no memories match", err=True)
+
+
+# -- edit / forget / restore ---------------------------------------------------------------------------
+def _run_editor(path: Path) -> None:
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    try:
+        code = subprocess.call([*shlex.split(editor), str(path)])
+    except OSError as exc:
+        raise GitmemError(f"cannot start the editor '{editor}': {exc.strerror}", "set $EDITOR") from None
+    if code != 0:
+        raise GitmemError(f"the editor '{editor}' exited with status {code}", f"your draft is kept at {path}")
+
+
+@cli.command()
+@click.argument("memory_id", metavar="ID")
+@pass_state
+def edit(state: State, memory_id: str) -> None:
+    """Edit a memory in $EDITOR; it is validated before anything is committed."""
+    from gitmem.documents import dumps, loads
+    from gitmem.errors import DocumentError
+
+    repo = state.open()
+    memory = repo.get(memory_id)
+    original = dumps(memory)
+    fd, name = tempfile.mkstemp(prefix=f"gitmem-{memory.id[:40]}-", suffix=".md")
+    draft = Path(name)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(original)
+    _run_editor(draft)
+    edited = draft.read_bytes().decode("utf-8", "replace")
+    if edited == original:
+        draft.unlink()
+        click.echo("no changes")
+        return
+    try:
+        changed = loads(edited, str(draft))
+    except DocumentError as exc:
+        raise GitmemError(f"not saved: {exc.message}", f"fix the draft at {draft} and run gitmem edit again") from None
+    if changed.id != memory.id:
+        raise GitmemError("not saved: the id cannot be changed", f"your draft is kept at {draft}")
+    saved = repo.save(changed)
+    draft.unlink()
+    _report_redaction(repo.last_redaction)
+    click.echo(f"saved {saved.id}")
+
+
+@cli.command()
+@click.argument("memory_id", metavar="ID")
+@click.option("--reason", required=True, help="Why this memory is wrong or obsolete.")
+@click.option("--purge", is_flag=True, help="Delete the file (history keeps it; gitmem restore brings it back).")
+@json_option
+@pass_state
+def forget(state: State, memory_id: str, reason: str, purge: bool, as_json: bool) -> None:
+    """Deprecate a memory (a commit; the file stays with deprecated: true)."""
+    memory = state.open().forget(memory_id, reason, purge=purge)
+    if as_json:
+        emit_json({"id": memory.id, "purged": purge, "reason": memory.deprecated_reason})
+    else:
+        click.echo(f"{'purged' if purge else 'deprecated'} {memory.id}")
+
+
+@cli.command()
+@click.argument("memory_id", metavar="ID")
+@pass_state
+def restore(state: State, memory_id: str) -> None:
+    """Undo forget: make a deprecated or purged memory active again."""
+    memory = state.open().restore(memory_id)
+    click.echo(f"restored {memory.id}")
+
+
+# -- log / import / export / doctor --------------------------------------------------------------------
+@cli.command()
+@click.argument("memory_id", metavar="[ID]", required=False)
+@click.option("--op", help="Only this operation (add, update, deprecate, restore, purge, ingest, ...).")
+@click.option("--source", help="Only this source (cli, hook, commit, import, or a full source such as import:s1).")
+@click.option("-n", "--limit", type=click.IntRange(1), help="At most this many entries.")
+@json_option
+@pass_state
+def log(state: State, memory_id: str | None, op: str | None, source: str | None, limit: int | None,
+        as_json: bool) -> None:
+    """The audit trail: what changed, when, why and from where (read from git)."""
+    entries = state.open().log(memory_id, op=op, source=source, limit=limit)
+    if as_json:
+        emit_json([{"sha": e.sha, "time": datetime.fromtimestamp(e.time, UTC).isoformat(), "author": e.author,
+                    "subject": e.subject, "op": e.op, "source": e.source, "ids": e.ids,
+                    "trailers": e.trailers} for e in entries])
+        return
+    for e in entries:
+        when = datetime.fromtimestamp(e.time, UTC).strftime("%Y-%m-%d %H:%M")
+        click.echo(f"{e.sha[:10]}  {when}  {e.op or '-':9} {e.source or '-':12} {e.subject}")
+
+
+@cli.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@json_option
+@pass_state
+def import_(state: State, file: Path, as_json: bool) -> None:
+    """Import memories from a JSONL file (one object a line, "text" required) as one commit."""
+    from tqdm import tqdm
+
+    from gitmem.store import read_jsonl
+
+    repo = state.open()
+    if not file.is_file():
+        raise GitmemError(f"{file} does not exist", "give the path of a .jsonl file")
+    records = list(read_jsonl(file))
+    with tqdm(total=len(records), desc="import", unit="mem", file=sys.stderr, disable=None, leave=False) as bar:
+        result = repo.import_records(records, origin=file.name, progress=bar.update)
+    data = {"added": result.added, "updated": result.updated, "unchanged": result.unchanged,
+            "commit": result.commit, "redacted": result.redacted}
+    if as_json:
+        emit_json(data)
+    else:
+        click.echo(f"imported {file.name}: {result.added} added, {result.updated} updated, "
+                   f"{result.unchanged} unchanged" + (f" (commit {result.commit[:10]})" if result.commit else ""))
+
+
+@cli.command()
+@click.option("--active", is_flag=True, help="Leave out deprecated memories.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to a file.")
+@pass_state
+def export(state: State, active: bool, output: Path | None) -> None:
+    """Export memories as JSONL (what gitmem import reads back)."""
+    def lines() -> Iterator[str]:
+        for record in state.open().export(deprecated=not active):
+            yield json.dumps(record, ensure_ascii=False) + "\n"
+
+    if output:
+        tmp = output.with_name(f".{output.name}.tmp")
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.writelines(lines())
+        tmp.replace(output)
+    else:
+        for line in lines():
+            click.echo(line, nl=False)
+
+
+@cli.command()
+@json_option
+@pass_state
+def doctor(state: State, as_json: bool) -> None:
+    """Check the memory repository and report every problem with its path and reason."""
+    issues = state.open().doctor()
+    if as_json:
+        emit_json([vars(i) for i in issues])
+    else:
+        for issue in issues:
+            click.echo(f"{issue.level:7} {issue.path}: {issue.message}")
+    if any(i.level == "error" for i in issues):
+        sys.exit(1)

@@ -1,0 +1,286 @@
+"""Configuration: where the memory repository is and how gitmem behaves.
+
+Settings come from four layers, later ones winning:
+
+1. built-in defaults (the values in ``.memrepo.example``),
+2. ``gitmem.toml`` in the memory repository (travels with the memories: weights, budgets, TTLs),
+3. the user config file (``~/.config/gitmem/config.toml``; machine-specific: repo path, model, author),
+4. a ``.memrepo`` file found by walking up from the working directory (per code project).
+
+The repository path itself is chosen by ``--repo`` > ``GITMEM_REPO`` > ``.memrepo`` > user config > ``~/.gitmem``.
+
+Only entry points (the CLI, the hooks, :func:`gitmem.open`) call :func:`discover`, which reads the environment
+and the working directory; the library itself only ever receives a finished :class:`Config`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from gitmem.errors import ConfigError
+
+REPO_CONFIG_NAME = "gitmem.toml"
+MEMREPO_NAME = ".memrepo"
+
+
+@dataclass(frozen=True)
+class RankingConfig:
+    """Weights of ``score = w_sim·similarity + w_imp·importance/5 + w_rec·exp(−decay_lambda·days)``."""
+
+    w_sim: float = 0.5
+    w_imp: float = 0.3
+    w_rec: float = 0.2
+    decay_lambda: float = 0.02
+
+
+@dataclass(frozen=True)
+class RecallConfig:
+    """Token budgets of the context block injected into a session."""
+
+    budget: int = 2000
+    max_budget: int = 3000
+    min_budget: int = 500
+    top_k: int = 5
+    dynamic_budget: bool = False
+
+
+@dataclass(frozen=True)
+class SyncConfig:
+    """How ``gitmem sync`` publishes: ``direct`` pushes to the main branch, ``review`` to a branch for a PR."""
+
+    mode: str = "direct"
+    auto: bool = False
+    timeout: float = 10.0
+    branch: str = "main"
+
+
+@dataclass(frozen=True)
+class RedactionConfig:
+    """Secrets are always redacted; ``extra_patterns`` adds regular expressions of your own."""
+
+    extra_patterns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class EmbeddingConfig:
+    """Which embedding model to use: ``auto``, ``none``, a model name, or a directory/``.onnx`` ``path``."""
+
+    model: str = "auto"
+    path: str = ""
+    dim: int = 0
+    models_dir: str = ""
+
+
+@dataclass(frozen=True)
+class LifecycleConfig:
+    """Time-to-live of raw memories by type (days, 0 = never expires) and garbage-collection thresholds."""
+
+    ttl_user: int = 0
+    ttl_feedback: int = 90
+    ttl_project: int = 60
+    ttl_reference: int = 90
+    gc_unused_days: int = 90
+    gc_max_importance: int = 2
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything gitmem needs to know; build it with :func:`discover` or :func:`load`."""
+
+    repo: Path
+    remote: str = ""
+    project: str = ""
+    author: str = ""
+    recall: RecallConfig = field(default_factory=RecallConfig)
+    ranking: RankingConfig = field(default_factory=RankingConfig)
+    sync: SyncConfig = field(default_factory=SyncConfig)
+    redaction: RedactionConfig = field(default_factory=RedactionConfig)
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
+    #: the files the values came from, for messages
+    sources: tuple[Path, ...] = ()
+
+    def with_repo(self, repo: Path) -> Config:
+        return replace(self, repo=repo)
+
+
+_SECTIONS: dict[str, type[Any]] = {
+    "recall": RecallConfig,
+    "ranking": RankingConfig,
+    "sync": SyncConfig,
+    "redaction": RedactionConfig,
+    "embedding": EmbeddingConfig,
+    "lifecycle": LifecycleConfig,
+}
+_TOP_KEYS = ("repo", "remote", "project", "author")
+_CHOICES: dict[tuple[str, str], tuple[str, ...]] = {("sync", "mode"): ("direct", "review")}
+
+
+def default_user_config_path(env: Mapping[str, str], home: Path) -> Path:
+    """``$GITMEM_CONFIG``, else ``$XDG_CONFIG_HOME/gitmem/config.toml``, else ``~/.config/gitmem/config.toml``."""
+    if env.get("GITMEM_CONFIG"):
+        return Path(env["GITMEM_CONFIG"]).expanduser()
+    base = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
+    return base / "gitmem" / "config.toml"
+
+
+def find_memrepo(start: Path) -> Path | None:
+    """The nearest ``.memrepo`` file in ``start`` or one of its parents."""
+    start = start.resolve()
+    for directory in (start, *start.parents):
+        candidate = directory / MEMREPO_NAME
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Parse a TOML file, turning every failure into a :class:`ConfigError` that names the file."""
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}", "fix the syntax or delete the file") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text", "save the file as UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}", "check the path and its permissions") from None
+
+
+def _check_value(path: Path, key: str, value: Any, default: Any) -> Any:
+    expected = type(default)
+    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if expected is tuple:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{path}: key '{key}' must be a list of strings", f"e.g. {key} = [\"...\"]")
+        return tuple(value)
+    if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+        shown = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}[expected]
+        raise ConfigError(
+            f"{path}: key '{key}' must be {shown}, not {value!r}",
+            f"see .memrepo.example; the default is {default!r}",
+        )
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+        raise ConfigError(f"{path}: key '{key}' must not be negative", f"the default is {default!r}")
+    return value
+
+
+def _apply(base: Config, data: Mapping[str, Any], path: Path, *, allow_repo: bool) -> Config:
+    """Overlay one parsed file on ``base``, validating every key."""
+    top: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in _SECTIONS:
+            if not isinstance(value, dict):
+                raise ConfigError(f"{path}: '{key}' must be a table", f"write it as [{key}]")
+            section = getattr(base, key)
+            allowed = {f.name: getattr(section, f.name) for f in fields(section)}
+            changes: dict[str, Any] = {}
+            for sub, subvalue in value.items():
+                if sub not in allowed:
+                    raise ConfigError(
+                        f"{path}: unknown key '{key}.{sub}'",
+                        f"allowed keys in [{key}]: {', '.join(allowed)}",
+                    )
+                checked = _check_value(path, f"{key}.{sub}", subvalue, allowed[sub])
+                choices = _CHOICES.get((key, sub))
+                if choices and checked not in choices:
+                    raise ConfigError(
+                        f"{path}: '{key}.{sub}' is {checked!r}", f"use one of: {', '.join(choices)}"
+                    )
+                changes[sub] = checked
+            top[key] = replace(section, **changes)
+        elif key in _TOP_KEYS:
+            if key == "repo" and not allow_repo:
+                raise ConfigError(
+                    f"{path}: 'repo' cannot be set inside the memory repository",
+                    "set it in the user config file or a .memrepo file",
+                )
+            checked = _check_value(path, key, value, "")
+            if key == "repo":
+                if not checked:
+                    continue
+                repo_path = Path(checked).expanduser()
+                top[key] = repo_path if repo_path.is_absolute() else (path.parent / repo_path).resolve()
+            else:
+                top[key] = checked
+        elif key == "schema_version":
+            continue
+        else:
+            allowed_all = ", ".join((*_TOP_KEYS, *_SECTIONS))
+            raise ConfigError(f"{path}: unknown key '{key}'", f"allowed: {allowed_all} (see .memrepo.example)")
+    _check_ranking(top.get("ranking", base.ranking), path)
+    return replace(base, sources=(*base.sources, path), **top)
+
+
+def _check_ranking(ranking: RankingConfig, path: Path) -> None:
+    if ranking.w_sim + ranking.w_imp + ranking.w_rec <= 0:
+        raise ConfigError(f"{path}: ranking weights are all zero", "give at least one of w_sim, w_imp, w_rec a value")
+
+
+def discover(
+    *,
+    env: Mapping[str, str],
+    cwd: Path,
+    home: Path,
+    repo: Path | None = None,
+) -> Config:
+    """Build the configuration the way an entry point sees it (environment, working directory, home)."""
+    config = Config(repo=home / ".gitmem")
+    user_file = default_user_config_path(env, home)
+    user_data = read_toml(user_file) if user_file.is_file() else {}
+    memrepo = find_memrepo(cwd)
+    memrepo_data = read_toml(memrepo) if memrepo else {}
+
+    if user_data:
+        config = _apply(config, user_data, user_file, allow_repo=True)
+    if memrepo is not None:
+        config = _apply(config, memrepo_data, memrepo, allow_repo=True)
+    if env.get("GITMEM_REPO"):
+        config = replace(config, repo=Path(env["GITMEM_REPO"]).expanduser().resolve())
+    if repo is not None:
+        config = replace(config, repo=repo.expanduser().resolve())
+    if not config.embedding.models_dir:
+        data_home = Path(env["XDG_DATA_HOME"]) if env.get("XDG_DATA_HOME") else home / ".local" / "share"
+        config = replace(config, embedding=replace(config.embedding, models_dir=str(data_home / "gitmem" / "models")))
+    return load_repo_settings(config, override_files=[(user_file, user_data), (memrepo, memrepo_data)])
+
+
+def load(repo: Path, *, overrides: Mapping[str, Any] | None = None) -> Config:
+    """A configuration for ``repo`` from the repository's ``gitmem.toml`` alone (plus ``overrides``)."""
+    config = load_repo_settings(Config(repo=Path(repo).expanduser().resolve()), override_files=[])
+    if overrides:
+        config = _apply(config, overrides, Path("<overrides>"), allow_repo=False)
+    return config
+
+
+def load_repo_settings(config: Config, override_files: list[tuple[Path | None, dict[str, Any]]]) -> Config:
+    """Overlay ``gitmem.toml`` from the repository, then re-apply the more specific files on top of it."""
+    repo_file = config.repo / REPO_CONFIG_NAME
+    if not repo_file.is_file():
+        return config
+    merged = _apply(replace(config, sources=()), read_toml(repo_file), repo_file, allow_repo=False)
+    for path, data in override_files:
+        if path is not None and data:
+            merged = _apply(merged, {k: v for k, v in data.items() if k != "repo"}, path, allow_repo=True)
+    return replace(merged, repo=config.repo, sources=(*config.sources, repo_file))
+
+
+def as_dict(config: Config) -> dict[str, Any]:
+    """A JSON-friendly view of the configuration (for ``gitmem config --json``)."""
+    data = dataclasses.asdict(config)
+    data["repo"] = str(config.repo)
+    data["sources"] = [str(p) for p in config.sources]
+    data["redaction"]["extra_patterns"] = list(config.redaction.extra_patterns)
+    return data
+
+
+def environment() -> dict[str, str]:
+    """A snapshot of the process environment, for entry points only."""
+    return dict(os.environ)

@@ -1,0 +1,57 @@
+"""The one error root of gitmem.
+
+Every error a user can cause or meet derives from :class:`GitmemError`. Its message says what went wrong and,
+where there is one, what to do next; the CLI prints it as a single line and exits non-zero, the hooks log it
+and stay silent towards the agent.
+"""
+
+from __future__ import annotations
+
+
+class GitmemError(Exception):
+    """Root of all gitmem errors. ``str(err)`` is a one-line message that ends with what to do next."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        self.message = message
+        self.hint = hint
+        super().__init__(f"{message} ({hint})" if hint else message)
+
+
+class ConfigError(GitmemError):
+    """A configuration file or value is invalid."""
+
+
+class RepoNotFoundError(GitmemError):
+    """The memory repository does not exist or is not a gitmem repository."""
+
+
+class RepoError(GitmemError):
+    """A git operation on the memory repository failed."""
+
+
+class LockTimeoutError(RepoError):
+    """Another gitmem process held the repository lock for too long."""
+
+
+class ValidationError(GitmemError):
+    """A memory, record or field value is invalid."""
+
+    exit_code = 2
+
+
+class NotFoundError(GitmemError):
+    """No memory (or other document) has the given id."""
+
+
+class DocumentError(GitmemError):
+    """A file in the memory repository cannot be parsed."""
+
+
+class EmbeddingError(GitmemError):
+    """An embedding model is missing, corrupt or cannot be loaded."""
+
+
+class SearchError(GitmemError):
+    """A search could not run (bad query, broken index)."""

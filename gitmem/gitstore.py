@@ -1,0 +1,624 @@
+"""The repository layer: the only module that touches git.
+
+Every change is one commit made through dulwich's object store (no ``porcelain.add``): blobs and the changed trees
+are written directly, the index is updated only for the changed paths, and the branch ref moves last. That keeps
+the cost of a commit nearly flat as the repository grows (a full ``porcelain`` add/commit re-reads the whole
+index and tree). A cross-process lock serialises writers; any failure before the ref moves puts the work tree
+and the index back the way they were.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import struct
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from hashlib import sha1
+from pathlib import Path
+
+from dulwich.errors import NotGitRepository
+from dulwich.file import FileLocked, GitFile
+from dulwich.objects import Blob, Commit, ObjectID, Tree
+from dulwich.refs import Ref
+from dulwich.repo import Repo
+from filelock import FileLock, Timeout
+
+from gitmem.errors import LockTimeoutError, RepoError, RepoNotFoundError
+
+BRANCH = Ref(b"refs/heads/main")
+HEAD = Ref(b"HEAD")
+LOCK_NAME = "gitmem.lock"
+FILE_MODE = 0o100644
+TREE_MODE = 0o040000
+TRAILER = re.compile(r"^(Gitmem-[A-Za-z-]+):\s*(.*)$")
+_RETRIES = 40
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One commit of the memory repository, with its gitmem trailers parsed."""
+
+    sha: str
+    time: int
+    author: str
+    subject: str
+    body: str
+    trailers: dict[str, list[str]] = field(default_factory=dict)
+    paths: tuple[str, ...] = ()
+
+    @property
+    def op(self) -> str:
+        return (self.trailers.get("Gitmem-Op") or [""])[0]
+
+    @property
+    def source(self) -> str:
+        return (self.trailers.get("Gitmem-Source") or [""])[0]
+
+    @property
+    def ids(self) -> list[str]:
+        return self.trailers.get("Gitmem-Id", [])
+
+
+def parse_trailers(message: str) -> dict[str, list[str]]:
+    """``Gitmem-*`` trailers of a commit message (last paragraph), each key mapped to its values in order."""
+    trailers: dict[str, list[str]] = {}
+    for line in message.strip().split("\n\n")[-1].splitlines():
+        match = TRAILER.match(line.strip())
+        if match:
+            trailers.setdefault(match.group(1), []).append(match.group(2).strip())
+    return trailers
+
+
+def format_message(subject: str, trailers: Mapping[str, str | list[str]], body: str = "") -> str:
+    """A commit message: one-line subject, optional body, then ``Key: value`` trailers."""
+    subject = " ".join(subject.split())
+    if len(subject) > 72:
+        subject = subject[:71].rstrip() + "…"
+    lines: list[str] = []
+    for key, value in trailers.items():
+        for item in [value] if isinstance(value, str) else value:
+            lines.append(f"{key}: {' '.join(str(item).split())}")
+    parts = [subject, body.strip(), "\n".join(lines)]
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def _retry(action: str, func):  # type: ignore[no-untyped-def]
+    """Run ``func``, retrying while git's own lock files (``index.lock``, ``*.lock`` refs) are held."""
+    for attempt in range(_RETRIES):
+        try:
+            return func()
+        except FileLocked:
+            if attempt == _RETRIES - 1:
+                raise RepoError(
+                    f"git lock held too long while trying to {action}",
+                    "another git process is working on the memory repo; retry, or remove a stale .git/*.lock",
+                ) from None
+            time.sleep(min(0.01 * (attempt + 1), 0.1))
+    raise AssertionError("unreachable")
+
+
+def _tree_key(name: bytes, mode: int) -> bytes:
+    return name + b"/" if mode == TREE_MODE else name
+
+
+def _scan_tree(raw: bytes) -> Iterator[tuple[int, int, int, bytes, bytes]]:
+    """Entries of a raw tree as (start, end, mode, name, binary sha) without building objects."""
+    pos, size = 0, len(raw)
+    while pos < size:
+        space = raw.index(b" ", pos)
+        nul = raw.index(b"\0", space)
+        end = nul + 21
+        yield pos, end, int(raw[pos:space], 8), raw[space + 1 : nul], raw[nul + 1 : end]
+        pos = end
+
+
+def _tree_entry(name: bytes, mode: int, binsha: bytes) -> bytes:
+    return b"%o %s\0%s" % (mode, name, binsha)
+
+
+class _TreeEditor:
+    """Applies path changes to trees by splicing raw tree bytes: cheap even for a folder of 100k files."""
+
+    def __init__(self, repo: Repo) -> None:
+        self.store = repo.object_store
+        self.new: list[Tree] = []
+
+    def apply(self, tree_id: bytes | None, changes: dict[tuple[bytes, ...], bytes | None]) -> bytes | None:
+        raw = self.store.get_raw(ObjectID(tree_id))[1] if tree_id else b""
+        leaves: dict[bytes, bytes | None] = {}
+        nested: dict[bytes, dict[tuple[bytes, ...], bytes | None]] = {}
+        for parts, blob in changes.items():
+            if len(parts) == 1:
+                leaves[parts[0]] = blob
+            else:
+                nested.setdefault(parts[0], {})[parts[1:]] = blob
+        existing_dirs: dict[bytes, bytes] = {}
+        if nested:
+            for _s, _e, mode, name, binsha in _scan_tree(raw):
+                if mode == TREE_MODE and name in nested:
+                    existing_dirs[name] = binsha
+        edits: dict[bytes, tuple[int, bytes] | None] = {}
+        for name, blob in leaves.items():
+            edits[name] = (FILE_MODE, bytes.fromhex(blob.decode())) if blob else None
+        for name, sub in nested.items():
+            old = existing_dirs.get(name)
+            new_sub = self.apply(old.hex().encode() if old else None, sub)
+            edits[name] = (TREE_MODE, bytes.fromhex(new_sub.decode())) if new_sub else None
+        raw = self._splice(raw, edits)
+        if not raw:
+            return None
+        tree = Tree.from_raw_string(Tree.type_num, raw)
+        assert isinstance(tree, Tree)
+        self.new.append(tree)
+        return tree.id
+
+    @staticmethod
+    def _splice(raw: bytes, edits: dict[bytes, tuple[int, bytes] | None]) -> bytes:
+        pieces: list[bytes] = []
+        pending = sorted(
+            ((_tree_key(name, e[0] if e else FILE_MODE), name, e) for name, e in edits.items()),
+            key=lambda item: item[0],
+        )
+        done: set[bytes] = set()
+        last = 0
+        index = 0
+        for start, end, mode, name, _sha in _scan_tree(raw):
+            key = _tree_key(name, mode)
+            while index < len(pending) and pending[index][0] < key:
+                _k, pname, entry = pending[index]
+                if entry and pname not in done:
+                    pieces.append(raw[last:start])
+                    last = start
+                    pieces.append(_tree_entry(pname, *entry))
+                done.add(pname)
+                index += 1
+            if name in edits:
+                pieces.append(raw[last:start])
+                entry = edits[name]
+                if entry and name not in done:
+                    pieces.append(_tree_entry(name, *entry))
+                done.add(name)
+                last = end
+                while index < len(pending) and pending[index][1] in done:
+                    index += 1
+        pieces.append(raw[last:])
+        for _k, pname, entry in pending[index:]:
+            if entry and pname not in done:
+                pieces.append(_tree_entry(pname, *entry))
+        return b"".join(pieces)
+
+
+def _index_entry(path: bytes, st: os.stat_result, binsha: bytes) -> bytes:
+    head = struct.pack(
+        ">LLLLLLLLLL20sH",
+        int(st.st_ctime) & 0xFFFFFFFF, st.st_ctime_ns % 1_000_000_000,
+        int(st.st_mtime) & 0xFFFFFFFF, st.st_mtime_ns % 1_000_000_000,
+        st.st_dev & 0xFFFFFFFF, st.st_ino & 0xFFFFFFFF, FILE_MODE,
+        st.st_uid & 0xFFFFFFFF, st.st_gid & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF,
+        binsha, min(len(path), 0xFFF),
+    )
+    entry = head + path
+    return entry + b"\0" * (8 - len(entry) % 8)
+
+
+def _splice_index(raw: bytes, updates: dict[bytes, bytes | None]) -> bytes | None:
+    """Replace, insert or drop entries of a version-2 index; None when the index needs the slow path."""
+    if raw and (len(raw) < 32 or raw[:4] != b"DIRC" or struct.unpack(">L", raw[4:8])[0] != 2):
+        return None
+    count = struct.unpack(">L", raw[8:12])[0] if raw else 0
+    pos, pieces, last, kept = 12, [], 12, 0
+    pending = sorted(updates)
+    index = 0
+    for _ in range(count):
+        flags = struct.unpack_from(">H", raw, pos + 60)[0]
+        if flags & 0x3000:  # a conflict stage or extended flags: leave it to dulwich
+            return None
+        name_len = flags & 0xFFF
+        path = raw[pos + 62 : pos + 62 + name_len]
+        end = pos + ((62 + name_len + 8) // 8) * 8
+        while index < len(pending) and pending[index] < path:
+            entry = updates[pending[index]]
+            if entry is not None:
+                pieces.append(raw[last:pos])
+                last = pos
+                pieces.append(entry)
+                kept += 1
+            index += 1
+        if path in updates:
+            pieces.append(raw[last:pos])
+            entry = updates[path]
+            if entry is not None:
+                pieces.append(entry)
+                kept += 1
+            last = end
+            if index < len(pending) and pending[index] == path:
+                index += 1
+        else:
+            kept += 1
+        pos = end
+    pieces.append(raw[last:pos] if raw else b"")
+    for name in pending[index:]:
+        entry = updates[name]
+        if entry is not None:
+            pieces.append(entry)
+            kept += 1
+    # Extensions (cache-tree, untracked cache) describe the old entries; git rebuilds them when missing.
+    if raw and len(raw) - 20 > pos:
+        ext = raw[pos:-20]
+        while ext:
+            sig = ext[:4]
+            if sig in (b"link", b"sdir"):  # split or sparse index: not ours to rewrite
+                return None
+            ext = ext[8 + struct.unpack(">L", ext[4:8])[0] :]
+    body = b"DIRC" + struct.pack(">LL", 2, kept) + b"".join(pieces)
+    return body + sha1(body).digest()
+
+
+class GitStore:
+    """A memory repository on disk: a git work tree whose branch ``main`` holds the memories."""
+
+    def __init__(self, path: Path, *, lock_timeout: float = 30.0) -> None:
+        self.path = Path(path)
+        self.lock_timeout = lock_timeout
+        git_dir = self.path / ".git"
+        if not git_dir.is_dir():
+            raise RepoNotFoundError(
+                f"no memory repository at {self.path}", f"create it with: gitmem init {self.path}"
+            )
+        self.git_dir = git_dir
+        self._lock = FileLock(str(git_dir / LOCK_NAME), timeout=lock_timeout)
+
+    # -- creation ---------------------------------------------------------------------------------------
+    @staticmethod
+    def init(path: Path) -> GitStore:
+        """Create an empty repository whose HEAD points at ``main``."""
+        path.mkdir(parents=True, exist_ok=True)
+        try:
+            with Repo.init(str(path)) as repo:
+                repo.refs.set_symbolic_ref(HEAD, BRANCH)
+        except OSError as exc:
+            raise RepoError(f"cannot create a repository at {path}: {exc.strerror}", "check the path") from None
+        return GitStore(path)
+
+    @staticmethod
+    def clone(remote: str, path: Path) -> GitStore:
+        """Clone ``remote`` into ``path`` (which must not exist or be empty)."""
+        from dulwich import porcelain
+
+        try:
+            with porcelain.clone(remote, str(path), checkout=True, errstream=_NullStream()):  # type: ignore[arg-type]
+                pass
+        except Exception as exc:  # dulwich raises many kinds (HangupException, GitProtocolError, OSError)
+            raise RepoError(f"cannot clone {remote}: {exc}", "check the URL and your git credentials") from None
+        return GitStore(path)
+
+    @staticmethod
+    def remote_has_commits(remote: str) -> bool:
+        """Whether ``remote`` exists and has at least one branch."""
+        from dulwich import porcelain
+
+        try:
+            refs = porcelain.ls_remote(remote)
+        except Exception as exc:
+            raise RepoError(f"cannot reach {remote}: {exc}", "check the URL and your network") from None
+        mapping = getattr(refs, "refs", refs)
+        return any(name.startswith(b"refs/heads/") for name in mapping)
+
+    def open(self) -> Repo:
+        try:
+            return Repo(str(self.path))
+        except NotGitRepository:
+            raise RepoNotFoundError(f"{self.path} is not a git repository", "run gitmem init") from None
+
+    # -- reading ----------------------------------------------------------------------------------------
+    def head(self) -> bytes | None:
+        with self.open() as repo:
+            try:
+                return repo.refs[HEAD]
+            except KeyError:
+                return None
+
+    def read_head_file(self, path: str, commit: bytes | None = None) -> bytes | None:
+        """A file's content at HEAD (or at ``commit``), None when absent."""
+        with self.open() as repo:
+            try:
+                sha = commit or repo.refs[HEAD]
+            except KeyError:
+                return None
+            obj = repo[repo[sha].tree]  # type: ignore[attr-defined]
+            for part in path.encode().split(b"/"):
+                if not isinstance(obj, Tree) or part not in obj:
+                    return None
+                obj = repo[obj[part][1]]
+            return obj.as_raw_string() if isinstance(obj, Blob) else None
+
+    def tree_files(self, prefix: str = "") -> dict[str, str]:
+        """Every file under ``prefix`` at HEAD mapped to its blob SHA (what the search index keys on)."""
+        result: dict[str, str] = {}
+        with self.open() as repo:
+            try:
+                root = repo[repo.refs[HEAD]].tree  # type: ignore[attr-defined]
+            except KeyError:
+                return result
+            self._walk(repo, root, b"", prefix.encode(), result)
+        return result
+
+    def _walk(self, repo: Repo, tree_id: bytes, base: bytes, prefix: bytes, out: dict[str, str]) -> None:
+        raw = repo.object_store.get_raw(ObjectID(tree_id))[1]
+        for _s, _e, mode, name, binsha in _scan_tree(raw):
+            path = base + name
+            if mode == TREE_MODE:
+                if prefix.startswith(path + b"/") or path.startswith(prefix.rstrip(b"/")) or not prefix:
+                    self._walk(repo, binsha.hex().encode(), path + b"/", prefix, out)
+            elif not prefix or path.startswith(prefix):
+                out[path.decode("utf-8", "surrogateescape")] = binsha.hex()
+
+    def log(
+        self, paths: list[str] | None = None, limit: int | None = None, *, with_paths: bool = False
+    ) -> list[LogEntry]:
+        """Commits from HEAD backwards (optionally only those touching ``paths``), newest first.
+
+        ``with_paths`` also lists the files each commit changed (a tree diff per commit: slower)."""
+        entries: list[LogEntry] = []
+        with self.open() as repo:
+            try:
+                head = repo.refs[HEAD]
+            except KeyError:
+                return entries
+            walker = repo.get_walker(
+                include=[head], paths=[p.encode() for p in paths] if paths else None, max_entries=limit
+            )
+            for item in walker:
+                commit = item.commit
+                message = commit.message.decode("utf-8", "replace")
+                subject, _, rest = message.partition("\n")
+                changed: list[str] = []
+                for change in item.changes() if with_paths else []:
+                    for ch in change if isinstance(change, list) else [change]:
+                        if ch is None:
+                            continue
+                        for side in (ch.new, ch.old):
+                            if side is not None and side.path is not None:
+                                changed.append(side.path.decode("utf-8", "replace"))
+                                break
+                entries.append(
+                    LogEntry(
+                        sha=commit.id.decode(),
+                        time=commit.commit_time,
+                        author=commit.author.decode("utf-8", "replace"),
+                        subject=subject.strip(),
+                        body=rest.strip(),
+                        trailers=parse_trailers(message),
+                        paths=tuple(dict.fromkeys(changed)),
+                    )
+                )
+        return entries
+
+    def author(self, configured: str = "") -> str:
+        """``configured`` if given, else ``user.name``/``user.email`` from git config, else a neutral default."""
+        if configured:
+            if not _AUTHOR.match(configured.strip()):
+                raise RepoError(f"author {configured!r} is not 'Name <email>'", "fix 'author' in your gitmem config")
+            return configured.strip()
+        with self.open() as repo:
+            stack = repo.get_config_stack()
+            try:
+                name = stack.get((b"user",), b"name").decode("utf-8", "replace")
+                email = stack.get((b"user",), b"email").decode("utf-8", "replace")
+            except KeyError:
+                return DEFAULT_AUTHOR
+        return f"{name} <{email}>" if name and email else DEFAULT_AUTHOR
+
+    def remote_url(self, name: str = "origin") -> str:
+        with self.open() as repo:
+            try:
+                url: bytes = repo.get_config().get((b"remote", name.encode()), b"url")
+                return url.decode()
+            except KeyError:
+                return ""
+
+    def set_remote(self, url: str, name: str = "origin") -> None:
+        with self.open() as repo:
+            config = repo.get_config()
+            section = (b"remote", name.encode())
+            config.set(section, b"url", url.encode())
+            config.set(section, b"fetch", b"+refs/heads/*:refs/remotes/%s/*" % name.encode())
+            config.write_to_path()
+
+    def current_branch(self) -> str:
+        with self.open() as repo:
+            try:
+                target: bytes = repo.refs.get_symrefs().get(HEAD, Ref(b""))
+            except Exception:
+                target = b""
+            return target.decode().removeprefix("refs/heads/")
+
+    # -- writing ----------------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the repository's writer lock (waits up to ``lock_timeout`` seconds)."""
+        try:
+            with self._lock:
+                yield
+        except Timeout:
+            raise LockTimeoutError(
+                f"another gitmem process has held the lock on {self.path} for {self.lock_timeout:.0f} s",
+                "wait for it to finish and try again",
+            ) from None
+
+    def commit(self, changes: Mapping[str, bytes | None], message: str, author: str) -> str:
+        """Write ``changes`` (path → content, None deletes) to the work tree and commit them as one commit.
+
+        The caller holds :meth:`locked`. Returns the new commit SHA, or ``""`` when nothing changed.
+        """
+        with self.open() as repo:
+            try:
+                old_head: bytes | None = repo.refs[HEAD]
+            except KeyError:
+                old_head = None
+            old_tree = repo[old_head].tree if old_head else None  # type: ignore[attr-defined]
+            blobs: dict[str, Blob | None] = {}
+            tree_changes: dict[tuple[bytes, ...], bytes | None] = {}
+            for path, content in changes.items():
+                _check_path(path)
+                blob = Blob.from_string(content) if content is not None else None
+                blobs[path] = blob
+                tree_changes[tuple(path.encode().split(b"/"))] = blob.id if blob else None
+            editor = _TreeEditor(repo)
+            new_tree = editor.apply(old_tree, tree_changes) or _empty_tree(repo)
+            if new_tree == old_tree:
+                return ""
+            for blob in blobs.values():
+                if blob is not None:
+                    repo.object_store.add_object(blob)
+            for tree in editor.new:
+                repo.object_store.add_object(tree)
+            commit = Commit()
+            commit.tree = new_tree
+            commit.parents = [ObjectID(old_head)] if old_head else []
+            commit.author = commit.committer = author.encode()
+            commit.author_time = commit.commit_time = int(time.time())
+            offset = -time.timezone if time.localtime().tm_isdst == 0 else -time.altzone
+            commit.author_timezone = commit.commit_timezone = offset
+            commit.encoding = b"UTF-8"
+            commit.message = message.encode()
+            repo.object_store.add_object(commit)
+
+            undo = self._write_worktree(changes)
+            index_path = self.git_dir / "index"
+            old_index = index_path.read_bytes() if index_path.exists() else None
+            try:
+                self._update_index(repo, blobs, old_index)
+                moved = _retry("move the branch", lambda: repo.refs.set_if_equals(HEAD, _oid(old_head), commit.id))
+                if not moved:
+                    raise RepoError(
+                        "the memory repo's branch moved during the commit", "retry; run gitmem doctor if it repeats"
+                    )
+            except BaseException:
+                self._restore(undo)
+                if old_index is not None:
+                    _retry("restore the index", lambda: _write_index(index_path, old_index))
+                raise
+            return commit.id.decode()
+
+    def _write_worktree(self, changes: Mapping[str, bytes | None]) -> dict[Path, bytes | None]:
+        undo: dict[Path, bytes | None] = {}
+        try:
+            for path, content in changes.items():
+                target = self.path / path
+                undo[target] = target.read_bytes() if target.exists() else None
+                if content is None:
+                    with contextlib.suppress(FileNotFoundError):
+                        target.unlink()
+                    _prune_empty_dirs(target.parent, self.path)
+                else:
+                    atomic_write(target, content)
+        except BaseException:
+            self._restore(undo)
+            raise
+        return undo
+
+    @staticmethod
+    def _restore(undo: dict[Path, bytes | None]) -> None:
+        for target, content in undo.items():
+            if content is None:
+                with contextlib.suppress(FileNotFoundError):
+                    target.unlink()
+            else:
+                atomic_write(target, content)
+
+    def _update_index(self, repo: Repo, blobs: Mapping[str, Blob | None], old: bytes | None) -> None:
+        updates: dict[bytes, bytes | None] = {}
+        for path, blob in blobs.items():
+            name = path.encode()
+            if blob is None:
+                updates[name] = None
+            else:
+                updates[name] = _index_entry(name, os.stat(self.path / path), bytes.fromhex(blob.id.decode()))
+        index_path = self.git_dir / "index"
+        spliced = _splice_index(old or b"", updates)
+        if spliced is not None:
+            _retry("update the index", lambda: _write_index(index_path, spliced))
+            return
+        from dulwich.index import index_entry_from_stat
+
+        def slow() -> None:
+            index = repo.open_index()
+            for path, blob in blobs.items():
+                if blob is None:
+                    if path.encode() in index:
+                        del index[path.encode()]
+                else:
+                    index[path.encode()] = index_entry_from_stat(os.stat(self.path / path), blob.id)
+            index.write()
+
+        _retry("update the index", slow)
+
+    def reset_index_to_head(self) -> None:
+        """Rebuild the index from HEAD (repairs an index left stale by an interrupted process)."""
+        with self.open() as repo:
+            try:
+                tree = repo[repo.refs[HEAD]].tree  # type: ignore[attr-defined]
+            except KeyError:
+                return
+            from dulwich.index import build_index_from_tree
+
+            build_index_from_tree(
+                repo.path, repo.index_path(), repo.object_store, tree, honor_filemode=True
+            )
+
+
+def _oid(value: bytes | None) -> ObjectID | None:
+    return ObjectID(value) if value is not None else None
+
+
+class _NullStream:
+    def write(self, data: bytes) -> int:
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+
+def _empty_tree(repo: Repo) -> bytes:
+    tree = Tree()
+    repo.object_store.add_object(tree)
+    return tree.id
+
+
+def _check_path(path: str) -> None:
+    parts = path.split("/")
+    if not path or path.startswith("/") or any(p in ("", ".", "..", ".git") for p in parts):
+        raise RepoError(f"refusing to write outside the repository: {path!r}", "this is a bug in the caller")
+
+
+def _write_index(path: Path, data: bytes) -> None:
+    with GitFile(str(path), "wb") as fh:
+        fh.write(data)
+
+
+def atomic_write(target: Path, content: bytes) -> None:
+    """Write a file so that readers see the old or the new content, never half of it."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(content)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+
+
+def _prune_empty_dirs(directory: Path, root: Path) -> None:
+    while directory != root and directory.is_dir() and not any(directory.iterdir()):
+        directory.rmdir()
+        directory = directory.parent
+
+
+_AUTHOR = re.compile(r"^[^<>\n]+ <[^<>\n]*>$")
+DEFAULT_AUTHOR = "gitmem <gitmem@localhost>"

@@ -1,0 +1,78 @@
+"""The architecture, enforced: dependencies point one way, only the repo layer touches git, and the
+per-tool-call path stays free of heavy imports."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "gitmem"
+
+# Lower layers never import higher ones. Entry points (rank 9) may import anything.
+LAYERS: dict[str, int] = {
+    "errors": 0,
+    "config": 1, "documents": 1, "redact": 1, "gitstore": 1, "embed": 1, "models": 1, "tokens": 1,
+    "layout": 2,
+    "store": 3,
+    "index": 4,
+    "recall": 5,
+    "cli": 9, "cli_search": 9, "__init__": 9, "__main__": 9,
+}
+GIT_MODULES = {"gitstore"}
+HEAVY = ("onnxruntime", "numpy", "tokenizers")
+HEAVY_ALLOWED = {"embed", "models"}
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            if node.module == "gitmem":
+                names.update(f"gitmem.{alias.name}" for alias in node.names)
+    return names
+
+
+def _modules() -> list[Path]:
+    return [p for p in PACKAGE.glob("*.py")]
+
+
+def test_every_module_has_a_layer() -> None:
+    missing = [p.stem for p in _modules() if p.stem not in LAYERS]
+    assert not missing, f"add these modules to LAYERS: {missing}"
+
+
+def test_dependencies_point_down() -> None:
+    wrong = []
+    for path in _modules():
+        rank = LAYERS.get(path.stem, 9)
+        for name in _imports(path):
+            if name.startswith("gitmem."):
+                target = name.split(".")[1]
+                if target in LAYERS and LAYERS[target] > rank:
+                    wrong.append(f"{path.stem} (layer {rank}) imports {target} (layer {LAYERS[target]})")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_only_the_repo_layer_touches_git() -> None:
+    offenders = [p.stem for p in _modules() if p.stem not in GIT_MODULES
+                 and any(n == "dulwich" or n.startswith("dulwich.") for n in _imports(p))]
+    assert not offenders
+
+
+def test_heavy_imports_stay_in_the_embedding_layer() -> None:
+    offenders = [(p.stem, n) for p in _modules() if p.stem not in HEAVY_ALLOWED
+                 for n in _imports(p) if n.split(".")[0] in HEAVY]
+    assert not offenders
+
+
+def test_importing_gitmem_is_cheap() -> None:
+    code = "import sys, gitmem; print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in "\
+           "('dulwich','onnxruntime','numpy','tantivy','frontmatter','yaml','click'))))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == ""

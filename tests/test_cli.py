@@ -1,0 +1,165 @@
+"""The ``gitmem`` command as a user runs it: real process, real repository, git CLI checks."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import assert_clean, git, run_cli
+
+
+def test_acceptance_remember_chinese_feedback(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    assert run_cli("init", str(d)).code == 0
+    result = run_cli("--repo", str(d), "remember", "改完代码不要自动提交，等用户确认后再 commit", "--type",
+                     "feedback", "--category", "preference", "--importance", "4", "--json")
+    assert result.code == 0, result.err
+    memory_id = json.loads(result.out)["id"]
+    assert "Gitmem-Op:" in git(d, "log", "-1", "--format=%B")
+    assert_clean(d)
+    shown = json.loads(run_cli("--repo", str(d), "show", memory_id, "--json").out)
+    assert shown["importance"] == 4 and shown["type"] == "feedback" and shown["text"].startswith("改完代码")
+
+
+def test_acceptance_secrets_redacted_from_history(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    secrets = ["AKIA" + "QWERTYUIOPASDFGH", "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe9Dc8",
+               "-----BEGIN PRIVATE KEY-----\nMIIBVgIBADANBgkqhkiG9w0BAQEFAASCAUAw\n-----END PRIVATE KEY-----"]
+    result = run_cli("--repo", str(d), "remember", "creds: " + " ".join(secrets))
+    assert result.code == 0 and "redacted" in result.err
+    history = git(d, "log", "-p")
+    assert all(s.splitlines()[1 if "\n" in s else 0] not in history for s in secrets)
+    assert "[REDACTED:" in history
+
+
+def test_init_is_idempotent(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    head = git(d, "rev-parse", "HEAD")
+    again = run_cli("init", str(d))
+    assert again.code == 0 and "Already initialised" in again.out
+    assert git(d, "rev-parse", "HEAD") == head
+    assert git(d, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
+    assert ".cache/" in (d / ".gitignore").read_text() and "local/" in (d / ".gitignore").read_text()
+
+
+def test_default_repo_is_created_on_first_use(isolated_env: Path) -> None:
+    result = run_cli("remember", "first memory", "--json")
+    assert result.code == 0, result.err
+    assert (isolated_env / ".gitmem" / "gitmem.toml").is_file()
+    assert json.loads(run_cli("list", "--json").out)[0]["text"] == "first memory"
+
+
+def test_list_edit_forget_restore_log_through_the_cli(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    r = ["--repo", str(d)]
+    memory_id = json.loads(run_cli(*r, "remember", "run tests with pytest -x", "--project", "shop",
+                                   "--category", "constraint", "--tags", "tests", "--json").out)["id"]
+    run_cli(*r, "remember", "unrelated")
+    listed = json.loads(run_cli(*r, "list", "--tag", "tests", "--json").out)
+    assert [m["id"] for m in listed] == [memory_id] and listed[0]["project"] == "shop"
+    editor = tmp_path / "editor.py"
+    editor.write_text("import sys\np = sys.argv[1]\ns = open(p).read().replace('importance: 3', 'importance: 5')\n"
+                      "open(p, 'w').write(s)\n")
+    edited = run_cli(*r, "edit", memory_id, env={"EDITOR": f"{sys.executable} {editor}"})
+    assert edited.code == 0, edited.err
+    assert json.loads(run_cli(*r, "show", memory_id, "--json").out)["importance"] == 5
+    assert run_cli(*r, "forget", memory_id, "--reason", "we use tox now").code == 0
+    assert memory_id not in run_cli(*r, "list").out
+    assert run_cli(*r, "restore", memory_id).code == 0
+    log = json.loads(run_cli(*r, "log", memory_id, "--json").out)
+    assert [e["op"] for e in log] == ["restore", "deprecate", "update", "add"]
+    assert [e["op"] for e in json.loads(run_cli(*r, "log", "--op", "deprecate", "--json").out)] == ["deprecate"]
+    assert_clean(d)
+
+
+def test_edit_with_an_invalid_result_commits_nothing(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    memory_id = run_cli("--repo", str(d), "remember", "x").out.strip()
+    head = git(d, "rev-parse", "HEAD")
+    editor = tmp_path / "bad.py"
+    editor.write_text("import sys\np = sys.argv[1]\ns = open(p).read().replace('importance: 3', 'importance: 11')\n"
+                      "open(p, 'w').write(s)\n")
+    result = run_cli("--repo", str(d), "edit", memory_id, env={"EDITOR": f"{sys.executable} {editor}"})
+    assert result.code != 0 and "importance 11" in result.err and "fix the draft" in result.err
+    assert git(d, "rev-parse", "HEAD") == head
+
+
+def test_import_jsonl_and_export(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    source = tmp_path / "turns.jsonl"
+    source.write_text("\n".join(json.dumps({"id": f"t{i}", "text": f"turn {i}", "source": "s1"})
+                                for i in range(50)) + "\n")
+    result = run_cli("--repo", str(d), "import", str(source), "--json")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["added"] == 50
+    assert git(d, "log", "-1", "--format=%s").startswith("import: 50 memories")
+    exported = [json.loads(line) for line in run_cli("--repo", str(d), "export").out.splitlines()]
+    assert sorted(r["id"] for r in exported) == sorted(f"t{i}" for i in range(50))
+    assert_clean(d)
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "expect"),
+    [
+        (["remember", ""], None, "empty"),
+        (["remember", "x", "--category", "opinion"], None, "Invalid value for '--category'"),
+        (["remember", "x", "--importance", "7"], None, "7 is not in the range 1<=x<=5"),
+        (["remember", "-"], b"\xff\xfe bad bytes", "not UTF-8"),
+        (["remember", "-"], b"x" * 20000, "the limit is 16384"),
+        (["show", "no-such-id"], None, "no memory with id 'no-such-id'"),
+        (["forget", "no-such-id", "--reason", "r"], None, "no memory with id"),
+        (["import", "/nonexistent.jsonl"], None, "does not exist"),
+    ],
+)
+def test_bad_input_one_line_error_no_traceback(tmp_path: Path, args: list[str], stdin: bytes | None,
+                                               expect: str) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    result = run_cli("--repo", str(d), *args, stdin=stdin)
+    assert result.code != 0
+    assert expect in result.err
+    assert "Traceback" not in result.err and len(result.err.strip().splitlines()) <= 3
+
+
+def test_bad_jsonl_line_is_named(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    source = tmp_path / "bad.jsonl"
+    source.write_text('{"text": "ok"}\n{not json}\n')
+    result = run_cli("--repo", str(d), "import", str(source))
+    assert result.code != 0 and "bad.jsonl:2: not valid JSON" in result.err
+
+
+def test_missing_repo_and_bad_config_are_clear(tmp_path: Path) -> None:
+    result = run_cli("--repo", str(tmp_path / "nowhere"), "list")
+    assert result.code != 0 and "gitmem init" in result.err and "Traceback" not in result.err
+    (tmp_path / ".memrepo").write_text("[ranking]\nw_sim = 'x'\n")
+    result = run_cli("list", cwd=tmp_path)
+    assert result.code != 0 and ".memrepo" in result.err and "ranking.w_sim" in result.err
+
+
+def test_broken_file_warns_but_list_works(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    run_cli("--repo", str(d), "remember", "good one")
+    (d / "memories" / "global" / "bad.md").write_text("---\nid: x\nimportance: 77\n---\nbody\n")
+    result = run_cli("--repo", str(d), "list")
+    assert result.code == 0 and "good one" in result.out
+    assert "warning" in result.err and "bad.md" in result.err
+    doctor = run_cli("--repo", str(d), "doctor")
+    assert doctor.code == 1 and "memories/global/bad.md" in doctor.out and "importance 77" in doctor.out
+
+
+def test_help_lists_every_command() -> None:
+    result = run_cli("--help")
+    for command in ("init", "remember", "list", "show", "edit", "forget", "restore", "log", "import", "export",
+                    "doctor"):
+        assert command in result.out

@@ -1,0 +1,59 @@
+"""Finding the memory repository and reading settings, with errors that name the file and key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gitmem.config import discover, load
+from gitmem.errors import ConfigError
+
+
+def _discover(home: Path, cwd: Path, env: dict[str, str] | None = None, repo: Path | None = None) -> Path:
+    return discover(env=env or {}, cwd=cwd, home=home, repo=repo).repo
+
+
+def test_repo_resolution_order(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    project = tmp_path / "code" / "app" / "src"
+    project.mkdir(parents=True)
+    assert _discover(home, project) == home / ".gitmem"
+    user_cfg = home / ".config" / "gitmem" / "config.toml"
+    user_cfg.parent.mkdir(parents=True)
+    user_cfg.write_text('repo = "~/from-user-config"\n')
+    assert _discover(home, project, env={}) == Path("~/from-user-config").expanduser()
+    (tmp_path / "code" / ".memrepo").write_text('repo = "../shared-mem"\nproject = "app"\n')
+    assert _discover(home, project) == (tmp_path / "shared-mem").resolve()
+    assert _discover(home, project, env={"GITMEM_REPO": str(tmp_path / "env")}) == (tmp_path / "env").resolve()
+    assert _discover(home, project, env={"GITMEM_REPO": "x"}, repo=tmp_path / "flag") == (tmp_path / "flag")
+    assert discover(env={}, cwd=project, home=home).project == "app"
+
+
+def test_repo_settings_travel_and_local_files_override(tmp_path: Path) -> None:
+    repo = tmp_path / "mem"
+    repo.mkdir()
+    (repo / "gitmem.toml").write_text("schema_version = 1\n[ranking]\nw_sim = 0.6\n[recall]\nbudget = 1500\n")
+    assert load(repo).ranking.w_sim == 0.6
+    (tmp_path / ".memrepo").write_text(f'repo = "{repo}"\n[recall]\nbudget = 800\n')
+    config = discover(env={}, cwd=tmp_path, home=tmp_path / "h")
+    assert (config.ranking.w_sim, config.recall.budget) == (0.6, 800)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("repo = [1", "not valid TOML"),
+        ("[ranking]\nw_sim = 'high'\n", "key 'ranking.w_sim' must be a number"),
+        ("[ranking]\nweight = 1\n", "unknown key 'ranking.weight'"),
+        ("colour = 'blue'\n", "unknown key 'colour'"),
+        ("[sync]\nmode = 'yolo'\n", "use one of: direct, review"),
+        ("[recall]\nbudget = -5\n", "must not be negative"),
+    ],
+)
+def test_bad_config_names_file_key_and_fix(tmp_path: Path, content: str, message: str) -> None:
+    bad = tmp_path / ".memrepo"
+    bad.write_text(content)
+    with pytest.raises(ConfigError) as info:
+        discover(env={}, cwd=tmp_path, home=tmp_path / "h")
+    assert str(bad) in str(info.value) and message in str(info.value)
