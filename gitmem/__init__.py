@@ -9,6 +9,8 @@ The public API is small::
     repo.get(memory.id); repo.list(category="decision")
     repo.forget(memory.id, reason="we moved to SQLite"); repo.restore(memory.id)
     repo.log(memory.id)                       # the audit trail, read from git
+    repo.search("why did we drop MySQL?")     # hybrid BM25 + embedding search
+    repo.recall(cwd=".").text                 # the block a session in this project gets
 
 Importing ``gitmem`` is cheap: the modules behind these names load on first use, so the hook processes that
 run on every tool call only pay for what they touch.
@@ -26,12 +28,13 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from gitmem.config import Config
     from gitmem.documents import Memory
+    from gitmem.api import Repository
     from gitmem.store import MemoryRepo
 
-__all__ = ["Config", "GitmemError", "Memory", "MemoryRepo", "__version__", "init", "open"]
+__all__ = ["Config", "GitmemError", "Memory", "MemoryRepo", "Repository", "__version__", "init", "open"]
 
 
-def open(path: str | Path | None = None, *, config: Config | None = None) -> MemoryRepo:
+def open(path: str | Path | None = None, *, config: Config | None = None) -> Repository:
     """Open a memory repository.
 
     With ``config`` the library uses exactly that configuration. Otherwise this is an entry point: the
@@ -39,7 +42,7 @@ def open(path: str | Path | None = None, *, config: Config | None = None) -> Mem
     above the working directory, the user config, ``~/.gitmem``), with settings read the same way the CLI
     reads them. Raises :class:`GitmemError` when there is no memory repository there yet.
     """
-    from gitmem.store import open_repo
+    from gitmem.api import open_repository
 
     if config is None:
         import os
@@ -50,10 +53,10 @@ def open(path: str | Path | None = None, *, config: Config | None = None) -> Mem
                           repo=Path(path) if path is not None else None)
     elif path is not None:
         config = config.with_repo(Path(path).expanduser().resolve())
-    return open_repo(config)
+    return open_repository(config)
 
 
-def init(path: str | Path, *, remote: str = "") -> MemoryRepo:
+def init(path: str | Path, *, remote: str = "") -> Repository:
     """Create (or clone from ``remote``) a memory repository at ``path`` and open it. Idempotent."""
     from gitmem.layout import init_repo
 
@@ -66,6 +69,10 @@ def __getattr__(name: str) -> Any:
         from gitmem.documents import Memory
 
         return Memory
+    if name == "Repository":
+        from gitmem.api import Repository
+
+        return Repository
     if name == "MemoryRepo":
         from gitmem.store import MemoryRepo
 

@@ -109,15 +109,15 @@ class State:
 
     def open(self) -> Any:
         """The memory repository; the default ``~/.gitmem`` is created on first use, any other must exist."""
+        from gitmem.api import open_repository
         from gitmem.layout import init_repo, is_memory_repo
-        from gitmem.store import open_repo
 
         config = self.config
         default = Path.home() / ".gitmem"
         if not is_memory_repo(config.repo) and config.repo == default.resolve() and not config.repo.exists():
             init_repo(config.repo, author=config.author)
             click.echo(f"gitmem: created the memory repository at {config.repo}", err=True)
-        return open_repo(config)
+        return open_repository(config)
 
 
 pass_state = click.make_pass_decorator(State)
@@ -146,6 +146,8 @@ def cli(ctx: click.Context, repo: str | None) -> None:
 
 def main() -> None:
     """Console-script entry point."""
+    from gitmem import cli_search  # noqa: F401  (registers search, recall, reindex, model)
+
     cli(prog_name="gitmem")
 
 

@@ -620,5 +620,44 @@ def _prune_empty_dirs(directory: Path, root: Path) -> None:
         directory = directory.parent
 
 
+@dataclass(frozen=True)
+class CodeRepoInfo:
+    """What recall needs from the code repository the agent works in."""
+
+    root: Path
+    remote: str
+    branch: str
+    subjects: tuple[str, ...]
+
+
+def code_repo_info(start: Path, subjects: int = 3) -> CodeRepoInfo | None:
+    """The git repository containing ``start`` (its root, origin URL, branch, last commit subjects), or None."""
+    start = start.resolve()
+    root = next((d for d in (start, *start.parents) if (d / ".git").exists()), None)
+    if root is None:
+        return None
+    try:
+        with Repo(str(root)) as repo:
+            try:
+                url: bytes = repo.get_config().get((b"remote", b"origin"), b"url")
+            except KeyError:
+                url = b""
+            try:
+                branch_ref: bytes = repo.refs.get_symrefs().get(HEAD, Ref(b""))
+            except Exception:
+                branch_ref = b""
+            titles: list[str] = []
+            try:
+                head = repo.refs[HEAD]
+                for entry in repo.get_walker(include=[head], max_entries=subjects):
+                    titles.append(entry.commit.message.decode("utf-8", "replace").split("\n", 1)[0].strip())
+            except KeyError:
+                pass
+    except (NotGitRepository, OSError):
+        return None
+    return CodeRepoInfo(root, url.decode("utf-8", "replace"), branch_ref.decode().removeprefix("refs/heads/"),
+                        tuple(titles))
+
+
 _AUTHOR = re.compile(r"^[^<>\n]+ <[^<>\n]*>$")
 DEFAULT_AUTHOR = "gitmem <gitmem@localhost>"

@@ -401,15 +401,6 @@ def _parent(git: GitStore, sha: str) -> bytes | None:
         return parents[0] if parents else None
 
 
-def open_repo(config: Config) -> MemoryRepo:
-    """Open the memory repository named by ``config`` (raises if it does not exist yet)."""
-    if not (config.repo / ".git").is_dir():
-        from gitmem.errors import RepoNotFoundError
-
-        raise RepoNotFoundError(f"no memory repository at {config.repo}", f"create it with: gitmem init {config.repo}")
-    return MemoryRepo(config)
-
-
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     """Records of a JSONL file; a bad line raises a :class:`ValidationError` naming the line."""
     import json

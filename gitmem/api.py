@@ -1,0 +1,57 @@
+"""The repository object :func:`gitmem.open` returns: the store's verbs plus ``search`` and ``recall``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gitmem.config import Config
+from gitmem.errors import RepoNotFoundError
+from gitmem.store import MemoryRepo
+
+if TYPE_CHECKING:
+    from gitmem.index import Hit, Index
+    from gitmem.recall import RecallResult
+
+
+class Repository(MemoryRepo):
+    """A memory repository: ``remember``/``get``/``list``/``forget``/``restore``/``log``/``import_records``
+    from :class:`~gitmem.store.MemoryRepo`, and ``search``/``recall``/``reindex``."""
+
+    _index: Index | None = None
+
+    def index(self, *, embedder: str = "auto") -> Index:
+        """The search index (opened once per object, refreshed from git on every search)."""
+        from gitmem.index import open_index
+
+        if self._index is None or embedder != "auto":
+            index = open_index(self, embedder=embedder)
+            if embedder != "auto":
+                return index
+            self._index = index
+        return self._index
+
+    def search(self, query: str, k: int = 10, **filters: Any) -> list[Hit]:
+        """The ``k`` best memories for ``query``; filters: ``type``, ``category``, ``tags``, ``project``,
+        ``include_deprecated``, ``mode`` (``hybrid``, ``bm25``, ``vector``), ``now``."""
+        return self.index().search(query, k=k, **filters)
+
+    def recall(self, *, cwd: str | Path | None = None, query: str | None = None, budget: int | None = None,
+               k: int | None = None, now: datetime | None = None) -> RecallResult:
+        """The context block a session in ``cwd`` would get (see :func:`gitmem.recall.recall`)."""
+        from gitmem.recall import recall
+
+        return recall(self, cwd=Path(cwd or Path.cwd()).resolve(), query=query, budget=budget, k=k, now=now)
+
+    def reindex(self, progress: Callable[[int], object] | None = None) -> Any:
+        """Rebuild the index and the embedding cache from the repository."""
+        return self.index().rebuild(progress=progress)
+
+
+def open_repository(config: Config) -> Repository:
+    """Open the memory repository named by ``config`` (raises if it does not exist yet)."""
+    if not (config.repo / ".git").is_dir():
+        raise RepoNotFoundError(f"no memory repository at {config.repo}", f"create it with: gitmem init {config.repo}")
+    return Repository(config)
