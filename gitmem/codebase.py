@@ -32,7 +32,7 @@ def normalise_remote(url: str) -> str:
 def project_id_for(remote: str, directory: Path) -> str:
     """The project id: a slug of the normalised remote, else of the directory name."""
     if remote:
-        slug = slugify(normalise_remote(remote).replace("/", "-"), 100)
+        slug = slugify(normalise_remote(remote).replace("/", "-"), 100, keep_dots=True)
         if slug:
             return slug
     return slugify(directory.name, 100) or "project"

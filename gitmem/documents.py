@@ -64,6 +64,7 @@ _HOW = "**How to apply:**"
 _WORD = r"0-9a-z\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _SAFE_ID = re.compile(rf"^[{_WORD}][{_WORD}._-]{{0,99}}$")
 _NON_WORD = re.compile(rf"[^{_WORD}]+")
+_NON_WORD_DOT = re.compile(rf"[^{_WORD}.]+")
 _RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
 
 
@@ -99,10 +100,13 @@ def parse_time(value: Any, field_name: str) -> datetime:
     return parsed.astimezone(UTC).replace(microsecond=0)
 
 
-def slugify(text: str, max_length: int = 48) -> str:
-    """A lowercase file-name-safe slug that keeps CJK characters: ``"Use Postgres!"`` → ``"use-postgres"``."""
+def slugify(text: str, max_length: int = 48, *, keep_dots: bool = False) -> str:
+    """A lowercase file-name-safe slug that keeps CJK characters: ``"Use Postgres!"`` → ``"use-postgres"``.
+
+    ``keep_dots`` keeps inner dots (for host names in project ids: ``github.com-acme-shop``)."""
     normal = unicodedata.normalize("NFKC", text).lower()
-    slug = _NON_WORD.sub("-", normal).strip("-")
+    slug = (_NON_WORD_DOT if keep_dots else _NON_WORD).sub("-", normal).strip("-.")
+    slug = re.sub(r"\.{2,}", ".", slug)
     if len(slug) > max_length:
         slug = slug[:max_length].rstrip("-")
     return slug
