@@ -12,29 +12,33 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import struct
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from hashlib import sha1
 from pathlib import Path
 
 from dulwich.errors import NotGitRepository
-from dulwich.file import FileLocked, GitFile
 from dulwich.objects import Blob, Commit, ObjectID, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 from filelock import FileLock, Timeout
 
 from gitmem.errors import LockTimeoutError, RepoError, RepoNotFoundError
+from gitmem.gitplumbing import (
+    TREE_MODE,
+    TreeEditor,
+    atomic_write,
+    index_entry,
+    retry,
+    scan_tree,
+    splice_index,
+    write_index,
+)
 
 BRANCH = Ref(b"refs/heads/main")
 HEAD = Ref(b"HEAD")
 LOCK_NAME = "gitmem.lock"
-FILE_MODE = 0o100644
-TREE_MODE = 0o040000
 TRAILER = re.compile(r"^(Gitmem-[A-Za-z-]+):\s*(.*)$")
-_RETRIES = 40
 
 
 @dataclass(frozen=True)
@@ -83,178 +87,6 @@ def format_message(subject: str, trailers: Mapping[str, str | list[str]], body: 
             lines.append(f"{key}: {' '.join(str(item).split())}")
     parts = [subject, body.strip(), "\n".join(lines)]
     return "\n\n".join(p for p in parts if p) + "\n"
-
-
-def _retry(action: str, func):  # type: ignore[no-untyped-def]
-    """Run ``func``, retrying while git's own lock files (``index.lock``, ``*.lock`` refs) are held."""
-    for attempt in range(_RETRIES):
-        try:
-            return func()
-        except FileLocked:
-            if attempt == _RETRIES - 1:
-                raise RepoError(
-                    f"git lock held too long while trying to {action}",
-                    "another git process is working on the memory repo; retry, or remove a stale .git/*.lock",
-                ) from None
-            time.sleep(min(0.01 * (attempt + 1), 0.1))
-    raise AssertionError("unreachable")
-
-
-def _tree_key(name: bytes, mode: int) -> bytes:
-    return name + b"/" if mode == TREE_MODE else name
-
-
-def _scan_tree(raw: bytes) -> Iterator[tuple[int, int, int, bytes, bytes]]:
-    """Entries of a raw tree as (start, end, mode, name, binary sha) without building objects."""
-    pos, size = 0, len(raw)
-    while pos < size:
-        space = raw.index(b" ", pos)
-        nul = raw.index(b"\0", space)
-        end = nul + 21
-        yield pos, end, int(raw[pos:space], 8), raw[space + 1 : nul], raw[nul + 1 : end]
-        pos = end
-
-
-def _tree_entry(name: bytes, mode: int, binsha: bytes) -> bytes:
-    return b"%o %s\0%s" % (mode, name, binsha)
-
-
-class _TreeEditor:
-    """Applies path changes to trees by splicing raw tree bytes: cheap even for a folder of 100k files."""
-
-    def __init__(self, repo: Repo) -> None:
-        self.store = repo.object_store
-        self.new: list[Tree] = []
-
-    def apply(self, tree_id: bytes | None, changes: dict[tuple[bytes, ...], bytes | None]) -> bytes | None:
-        raw = self.store.get_raw(ObjectID(tree_id))[1] if tree_id else b""
-        leaves: dict[bytes, bytes | None] = {}
-        nested: dict[bytes, dict[tuple[bytes, ...], bytes | None]] = {}
-        for parts, blob in changes.items():
-            if len(parts) == 1:
-                leaves[parts[0]] = blob
-            else:
-                nested.setdefault(parts[0], {})[parts[1:]] = blob
-        existing_dirs: dict[bytes, bytes] = {}
-        if nested:
-            for _s, _e, mode, name, binsha in _scan_tree(raw):
-                if mode == TREE_MODE and name in nested:
-                    existing_dirs[name] = binsha
-        edits: dict[bytes, tuple[int, bytes] | None] = {}
-        for name, blob in leaves.items():
-            edits[name] = (FILE_MODE, bytes.fromhex(blob.decode())) if blob else None
-        for name, sub in nested.items():
-            old = existing_dirs.get(name)
-            new_sub = self.apply(old.hex().encode() if old else None, sub)
-            edits[name] = (TREE_MODE, bytes.fromhex(new_sub.decode())) if new_sub else None
-        raw = self._splice(raw, edits)
-        if not raw:
-            return None
-        tree = Tree.from_raw_string(Tree.type_num, raw)
-        assert isinstance(tree, Tree)
-        self.new.append(tree)
-        return tree.id
-
-    @staticmethod
-    def _splice(raw: bytes, edits: dict[bytes, tuple[int, bytes] | None]) -> bytes:
-        pieces: list[bytes] = []
-        pending = sorted(
-            ((_tree_key(name, e[0] if e else FILE_MODE), name, e) for name, e in edits.items()),
-            key=lambda item: item[0],
-        )
-        done: set[bytes] = set()
-        last = 0
-        index = 0
-        for start, end, mode, name, _sha in _scan_tree(raw):
-            key = _tree_key(name, mode)
-            while index < len(pending) and pending[index][0] < key:
-                _k, pname, entry = pending[index]
-                if entry and pname not in done:
-                    pieces.append(raw[last:start])
-                    last = start
-                    pieces.append(_tree_entry(pname, *entry))
-                done.add(pname)
-                index += 1
-            if name in edits:
-                pieces.append(raw[last:start])
-                entry = edits[name]
-                if entry and name not in done:
-                    pieces.append(_tree_entry(name, *entry))
-                done.add(name)
-                last = end
-                while index < len(pending) and pending[index][1] in done:
-                    index += 1
-        pieces.append(raw[last:])
-        for _k, pname, entry in pending[index:]:
-            if entry and pname not in done:
-                pieces.append(_tree_entry(pname, *entry))
-        return b"".join(pieces)
-
-
-def _index_entry(path: bytes, st: os.stat_result, binsha: bytes) -> bytes:
-    head = struct.pack(
-        ">LLLLLLLLLL20sH",
-        int(st.st_ctime) & 0xFFFFFFFF, st.st_ctime_ns % 1_000_000_000,
-        int(st.st_mtime) & 0xFFFFFFFF, st.st_mtime_ns % 1_000_000_000,
-        st.st_dev & 0xFFFFFFFF, st.st_ino & 0xFFFFFFFF, FILE_MODE,
-        st.st_uid & 0xFFFFFFFF, st.st_gid & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF,
-        binsha, min(len(path), 0xFFF),
-    )
-    entry = head + path
-    return entry + b"\0" * (8 - len(entry) % 8)
-
-
-def _splice_index(raw: bytes, updates: dict[bytes, bytes | None]) -> bytes | None:
-    """Replace, insert or drop entries of a version-2 index; None when the index needs the slow path."""
-    if raw and (len(raw) < 32 or raw[:4] != b"DIRC" or struct.unpack(">L", raw[4:8])[0] != 2):
-        return None
-    count = struct.unpack(">L", raw[8:12])[0] if raw else 0
-    pos, pieces, last, kept = 12, [], 12, 0
-    pending = sorted(updates)
-    index = 0
-    for _ in range(count):
-        flags = struct.unpack_from(">H", raw, pos + 60)[0]
-        if flags & 0x3000:  # a conflict stage or extended flags: leave it to dulwich
-            return None
-        name_len = flags & 0xFFF
-        path = raw[pos + 62 : pos + 62 + name_len]
-        end = pos + ((62 + name_len + 8) // 8) * 8
-        while index < len(pending) and pending[index] < path:
-            entry = updates[pending[index]]
-            if entry is not None:
-                pieces.append(raw[last:pos])
-                last = pos
-                pieces.append(entry)
-                kept += 1
-            index += 1
-        if path in updates:
-            pieces.append(raw[last:pos])
-            entry = updates[path]
-            if entry is not None:
-                pieces.append(entry)
-                kept += 1
-            last = end
-            if index < len(pending) and pending[index] == path:
-                index += 1
-        else:
-            kept += 1
-        pos = end
-    pieces.append(raw[last:pos] if raw else b"")
-    for name in pending[index:]:
-        entry = updates[name]
-        if entry is not None:
-            pieces.append(entry)
-            kept += 1
-    # Extensions (cache-tree, untracked cache) describe the old entries; git rebuilds them when missing.
-    if raw and len(raw) - 20 > pos:
-        ext = raw[pos:-20]
-        while ext:
-            sig = ext[:4]
-            if sig in (b"link", b"sdir"):  # split or sparse index: not ours to rewrite
-                return None
-            ext = ext[8 + struct.unpack(">L", ext[4:8])[0] :]
-    body = b"DIRC" + struct.pack(">LL", 2, kept) + b"".join(pieces)
-    return body + sha1(body).digest()
 
 
 class GitStore:
@@ -348,7 +180,7 @@ class GitStore:
 
     def _walk(self, repo: Repo, tree_id: bytes, base: bytes, prefix: bytes, out: dict[str, str]) -> None:
         raw = repo.object_store.get_raw(ObjectID(tree_id))[1]
-        for _s, _e, mode, name, binsha in _scan_tree(raw):
+        for _s, _e, mode, name, binsha in scan_tree(raw):
             path = base + name
             if mode == TREE_MODE:
                 if prefix.startswith(path + b"/") or path.startswith(prefix.rstrip(b"/")) or not prefix:
@@ -467,7 +299,7 @@ class GitStore:
                 blob = Blob.from_string(content) if content is not None else None
                 blobs[path] = blob
                 tree_changes[tuple(path.encode().split(b"/"))] = blob.id if blob else None
-            editor = _TreeEditor(repo)
+            editor = TreeEditor(repo)
             new_tree = editor.apply(old_tree, tree_changes) or _empty_tree(repo)
             if new_tree == old_tree:
                 return ""
@@ -492,7 +324,7 @@ class GitStore:
             old_index = index_path.read_bytes() if index_path.exists() else None
             try:
                 self._update_index(repo, blobs, old_index)
-                moved = _retry("move the branch", lambda: repo.refs.set_if_equals(HEAD, _oid(old_head), commit.id))
+                moved = retry("move the branch", lambda: repo.refs.set_if_equals(HEAD, _oid(old_head), commit.id))
                 if not moved:
                     raise RepoError(
                         "the memory repo's branch moved during the commit", "retry; run gitmem doctor if it repeats"
@@ -500,7 +332,7 @@ class GitStore:
             except BaseException:
                 self._restore(undo)
                 if old_index is not None:
-                    _retry("restore the index", lambda: _write_index(index_path, old_index))
+                    retry("restore the index", lambda: write_index(index_path, old_index))
                 raise
             return commit.id.decode()
 
@@ -537,11 +369,11 @@ class GitStore:
             if blob is None:
                 updates[name] = None
             else:
-                updates[name] = _index_entry(name, os.stat(self.path / path), bytes.fromhex(blob.id.decode()))
+                updates[name] = index_entry(name, os.stat(self.path / path), bytes.fromhex(blob.id.decode()))
         index_path = self.git_dir / "index"
-        spliced = _splice_index(old or b"", updates)
+        spliced = splice_index(old or b"", updates)
         if spliced is not None:
-            _retry("update the index", lambda: _write_index(index_path, spliced))
+            retry("update the index", lambda: write_index(index_path, spliced))
             return
         from dulwich.index import index_entry_from_stat
 
@@ -555,7 +387,7 @@ class GitStore:
                     index[path.encode()] = index_entry_from_stat(os.stat(self.path / path), blob.id)
             index.write()
 
-        _retry("update the index", slow)
+        retry("update the index", slow)
 
     def reset_index_to_head(self) -> None:
         """Rebuild the index from HEAD (repairs an index left stale by an interrupted process)."""
@@ -593,25 +425,6 @@ def _check_path(path: str) -> None:
     parts = path.split("/")
     if not path or path.startswith("/") or any(p in ("", ".", "..", ".git") for p in parts):
         raise RepoError(f"refusing to write outside the repository: {path!r}", "this is a bug in the caller")
-
-
-def _write_index(path: Path, data: bytes) -> None:
-    with GitFile(str(path), "wb") as fh:
-        fh.write(data)
-
-
-def atomic_write(target: Path, content: bytes) -> None:
-    """Write a file so that readers see the old or the new content, never half of it."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(content)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        raise
 
 
 def _prune_empty_dirs(directory: Path, root: Path) -> None:

@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "gitmem"
 # Lower layers never import higher ones. Entry points (rank 9) may import anything.
 LAYERS: dict[str, int] = {
     "errors": 0,
-    "config": 1, "documents": 1, "redact": 1, "gitstore": 1, "embed": 1, "models": 1, "e5convert": 1, "tokens": 1,
+    "config": 1, "documents": 1, "redact": 1, "gitstore": 1, "gitplumbing": 1, "embed": 1, "models": 1, "e5convert": 1, "tokens": 1,
     "layout": 2, "codebase": 2,
     "store": 3,
     "index": 4,
@@ -21,7 +21,7 @@ LAYERS: dict[str, int] = {
     "api": 6,
     "cli": 9, "cli_search": 9, "__init__": 9, "__main__": 9,
 }
-GIT_MODULES = {"gitstore"}
+GIT_MODULES = {"gitstore", "gitplumbing"}
 HEAVY = ("onnxruntime", "numpy", "tokenizers")
 HEAVY_ALLOWED = {"embed", "models", "e5convert", "tokens"}
 
