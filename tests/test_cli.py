@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -163,3 +164,54 @@ def test_help_lists_every_command() -> None:
     for command in ("init", "remember", "list", "show", "edit", "forget", "restore", "log", "import", "export",
                     "doctor"):
         assert command in result.out
+
+
+def test_init_clones_a_remote_that_has_memories_and_adopts_an_empty_one(tmp_path: Path) -> None:
+    first = tmp_path / "first"
+    run_cli("init", str(first))
+    memory_id = run_cli("--repo", str(first), "remember", "shared across machines").out.strip()
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], check=True)
+    git(first, "push", "-q", str(bare), "main")
+    second = tmp_path / "second"
+    cloned = run_cli("init", str(second), "--remote", str(bare), "--json")
+    assert cloned.code == 0, cloned.err
+    assert json.loads(cloned.out)["action"] == "cloned"
+    assert json.loads(run_cli("--repo", str(second), "show", memory_id, "--json").out)["text"] == \
+        "shared across machines"
+    assert_clean(second)
+    empty = tmp_path / "empty.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(empty)], check=True)
+    created = run_cli("init", str(tmp_path / "third"), "--remote", str(empty), "--json")
+    assert json.loads(created.out)["action"] == "created"
+    assert git(tmp_path / "third", "remote", "get-url", "origin").strip() == str(empty)
+
+
+def test_author_comes_from_config_then_git_config(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    run_cli("--repo", str(d), "remember", "by git config")
+    assert git(d, "log", "-1", "--format=%an <%ae>").strip() == "Test User <test@example.com>"
+    (tmp_path / ".memrepo").write_text(f'repo = "{d}"\nauthor = "Memory Bot <bot@example.com>"\n')
+    run_cli("remember", "by config", cwd=tmp_path)
+    assert git(d, "log", "-1", "--format=%an <%ae>").strip() == "Memory Bot <bot@example.com>"
+
+
+def test_memrepo_example_documents_every_setting() -> None:
+    import tomllib
+    from dataclasses import fields
+
+    from gitmem.config import Config
+
+    example = tomllib.loads((Path(__file__).resolve().parents[1] / ".memrepo.example").read_text())
+    defaults = Config(repo=Path("~/.gitmem"))
+    for f in fields(Config):
+        if f.name in ("sources",):
+            continue
+        assert f.name in example, f"{f.name} missing from .memrepo.example"
+        section = getattr(defaults, f.name)
+        if hasattr(section, "__dataclass_fields__"):
+            for sub in fields(section):
+                documented = example[f.name][sub.name]
+                default = getattr(section, sub.name)
+                assert documented == (list(default) if isinstance(default, tuple) else default), f"{f.name}.{sub.name}"

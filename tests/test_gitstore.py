@@ -137,3 +137,18 @@ def test_tree_editor_handles_a_large_folder(tmp_path: Path) -> None:
     assert_clean(store.path)
     assert int(git(store.path, "ls-files").count("\n")) == 2000
     assert os.path.exists(store.path / "memories/global/m01000x.md")
+
+
+def test_a_briefly_held_git_lock_is_waited_for(tmp_path: Path) -> None:
+    import threading
+
+    store = GitStore.init(tmp_path / "r")
+    with store.locked():
+        store.commit({"a.md": b"a\n"}, "a\n", AUTHOR)
+    lock = store.git_dir / "index.lock"
+    lock.write_text("a git process is staging")
+    threading.Timer(0.3, lock.unlink).start()
+    with store.locked():
+        assert store.commit({"b.md": b"b\n"}, "b\n", AUTHOR)
+    assert sorted(git(store.path, "ls-files").split()) == ["a.md", "b.md"]
+    assert_clean(store.path)
