@@ -30,6 +30,9 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
         if name.startswith(("GIT_", "GITMEM_", "XDG_")) or name in ("EDITOR", "VISUAL"):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(home))
+    scratch = home / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))  # drafts kept by a failed edit land here, not in /tmp
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Test User")
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@example.com")
