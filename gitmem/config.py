@@ -194,6 +194,8 @@ def _apply(base: Config, data: Mapping[str, Any], path: Path, *, allow_repo: boo
                     raise ConfigError(
                         f"{path}: '{key}.{sub}' is {checked!r}", f"use one of: {', '.join(choices)}"
                     )
+                if (key, sub) == ("redaction", "extra_patterns"):
+                    _check_patterns(path, checked)
                 changes[sub] = checked
             top[key] = replace(section, **changes)
         elif key in _TOP_KEYS:
@@ -217,6 +219,17 @@ def _apply(base: Config, data: Mapping[str, Any], path: Path, *, allow_repo: boo
             raise ConfigError(f"{path}: unknown key '{key}'", f"allowed: {allowed_all} (see .memrepo.example)")
     _check_ranking(top.get("ranking", base.ranking), path)
     return replace(base, sources=(*base.sources, path), **top)
+
+
+def _check_patterns(path: Path, patterns: tuple[str, ...]) -> None:
+    import re
+
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ConfigError(f"{path}: redaction.extra_patterns: {pattern!r} is not a valid regular expression "
+                              f"({exc})", "fix or remove the pattern") from None
 
 
 def _check_ranking(ranking: RankingConfig, path: Path) -> None:

@@ -49,6 +49,7 @@ def test_repo_settings_travel_and_local_files_override(tmp_path: Path) -> None:
         ("colour = 'blue'\n", "unknown key 'colour'"),
         ("[sync]\nmode = 'yolo'\n", "use one of: direct, review"),
         ("[recall]\nbudget = -5\n", "must not be negative"),
+        ("[redaction]\nextra_patterns = ['(unclosed']\n", "not a valid regular expression"),
     ],
 )
 def test_bad_config_names_file_key_and_fix(tmp_path: Path, content: str, message: str) -> None:

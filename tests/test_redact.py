@@ -1,0 +1,386 @@
+"""Secret redaction: every kind is caught, prose is left alone, and redaction is idempotent, total and linear.
+
+No fake secret below is written out as a literal: each is built at run time from harmless pieces, so that the
+source holds nothing a secret scanner would flag.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gitmem.redact import KINDS, Redaction, contains_secret, redact
+
+# The autouse ``isolated_env`` fixture of conftest.py is function-scoped; these pure-function
+# properties do not care that it is shared across the examples of one test.
+PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def fill(pattern: str, length: int) -> str:
+    """``pattern`` repeated and cut to ``length`` characters."""
+    return (pattern * (length // len(pattern) + 1))[:length]
+
+
+def b64url(data: dict[str, object]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+
+# --- fake secrets -------------------------------------------------------------------------------------
+
+AWS_ACCESS_KEY = "AKIA" + "ABCDEFGHIJKLMNOP"
+AWS_SESSION_KEY = "ASIA" + fill("QRSTUVWXYZ234567", 16)
+AWS_SECRET_KEY = fill("Zq8/Vt3+Lp0Xw5Ry", 40)
+GITHUB_TOKENS = [prefix + "_" + fill("aB3dE5fG7hJ9kL1m", 36) for prefix in ("ghp", "gho", "ghu", "ghs", "ghr")]
+GITHUB_PAT = "github" + "_pat_" + fill("11ABCDEFG0", 22) + "_" + fill("aB3dE5fG7hJ9kL1m", 59)
+GITLAB_TOKEN = "gl" + "pat-" + fill("xY9-zW8_vU7", 20)
+ANTHROPIC_KEY = "sk-" + "ant-api03-" + fill("Ab3_De5-Fg7Hi9", 93) + "AA"
+OPENAI_KEY = "sk-" + fill("Ab3De5Fg7Hi9Jk1L", 20) + "T3Blbk" + "FJ" + fill("mN2oP4qR6sT8uV0w", 20)
+OPENAI_PROJECT_KEY = "sk-" + "proj-" + fill("Ab3_De5-Fg7Hi9", 120)
+SLACK_TOKEN = "xox" + "b-" + fill("918273", 12) + "-" + fill("645372", 13) + "-" + fill("QwErTy7", 24)
+SLACK_USER_TOKEN = "xox" + "p-" + fill("918273", 12) + "-" + fill("645372", 13) + "-" + fill("zXcV9", 32)
+SLACK_WEBHOOK_PATH = "T" + fill("QRS7", 8) + "/B" + fill("XYZ8", 10) + "/" + fill("uVwXyZ9", 24)
+SLACK_WEBHOOK = "https://hooks" + ".slack.com/services/" + SLACK_WEBHOOK_PATH
+STRIPE_KEYS = [prefix + fill("a1B2c3D4", 24) for prefix in ("sk_" + "live_", "rk_" + "live_", "sk_" + "test_")]
+JWT = ".".join([b64url({"alg": "HS256", "typ": "JWT"}), b64url({"sub": "1234567890", "name": "Ada", "iat": 1516239022}),
+                fill("sIgNaTuRe_x7-", 43)])
+GOOGLE_KEY = "AI" + "za" + fill("Sy0Qw9Er8", 35)
+NPM_TOKEN = "npm" + "_" + fill("aB3dE5fG7h", 36)
+PYPI_TOKEN = "pypi-" + "AgEIcHlw" + "aS5vcmc" + fill("Gh1Jk2Lm3", 60)
+HUGGINGFACE_TOKEN = "hf" + "_" + fill("aBcDeFgHiJ1k", 34)
+DISCORD_WEBHOOK = "https://discord.com/api/webhooks/" + "123456789012345678/" + fill("aB3-dE5_fG7", 68)
+BASIC_CREDENTIALS = base64.b64encode(b"admin:" + fill("s3cr3t!", 12).encode()).decode()
+BEARER_TOKEN = fill("a1B2c3D4e5F6g7H8", 40)
+HUNTER = "hunter" + "2"
+KEY_BODY = "\n".join(fill("MIIEvQIBAD", 64) for _ in range(4))
+
+
+def begin(label: str) -> str:
+    return f"-----BEGIN {label}-----"
+
+
+def pem(label: str, body: str = KEY_BODY) -> str:
+    return f"{begin(label)}\n{body}\n-----END {label}-----"
+
+
+# (kind, text, the secret that must disappear)
+CASES: list[tuple[str, str, str]] = [
+    ("aws-access-key", f"aws_access_key_id = {AWS_ACCESS_KEY}", AWS_ACCESS_KEY),
+    ("aws-access-key", f'"AccessKeyId": "{AWS_SESSION_KEY}",', AWS_SESSION_KEY),
+    ("aws-secret-key", f"aws_secret_access_key = {AWS_SECRET_KEY}", AWS_SECRET_KEY),
+    ("aws-secret-key", f"export AWS_SECRET_ACCESS_KEY={AWS_SECRET_KEY}", AWS_SECRET_KEY),
+    ("aws-secret-key", f'"SecretAccessKey": "{AWS_SECRET_KEY}"', AWS_SECRET_KEY),
+    ("aws-secret-key", f"aws configure set aws_secret_access_key {AWS_SECRET_KEY}", AWS_SECRET_KEY),
+    *[("github-token", f"remote: https://github.com (token {token})", token) for token in GITHUB_TOKENS],
+    ("github-token", f"GH_TOKEN={GITHUB_PAT}", GITHUB_PAT),
+    ("gitlab-token", f"git push with {GITLAB_TOKEN} worked", GITLAB_TOKEN),
+    ("anthropic-key", f"ANTHROPIC_API_KEY={ANTHROPIC_KEY}", ANTHROPIC_KEY),
+    ("openai-key", f"client = OpenAI(api_key={OPENAI_KEY!r})", OPENAI_KEY),
+    ("openai-key", f"the key {OPENAI_PROJECT_KEY} was revoked", OPENAI_PROJECT_KEY),
+    ("slack-token", f"bot token {SLACK_TOKEN}", SLACK_TOKEN),
+    ("slack-token", f"SLACK_TOKEN: {SLACK_USER_TOKEN}", SLACK_USER_TOKEN),
+    ("slack-webhook", f"curl -X POST {SLACK_WEBHOOK} -d @msg.json", SLACK_WEBHOOK_PATH),
+    *[("stripe-key", f"stripe.api_key = {key!r}", key) for key in STRIPE_KEYS],
+    ("jwt", f"cookie session={JWT}; Path=/", JWT),
+    ("jwt", f"Authorization: Bearer {JWT}", JWT),
+    ("private-key", f"key file:\n{pem('RSA PRIVATE KEY')}\n", KEY_BODY),
+    ("private-key", pem("PRIVATE KEY"), KEY_BODY),
+    ("private-key", pem("OPENSSH PRIVATE KEY"), KEY_BODY),
+    ("private-key", pem("EC PRIVATE KEY"), KEY_BODY),
+    ("private-key", pem("ENCRYPTED PRIVATE KEY"), KEY_BODY),
+    ("private-key", pem("PGP PRIVATE KEY BLOCK"), KEY_BODY),
+    ("private-key", '{"private_key": "' + pem("PRIVATE KEY").replace("\n", "\\n") + '\\n"}',
+     KEY_BODY.replace("\n", "\\n")),
+    ("url-password", "DATABASE_URL=postgres://app:" + "pa55w0rd" + "@db.internal:5432/app", "pa55w0rd"),
+    ("url-password", "redis://:" + "s3cr3tpass" + "@localhost:6379/0", "s3cr3tpass"),
+    ("password", "password=" + "hunter2", "hunter2"),
+    ("password", "passwd: " + "hunter2", "hunter2"),
+    ("password", "secret=" + "'hunter2'", "hunter2"),
+    ("password", "api_key = " + '"abc123xyz"', "abc123xyz"),
+    ("password", "token: " + "abc123xyz", "abc123xyz"),
+    ("password", '{"user": "bob", "password": "' + "hunter2" + '"}', "hunter2"),
+    ("password", "db:\n  user: bob\n  password: " + "hunter2" + "\n", "hunter2"),
+    ("password", "export API_TOKEN=" + "abc123xyz", "abc123xyz"),
+    ("password", "DB_PASSWORD=" + '"hunter2"' + " ./run.sh", "hunter2"),
+    ("password", "const config = { apiKey: '" + "abc123xyz" + "', region: 'eu' }", "abc123xyz"),
+    ("password", "mysql --password=" + "hunter2" + " -u root", "hunter2"),
+    ("password", "vault login --token " + "s.abc123xyz", "s.abc123xyz"),
+    ("password", "<password>" + "hunter2" + "</password>", "hunter2"),
+    ("password", "**Password:** " + "hunter2", "hunter2"),
+    ("password", "passphrase: " + "correct horse battery staple", "horse battery"),
+    ("password", "client_secret: |\n  " + "abc123\n  def456" + "\nnext: 1", "def456"),
+    ("password", "数据库密码：" + "hunter2" + "，用户名：bob", "hunter2"),
+    ("bearer-token", "curl -H 'Authorization: Bearer " + BEARER_TOKEN + "' https://api.example.com", BEARER_TOKEN),
+    ("basic-auth", "Authorization: Basic " + BASIC_CREDENTIALS, BASIC_CREDENTIALS),
+    ("google-api-key", f"maps?key={GOOGLE_KEY}&q=x", GOOGLE_KEY),
+    ("npm-token", f"//registry.npmjs.org/:_authToken {NPM_TOKEN}", NPM_TOKEN),
+    ("pypi-token", f"twine upload -p {PYPI_TOKEN} dist/*", PYPI_TOKEN),
+    ("huggingface-token", f"huggingface-cli login with {HUGGINGFACE_TOKEN}", HUGGINGFACE_TOKEN),
+    ("discord-webhook", f"notify {DISCORD_WEBHOOK}", DISCORD_WEBHOOK[-40:]),
+]
+
+
+@pytest.mark.parametrize(("kind", "text", "secret"), CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_each_kind_is_redacted(kind: str, text: str, secret: str) -> None:
+    result = redact(text)
+    assert secret not in result.text
+    assert f"[REDACTED:{kind}]" in result.text
+    assert result.kinds == (kind,)
+    assert contains_secret(text)
+
+
+def test_every_kind_has_a_case() -> None:
+    assert {case[0] for case in CASES} | {"custom"} == set(KINDS)
+    assert all(re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", kind) for kind in KINDS)
+
+
+def test_an_aws_key_a_github_token_and_a_private_key_block_are_all_redacted() -> None:
+    text = (
+        "Deploy notes\n"
+        f"The CI user is {AWS_ACCESS_KEY} and pushes with {GITHUB_TOKENS[0]}.\n"
+        f"{pem('PRIVATE KEY')}\n"
+        "After that, run the migrations.\n"
+    )
+    result = redact(text)
+    assert result == Redaction(
+        "Deploy notes\n"
+        "The CI user is [REDACTED:aws-access-key] and pushes with [REDACTED:github-token].\n"
+        "[REDACTED:private-key]\n"
+        "After that, run the migrations.\n",
+        ("aws-access-key", "github-token", "private-key"),
+    )
+
+
+def test_only_the_secret_is_replaced() -> None:
+    assert redact("postgres://app:" + "pa55w0rd" + "@db.internal:5432/app").text == (
+        "postgres://app:[REDACTED:url-password]@db.internal:5432/app"
+    )
+    assert redact('{"password": "' + "hunter2" + '", "user": "bob"}').text == (
+        '{"password": "[REDACTED:password]", "user": "bob"}'
+    )
+    assert redact("export API_TOKEN=" + "abc123xyz" + " && make").text == "export API_TOKEN=[REDACTED:password] && make"
+    assert redact(SLACK_WEBHOOK).text == "https://hooks.slack.com/services/[REDACTED:slack-webhook]"
+    assert redact("login(user, password=" + "hunter2" + ")").text == "login(user, password=[REDACTED:password])"
+
+
+def test_a_known_token_in_an_assignment_gets_its_specific_kind() -> None:
+    assert redact(f"GITHUB_TOKEN={GITHUB_TOKENS[0]}").text == "GITHUB_TOKEN=[REDACTED:github-token]"
+    assert redact(f"token: {JWT}").kinds == ("jwt",)
+    assert redact(f"AWS_SECRET={AWS_SECRET_KEY}").kinds == ("aws-secret-key",)
+    assert redact(f"git clone https://x-access-token:{GITHUB_TOKENS[3]}@github.com/o/r").text == (
+        "git clone https://x-access-token:[REDACTED:github-token]@github.com/o/r"
+    )
+
+
+def test_a_private_key_without_its_end_line_is_redacted_to_the_end_of_the_text() -> None:
+    text = "before\n" + begin("RSA PRIVATE KEY") + "\n" + KEY_BODY + "\n(truncated)"
+    assert redact(text) == Redaction("before\n[REDACTED:private-key]", ("private-key",))
+
+
+def test_text_after_a_private_key_block_is_kept() -> None:
+    text = pem("EC PRIVATE KEY") + "\nnext line\n" + pem("OPENSSH PRIVATE KEY") + "\nlast line"
+    assert redact(text).text == "[REDACTED:private-key]\nnext line\n[REDACTED:private-key]\nlast line"
+
+
+def test_kinds_are_in_order_of_first_appearance_without_duplicates() -> None:
+    text = f"{GITHUB_TOKENS[0]} password=hunter2 {AWS_ACCESS_KEY} {GITHUB_TOKENS[1]} ACME-1234"
+    result = redact(text, extra_patterns=[r"ACME-\d+"])
+    assert result.kinds == ("github-token", "password", "aws-access-key", "custom")
+    assert redact(f"ACME-1 then {AWS_ACCESS_KEY}", extra_patterns=[r"ACME-\d+"]).kinds == ("custom", "aws-access-key")
+
+
+PROSE = [
+    "the password field is required",
+    "set token to empty",
+    "Passwords: never commit them to the repository.",
+    "We rotate the API key every 90 days; the secret manager holds it.",
+    "the bearer token is sent in the Authorization header, with Basic authentication as a fallback",
+    "max_tokens: 4096",
+    "password_min_length = 12",
+    "tokenizer: bpe",
+    "if password == confirmation:",
+    "see https://example.com:8080/docs?page=2 and git@github.com:owner/repo.git, or mail bob@example.com",
+    "scikit-learn is sometimes called sk-learn; the branch is task-some-long-branch-name-here",
+    "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----",
+    "use the --token flag to authenticate",
+    "密码错误时请联系管理员重置。",
+    "The AKIA prefix marks AWS access keys; ghp_ marks GitHub tokens.",
+]
+
+# Code that names a secret without holding one.  Our documented choice: references (calls, subscripts,
+# dotted names, $VAR, templates), placeholders, nulls and type hints are kept.
+CODE = [
+    "password = get_password()",
+    "token = os.environ['GITHUB_TOKEN']",
+    "api_key = settings.OPENAI_API_KEY",
+    "self.password = password",
+    "def login(user: str, password: str) -> Session:",
+    "password: Optional[str] = None",
+    "password: str | None = None",
+    'password = ""',
+    "secret: null",
+    "token = None",
+    "password: ***",
+    "password=<your-password>",
+    "export TOKEN=$GITHUB_TOKEN",
+    "api_key: ${{ secrets.API_KEY }}",
+    "password: {{ vault_password }}",
+    '"token": {',
+    "password:\n  from_env: DB_PASSWORD",
+]
+
+
+@pytest.mark.parametrize("text", PROSE + CODE)
+def test_prose_and_references_are_left_alone(text: str) -> None:
+    assert redact(text) == Redaction(text, ())
+    assert not contains_secret(text)
+
+
+def test_a_bare_identifier_value_is_redacted() -> None:
+    # ``password = secret_value`` cannot be told apart from ``PASSWORD=hunter2`` in an env file.
+    assert redact("password = secret_value").text == "password = [REDACTED:password]"
+
+
+def test_redacting_twice_changes_nothing() -> None:
+    for _, text, _ in CASES:
+        once = redact(text)
+        assert redact(once.text) == Redaction(once.text, ())
+        assert not contains_secret(once.text)
+
+
+@pytest.mark.parametrize(
+    "marked",
+    [
+        "[REDACTED:password]",
+        "password: [REDACTED:password]",
+        '{"token": "[REDACTED:github-token]"}',
+        "**Password:** [REDACTED:password]",
+        "postgres://app:[REDACTED:url-password]@db/app",
+        "[REDACTED:aws-access-key][REDACTED:github-token]",
+    ],
+)
+def test_markers_are_never_redacted_again(marked: str) -> None:
+    assert redact(marked) == Redaction(marked, ())
+    # Not even by an extra pattern that matches inside them.
+    result = redact(marked, extra_patterns=[r"REDACTED", r"[a-z]+"])
+    assert all(marker in result.text for marker in re.findall(r"\[REDACTED:[a-z-]+\]", marked))
+
+
+def test_chinese_and_mixed_text() -> None:
+    assert redact(f"这是密钥{AWS_ACCESS_KEY}请勿泄露").text == "这是密钥[REDACTED:aws-access-key]请勿泄露"
+    assert redact("密码：hunter2，用户名：bob").text == "密码：[REDACTED:password]，用户名：bob"
+    assert redact("令牌 = abc123 好的").text == "令牌 = [REDACTED:password] 好的"
+    text = f"部署说明：用 {GITHUB_TOKENS[2]} 推送，然后 password = '{HUNTER}'。"
+    assert redact(text).text == "部署说明：用 [REDACTED:github-token] 推送，然后 password = '[REDACTED:password]'。"
+
+
+def test_extra_patterns() -> None:
+    assert redact("ticket ACME-1234 filed", extra_patterns=[r"ACME-\d+"]) == Redaction(
+        "ticket [REDACTED:custom] filed", ("custom",)
+    )
+    assert redact("internal id 7f3a", extra_patterns=[r"(?i)ID [0-9A-F]+"]).text == "internal [REDACTED:custom]"
+    # A pattern that can match the empty string does not loop and redacts only non-empty matches.
+    assert redact("abc", extra_patterns=[r"x*"]) == Redaction("abc", ())
+    assert redact("axxb", extra_patterns=[r"x*"]).text == "a[REDACTED:custom]b"
+    # A match that would cut an existing marker in two swallows the whole marker instead.
+    assert redact("id [REDACTED:jwt] end", extra_patterns=[r"id [^\]]*"]).text == "[REDACTED:custom] end"
+    # A single string is one pattern, not a sequence of one-character patterns.
+    assert redact("ticket ACME-1234 filed", extra_patterns=r"ACME-\d+").text == "ticket [REDACTED:custom] filed"
+    # Without extra patterns the same text is unchanged.
+    assert redact("ticket ACME-1234 filed").text == "ticket ACME-1234 filed"
+    with pytest.raises(re.error):
+        redact("x", extra_patterns=["("])
+
+
+def test_never_raises_on_odd_strings() -> None:
+    for text in ["", "\x00", "\ud800 password=\udfff", "[REDACTED:", "-----BEGIN ", "://:@", "\\" * 10, "eyJ.eyJ."]:
+        result = redact(text)
+        assert isinstance(result.text, str)
+        assert redact(result.text).text == result.text
+
+
+FRAGMENTS = [
+    "password", "Token", "secret", "api_key", "passwd", "密码", "=", ":", "：", " = ", ": ", " ", "\n", "\t",
+    '"', "'", "`", "**", "|", "\n  ", "[REDACTED:jwt]", "[REDACTED:", "]", "://", "@", "user:",
+    begin("PRIVATE KEY"), "-----END PRIVATE KEY-----", begin("RSA PRIVATE KEY") + "\n",
+    "eyJhbGciOiJIUzI1NiJ9", "eyJ", ".", "AKIA", AWS_ACCESS_KEY, GITHUB_TOKENS[0], "ghp_", "sk-", "sk-ant-",
+    "Bearer ", "xoxb-", "$", "{{", "}}", "(", ")", "<", ">", "--token ", "None", "str", ",", "；", "，", "\\",
+    "Authorization: Basic ", BASIC_CREDENTIALS, JWT,
+]
+TEXTS = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=6), max_size=30).map("".join)
+
+
+@PROPERTY
+@given(TEXTS)
+def test_redaction_is_idempotent(text: str) -> None:
+    once = redact(text)
+    assert redact(once.text) == Redaction(once.text, ())
+    assert not contains_secret(once.text)
+    assert contains_secret(text) == bool(once.kinds)
+
+
+@PROPERTY
+@given(st.text())
+def test_never_raises(text: str) -> None:
+    result = redact(text)
+    assert redact(result.text).text == result.text
+
+
+SPECIFIC_SECRETS = [AWS_ACCESS_KEY, GITHUB_TOKENS[0], GITHUB_PAT, GITLAB_TOKEN, ANTHROPIC_KEY, OPENAI_PROJECT_KEY,
+                    SLACK_TOKEN, STRIPE_KEYS[0], JWT, GOOGLE_KEY, NPM_TOKEN, HUGGINGFACE_TOKEN]
+
+
+@PROPERTY
+@given(st.sampled_from(SPECIFIC_SECRETS), TEXTS, TEXTS)
+def test_a_delimited_token_never_survives_whatever_surrounds_it(secret: str, before: str, after: str) -> None:
+    # (``before`` or ``after`` may hold another copy glued to a word, which is not a token and may stay.)
+    assert f" {secret} " not in redact(f"{before} {secret} {after}").text
+
+
+MEGABYTE = 1_000_000
+LARGE_INPUTS: dict[str, Callable[[], str]] = {
+    "notes with secrets": lambda: fill(
+        f"The password field is required; set token to empty. Pushed with {GITHUB_TOKENS[0]}.\n"
+        "config: max_tokens: 4096, password = get_password(), api_key=abc123\n", MEGABYTE),
+    "printable noise": lambda: "".join(chr(33 + (i * 7919) % 94) for i in range(MEGABYTE)),
+    "one long line of assignments": lambda: fill('password="a ', MEGABYTE),
+    "unterminated private key": lambda: begin("PRIVATE KEY") + "\n" + "A" * MEGABYTE,
+    "many headers, no key": lambda: fill("-----BEGIN A B C ", MEGABYTE),
+    "long value": lambda: "token: " + fill("a.b", MEGABYTE) + "(",
+}
+
+
+@pytest.mark.parametrize("name", LARGE_INPUTS)
+def test_large_inputs_take_linear_time(name: str) -> None:
+    text = LARGE_INPUTS[name]()
+    start = time.perf_counter()
+    result = redact(text)
+    elapsed = time.perf_counter() - start
+    # Each takes 0.05-0.9 s on the development machine (2 shared CPUs); catastrophic backtracking would take
+    # minutes or hours.  The bound is generous on purpose, so that a slow CI machine does not make it flaky.
+    assert elapsed < 5, f"{name}: {elapsed:.2f} s"
+    assert redact(result.text).text == result.text
+
+
+def test_importing_is_cheap_and_compiles_nothing() -> None:
+    # Only standard-library modules come along (no detect_secrets, no requests), and no rule is compiled
+    # until a text needs it.
+    code = (
+        "import sys, gitmem\n"
+        "before = set(sys.modules)\n"
+        "import gitmem.redact as r\n"
+        "new = {m.split('.')[0] for m in set(sys.modules) - before} - {'gitmem'}\n"
+        "assert new <= sys.stdlib_module_names, new - sys.stdlib_module_names\n"
+        "assert r._compiled.cache_info().currsize == 0, 'compiled at import'\n"
+        "assert r.redact('hello world, nothing here').kinds == ()\n"
+        "assert r._compiled.cache_info().currsize == 0, 'compiled without a trigger'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
