@@ -50,7 +50,9 @@ class DocumentError(GitmemError):
 
 
 class EmbeddingError(GitmemError):
-    """An embedding model is missing, corrupt or cannot be loaded."""
+    """An embedding model is missing, corrupt, unknown or unusable; the message says which file and what to do.
+
+    Search catches it and falls back to BM25 alone."""
 
 
 class SearchError(GitmemError):
