@@ -146,6 +146,7 @@ def cli(ctx: click.Context, repo: str | None) -> None:
 
 def main() -> None:
     """Console-script entry point."""
+    from gitmem import cli_hooks  # noqa: F401, I001  (registers hook, install claude, uninstall claude)
     from gitmem import cli_search  # noqa: F401  (registers search, recall, reindex, model)
 
     cli(prog_name="gitmem")
@@ -416,12 +417,33 @@ def export(state: State, active: bool, output: Path | None) -> None:
             click.echo(line, nl=False)
 
 
+def _hook_issues(repo_path: Path) -> list[Any]:
+    """Whether Claude Code runs gitmem's hooks (user or project settings) and the last hook errors."""
+    from gitmem.claude_install import installed_events, settings_path
+    from gitmem.hooks import recent_errors
+    from gitmem.layout import Issue
+
+    found = []
+    for scope in ("user", "project", "local"):
+        path = settings_path(scope, home=Path.home(), cwd=Path.cwd())
+        events = installed_events(path)
+        if events:
+            found.append(Issue("ok", str(path), f"gitmem hooks installed for {', '.join(sorted(events))}"))
+    if not found:
+        found.append(Issue("warning", "~/.claude/settings.json", "gitmem's Claude Code hooks are not installed "
+                           "(run: gitmem install claude)"))
+    for line in recent_errors(repo_path):
+        found.append(Issue("warning", "local/gitmem.log", f"recent hook error: {line[:200]}"))
+    return found
+
+
 @cli.command()
 @json_option
 @pass_state
 def doctor(state: State, as_json: bool) -> None:
     """Check the memory repository and report every problem with its path and reason."""
-    issues = state.open().doctor()
+    repo = state.open()
+    issues = repo.doctor() + _hook_issues(repo.path)
     if as_json:
         emit_json([vars(i) for i in issues])
     else:

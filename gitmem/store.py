@@ -208,6 +208,44 @@ class MemoryRepo:
             )
         return memory
 
+    def commit_batch(
+        self,
+        memories: Iterable[Memory],
+        *,
+        subject: str,
+        op: str,
+        source: str,
+        trailers: Mapping[str, str] | None = None,
+        body: str = "",
+        merge: Callable[[Memory, Memory], Memory | None] | None = None,
+    ) -> tuple[str, builtins.list[Memory]]:
+        """Write several memories (new or replacing the file with the same id) as one commit.
+
+        ``merge(old, new)`` decides what happens when a memory with that id exists: it returns the memory to
+        write, or None to leave the old one alone (default: the new one replaces it, keeping ``created``).
+        Returns (commit SHA or "" when nothing changed, the memories written)."""
+        written: list[Memory] = []
+        changes: dict[str, bytes | None] = {}
+        with self.git.locked():
+            for memory in memories:
+                memory = self._clean(memory)
+                existing = self._find(memory.id)
+                if existing is not None:
+                    old = self._read(existing)
+                    chosen = merge(old, memory) if merge else replace(memory, created=old.created)
+                    if chosen is None:
+                        continue
+                    memory = self._clean(chosen)
+                    old_rel = existing.relative_to(self.path).as_posix()
+                    if old_rel != memory.path:
+                        changes[old_rel] = None
+                changes[memory.path] = docs.dumps(memory).encode()
+                written.append(memory)
+            sha = ""
+            if changes:
+                sha = self._commit(changes, subject, op, source, [m.id for m in written], extra=trailers, body=body)
+        return sha, written
+
     def save(self, memory: Memory, *, op: str = "update", source: str = "cli", subject: str = "") -> Memory:
         """Write a changed memory back (its ``updated`` time is set now). Returns the memory as stored."""
         memory = self._clean(replace(memory, updated=docs.utcnow()))

@@ -215,3 +215,13 @@ def test_memrepo_example_documents_every_setting() -> None:
                 documented = example[f.name][sub.name]
                 default = getattr(section, sub.name)
                 assert documented == (list(default) if isinstance(default, tuple) else default), f"{f.name}.{sub.name}"
+
+
+def test_doctor_reports_whether_claude_hooks_are_installed(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    before = json.loads(run_cli("--repo", str(d), "doctor", "--json").out)
+    assert any("not installed" in i["message"] for i in before)
+    assert run_cli("--repo", str(d), "install", "claude").code == 0
+    after = json.loads(run_cli("--repo", str(d), "doctor", "--json").out)
+    assert any("hooks installed for" in i["message"] and "SessionStart" in i["message"] for i in after)

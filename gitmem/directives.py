@@ -1,0 +1,129 @@
+"""Standing instructions and corrections in a user's prompt, in English and Chinese.
+
+A *directive* is a sentence that tells the agent how to behave from now on ("always run ruff first", "never use
+unittest", "prefer pathlib over os.path", "from now on, answer in English", 始终用中文回答, 不要修改迁移文件). A
+*correction* says the agent got something wrong ("no, that's wrong…", 不对, 应该是…, 改成…). Both are found by
+rules on sentence starts, so the check costs microseconds on every prompt and stays predictable: questions, very
+long sentences and common non-instructions ("never mind", "don't worry", 别人, 不要紧) are left alone.
+
+Only the standard library is used: this runs in the ``user-prompt-submit`` hook on every prompt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass
+
+#: longest sentence taken as a directive (longer ones are usually explanations, not rules)
+MAX_DIRECTIVE_CHARS = 300
+
+_SENTENCES = re.compile(r"(?<=[.!?;])\s+|[\n\r。！？；]+")
+
+_LEAD_EN = (r"(?:(?:please|pls|and|also|so|ok(?:ay)?|remember(?:\s+that)?|note(?:\s+that)?|important|"
+            r"from\s+now\s+on|going\s+forward|henceforth|in\s+(?:the\s+)?future|"
+            r"(?:in|for)\s+this\s+(?:project|repo(?:sitory)?|codebase)|here)\s*[,:!-]?\s+)*")
+_HIGH_EN = re.compile(
+    _LEAD_EN + r"(?:you\s+(?:must|should)\s+)?(?:always|never|must(?:\s+not)?|under\s+no\s+circumstances|"
+    r"do\s+not\s+ever|don'?t\s+ever)\b", re.IGNORECASE)
+_NORMAL_EN = re.compile(
+    _LEAD_EN + r"(?:(?:don'?t|do\s+not|avoid|stop)\s+\w+|(?:i|we)\s+(?:always\s+)?prefer\s+\S|prefer\s+\S.*?\s"
+    r"(?:over|to|instead\s+of|rather\s+than)\s+\S|use\s+\S.*?\s+instead\s+of\s+\S)", re.IGNORECASE)
+_FROM_NOW_ON_EN = re.compile(r"^(?:from\s+now\s+on|going\s+forward|henceforth)\b\s*[,:]?\s*\S", re.IGNORECASE)
+_NOT_EN = re.compile(
+    r"^(?:(?:please|pls|ok(?:ay)?)\s*,?\s+)?(?:never\s*mind|don'?t\s+(?:worry|bother|mind|know|think|care|get|"
+    r"understand|see)|do\s+not\s+(?:worry|bother|know|think))\b", re.IGNORECASE)
+_QUESTION_EN = re.compile(
+    r"^(?:why|what|how|when|where|which|who|can|could|would|should|shall|do|does|did|is|are|was|were|will)\b",
+    re.IGNORECASE)
+
+_LEAD_CN = r"(?:(?:请|以后|今后|从现在开始|从今以后|之后|记住|注意|另外|还有|并且|而且|你)\s*[，,：:]?\s*)*"
+_HIGH_CN = re.compile(_LEAD_CN + r"(?:始终|永远|一律|绝不要|绝对不要|绝不|决不|千万不要|千万别|必须|务必|总是|"
+                      r"禁止|不许|不准)")
+_NORMAL_CN = re.compile(_LEAD_CN + r"(?:不要|别|优先|尽量|最好|宁可)(?!人|的|处|紧|客气|着急|担心)")
+_FROM_NOW_ON_CN = re.compile(r"^(?:以后|今后|从现在开始|从今以后)\s*[，,：:]?\s*\S")
+_QUESTION_CN = re.compile(r"(?:吗|呢|么|吧)\s*$")
+
+_CORRECTION = re.compile(
+    r"^(?:no|nope|wrong)\s*[,.!:]|that'?s\s+(?:wrong|not\s+(?:right|correct|what\s+i)|incorrect)|"
+    r"this\s+is\s+(?:wrong|incorrect|not\s+right)|you(?:'re|\s+are)\s+wrong|(?:is|was)\s+not\s+correct|"
+    r"\bactually,?\s+(?:it|you|we|that|this)\s+should\b|\bshould\s+(?:be|have\s+been)\b.+\binstead\b|"
+    r"不对|错了|搞错|不是这样|不是这个|应该是|应该用|改成|改为|换成",
+    re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Directive:
+    """One standing instruction: the sentence, ``high`` or ``normal`` priority, and its memory category."""
+
+    text: str
+    priority: str
+    category: str
+
+    @property
+    def key(self) -> str:
+        return directive_key(self.text)
+
+
+def _strip(sentence: str) -> str:
+    return " ".join(sentence.strip().strip("-*•>").split())
+
+
+_LEAD_TEXT = re.compile(r"^(?:(?:from\s+now\s+on|going\s+forward|henceforth|please|pls|also|ok(?:ay)?|and)\b\s*[,:]?\s*"
+                        r"|(?:请|以后|今后|从现在开始|从今以后)\s*[，,：:]?\s*)+", re.IGNORECASE)
+
+
+def _rule_text(text: str) -> str:
+    """The instruction without lead words ("From now on, never…" → "Never…")."""
+    rule = _LEAD_TEXT.sub("", text).strip() or text
+    return rule[0].upper() + rule[1:] if rule[0].isascii() else rule
+
+
+def _is_question(sentence: str) -> bool:
+    return sentence.endswith(("?", "？")) or bool(_QUESTION_EN.match(sentence)) or bool(_QUESTION_CN.search(sentence))
+
+
+def classify(sentence: str) -> Directive | None:
+    """The directive in one sentence, or None."""
+    text = _strip(sentence)
+    if len(text) < 6 or len(text) > MAX_DIRECTIVE_CHARS or _is_question(text) or _NOT_EN.match(text):
+        return None
+    preference = bool(re.search(r"prefer|rather than|instead of|优先|尽量|最好|宁可", text, re.IGNORECASE))
+    category = "preference" if preference else "constraint"
+    if _HIGH_EN.match(text) or _HIGH_CN.match(text):
+        return Directive(_rule_text(text), "high", category)
+    if _NORMAL_EN.match(text) or _NORMAL_CN.match(text) or _FROM_NOW_ON_EN.match(text) or _FROM_NOW_ON_CN.match(text):
+        return Directive(_rule_text(text), "normal", category)
+    return None
+
+
+def detect_directives(prompt: str) -> list[Directive]:
+    """Every standing instruction in ``prompt``, deduplicated, in order."""
+    if not prompt:
+        return []
+    found: list[Directive] = []
+    keys: set[str] = set()
+    for sentence in _SENTENCES.split(prompt[:20_000]):
+        directive = classify(sentence)
+        if directive is not None and directive.key not in keys:
+            keys.add(directive.key)
+            found.append(directive)
+    return found
+
+
+def detect_correction(prompt: str) -> str | None:
+    """The prompt's first sentences when it corrects the agent ("no, that's wrong…", 不对…), else None."""
+    head = _strip(prompt[:2000])
+    if not head or not _CORRECTION.search(head[:400]):
+        return None
+    return head[:500]
+
+
+def directive_key(text: str) -> str:
+    """A key equal for the same instruction written with other case, spacing, punctuation or lead words."""
+    normal = unicodedata.normalize("NFKC", text).lower()
+    normal = re.sub(r"^(?:(?:please|pls|ok(?:ay)?|also|and|from now on|going forward|请|以后|今后|从现在开始)\W*)+",
+                    "", normal)
+    normal = re.sub(r"[\W_]+", "", normal)
+    return hashlib.sha1(normal.encode("utf-8")).hexdigest()[:12]

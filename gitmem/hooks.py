@@ -1,0 +1,587 @@
+"""Claude Code hook handlers: what gitmem does on each event, given the event's JSON payload.
+
+Each handler returns the JSON object to print (Claude Code's hook output schema) or None to print nothing.
+:mod:`gitmem.hookmain` is the process entry point around them: it reads stdin, calls :func:`dispatch`, and turns
+every failure into exit 0 plus one line on stderr. Events and what they do:
+
+- ``session-start``: the user's directives for the project, the project summary, the recall block and a pointer
+  to ``gitmem search`` as ``additionalContext``; once per project per session, again after ``compact``/``clear``.
+- ``user-prompt-submit``: standing instructions become pending directives of the session; corrections are appended
+  to ``local/candidates.jsonl``.
+- ``pre-tool-use`` / ``post-tool-use``: one observation line per call, hot paths.
+- ``pre-compact``: a ``systemMessage`` with the high-priority directives.
+- ``stop`` / ``session-end``: the session's pending directives become one commit with a ``Gitmem-Session`` trailer.
+
+Directives are memories with the tag ``directive`` (type ``feedback``, category ``constraint`` or ``preference``,
+importance 5 for high priority and 4 for normal) under the project's memory folder, with an id derived from the
+project and the normalised instruction, so the same instruction is stored once.
+
+The per-tool-call path imports only the standard library, :mod:`gitmem.observe` and :mod:`gitmem.redact`; the
+configuration, the store and recall load only for the events that need them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gitmem import observe
+from gitmem.errors import GitmemError, RepoNotFoundError
+
+if TYPE_CHECKING:
+    from gitmem.api import Repository
+    from gitmem.config import Config
+    from gitmem.documents import Memory
+
+#: command-line event name → Claude Code's ``hook_event_name``
+EVENTS: dict[str, str] = {
+    "session-start": "SessionStart",
+    "user-prompt-submit": "UserPromptSubmit",
+    "pre-tool-use": "PreToolUse",
+    "post-tool-use": "PostToolUse",
+    "pre-compact": "PreCompact",
+    "stop": "Stop",
+    "session-end": "SessionEnd",
+}
+_BY_CLAUDE_NAME = {v.lower(): k for k, v in EVENTS.items()}
+#: characters of the project summary injected at session start
+SUMMARY_CHARS = 650
+#: recall blocks kept in ``local/recall-cache.json``
+RECALL_CACHE_SIZE = 50
+DIRECTIVE_TAG = "directive"
+_FILE_KEYS = ("file_path", "notebook_path", "path")
+_SETTING_KEYS = re.compile(rb"(?m)^\s*(?:[\w.\"']*\.)?[\"']?(repo|project|extra_patterns)[\"']?\s*=")
+
+
+class HookInputError(GitmemError):
+    """The hook's input (event name or JSON payload) is unusable."""
+
+
+def event_name(name: str) -> str | None:
+    """``session-start``, ``SessionStart`` or ``session_start`` → ``session-start``; None for unknown events."""
+    key = name.strip().replace("_", "-").lower()
+    if key in EVENTS:
+        return key
+    return _BY_CLAUDE_NAME.get(key.replace("-", ""))
+
+
+class Context:
+    """Where a hook runs: the memory repository, settings, session and working directory.
+
+    The full configuration is read only when a handler needs it, or when cheap checks cannot rule out a
+    ``.memrepo`` file or a user/repository setting that changes the repository, project or redaction."""
+
+    def __init__(self, *, env: Mapping[str, str], home: Path, cwd: Path, repo_option: Path | None = None,
+                 session_id: str = "") -> None:
+        self.env = env
+        self.home = home
+        self.cwd = cwd
+        self.repo_option = repo_option
+        self.session_id = session_id
+        self._config: Config | None = None
+        self._repository: Repository | None = None
+        self._project: str | None = None
+        self.repo, self.extra_patterns, self.project_override = self._settings()
+
+    def _settings(self) -> tuple[Path, tuple[str, ...], str]:
+        fast = self._fast_repo()
+        if fast is not None:
+            return fast, (), ""
+        config = self.config
+        return config.repo, tuple(config.redaction.extra_patterns), config.project
+
+    def _fast_repo(self) -> Path | None:
+        """The repository path when it can be found without parsing any TOML, else None."""
+        if self.repo_option is not None:
+            repo = self.repo_option.expanduser().resolve()
+        elif self.env.get("GITMEM_REPO"):
+            repo = Path(self.env["GITMEM_REPO"]).expanduser().resolve()
+        else:
+            repo = self.home / ".gitmem"
+        if any((d / ".memrepo").is_file() for d in (self.cwd, *self.cwd.parents)):
+            return None
+        for settings in (self.user_config_file(), repo / "gitmem.toml"):
+            try:
+                if _SETTING_KEYS.search(settings.read_bytes()):
+                    return None
+            except FileNotFoundError:
+                continue
+            except OSError:
+                return None
+        return repo
+
+    def user_config_file(self) -> Path:
+        config_home = self.env.get("XDG_CONFIG_HOME")
+        if self.env.get("GITMEM_CONFIG"):
+            return Path(self.env["GITMEM_CONFIG"]).expanduser()
+        return (Path(config_home) if config_home else self.home / ".config") / "gitmem" / "config.toml"
+
+    def settings_fingerprint(self) -> str:
+        """The contents of every settings file that applies here (user config, ``gitmem.toml``, ``.memrepo``)."""
+        memrepo = next((d / ".memrepo" for d in (self.cwd, *self.cwd.parents) if (d / ".memrepo").is_file()), None)
+        parts = []
+        for path in (self.user_config_file(), self.repo / "gitmem.toml", memrepo):
+            try:
+                parts.append(path.read_bytes().decode("utf-8", "replace") if path is not None else "")
+            except OSError:
+                parts.append("")
+        return "\0".join(parts)
+
+    @property
+    def config(self) -> Config:
+        if self._config is None:
+            from gitmem.config import discover
+
+            self._config = discover(env=self.env, cwd=self.cwd, home=self.home, repo=self.repo_option)
+        return self._config
+
+    @property
+    def exists(self) -> bool:
+        return (self.repo / ".git").is_dir()
+
+    def require_repo(self) -> None:
+        if not self.exists:
+            raise RepoNotFoundError(f"no memory repository at {self.repo}", f"create it with: gitmem init {self.repo}")
+
+    @property
+    def local(self) -> Path:
+        return observe.local_dir(self.repo)
+
+    @property
+    def repository(self) -> Repository:
+        if self._repository is None:
+            from gitmem.api import Repository
+
+            self.require_repo()
+            self._repository = Repository(self.config, lock_timeout=2.0)
+        return self._repository
+
+    @property
+    def project(self) -> str:
+        """The project id for the working directory (cached per directory in ``local/``)."""
+        if self._project is None:
+            if self.project_override:
+                self._project = self.project_override
+            else:
+                key = str(self.cwd)
+                cached = observe.cached_project(self.local, key)
+                if cached is None:
+                    from gitmem.codebase import code_context
+
+                    cached = code_context(self.cwd).project
+                    observe.remember_project(self.local, key, cached)
+                self._project = cached
+        return self._project
+
+
+# -- helpers ---------------------------------------------------------------------------------------------
+def directive_id(project: str, key: str) -> str:
+    """The memory id of a directive: the same instruction in the same project always gets the same id."""
+    import hashlib
+
+    return "directive-" + hashlib.sha1(f"{project}\n{key}".encode()).hexdigest()[:12]
+
+
+def _priority(memory: Memory) -> str:
+    return "high" if memory.importance >= 5 else "normal"
+
+
+def stored_directives(ctx: Context, project: str) -> list[Memory]:
+    """The committed, active directives of ``project`` and the global ones.
+
+    Only files named ``directive-*.md`` in the two folders are read (not every memory), so this stays fast in
+    a repository of 10k memories; a directive made by hand needs such an id (``--id directive-...``) and the tag."""
+    ctx.require_repo()
+    files = sorted((ctx.repo / "memories").glob("*/directive-*.md"))
+    if not files:
+        return []
+    from gitmem import documents as docs
+
+    found: list[Memory] = []
+    folders = {docs.project_dir(project), docs.project_dir("")}
+    for path in files:
+        if path.parent.name in folders:
+            try:
+                memory = docs.loads(path.read_text("utf-8"), path.relative_to(ctx.repo).as_posix())
+            except (GitmemError, OSError, UnicodeDecodeError) as exc:
+                log(ctx, f"skipped {path.name}: {exc}")
+                continue
+            if DIRECTIVE_TAG in memory.tags and not memory.deprecated and memory.project in (project, ""):
+                found.append(memory)
+    return found
+
+
+def directives_for(ctx: Context, project: str) -> list[tuple[str, str]]:
+    """(priority, text) of the project's and the global directives, committed and pending, high first."""
+    seen: set[str] = set()
+    found: list[tuple[str, str]] = []
+    for memory in stored_directives(ctx, project):
+        seen.add(memory.id)
+        found.append((_priority(memory), memory.text))
+    for session in observe.all_sessions(ctx.local).values():
+        for item in session.get("pending", []):
+            if not isinstance(item, dict) or item.get("project") != project:
+                continue
+            memory_id = directive_id(project, str(item.get("key", "")))
+            if memory_id not in seen:
+                seen.add(memory_id)
+                found.append((str(item.get("priority", "normal")), str(item.get("text", ""))))
+    found.sort(key=lambda pair: pair[0] != "high")
+    return found
+
+
+def render_directives(directives: list[tuple[str, str]]) -> str:
+    if not directives:
+        return ""
+    lines = ["## Standing instructions from the user (follow them)"]
+    lines += [f"- {'[high] ' if priority == 'high' else ''}{' '.join(text.split())}" for priority, text in directives]
+    return "\n".join(lines) + "\n"
+
+
+def project_summary(ctx: Context, project: str) -> str:
+    """The body of ``projects/<project>.md`` (without frontmatter), cut to 650 characters."""
+    path = ctx.repo / "projects" / f"{project}.md"
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+    if text.startswith("---"):
+        end = text.find("\n---", 3)
+        text = text[end + 4:] if end >= 0 else ""
+    text = text.strip()
+    if len(text) > SUMMARY_CHARS:
+        text = text[: SUMMARY_CHARS - 1].rstrip() + "…"
+    return f"## Project memory ({project})\n{text}\n" if text else ""
+
+
+def render_hot_paths(ctx: Context, project: str, limit: int = 8) -> str:
+    """The files most used in this project lately (relative to the cwd when inside it), as one line."""
+    paths = observe.hot_paths(ctx.local, project, str(ctx.cwd), limit=limit)
+    if not paths:
+        return ""
+    shown = []
+    for path in paths:
+        try:
+            shown.append(Path(path).relative_to(ctx.cwd).as_posix())
+        except ValueError:
+            shown.append(path)
+    return "Files used most in this project lately: " + ", ".join(shown) + "\n"
+
+
+def recent_errors(repo: Path, limit: int = 5) -> list[str]:
+    """The last ``limit`` lines of ``local/gitmem.log`` that start an entry (for ``doctor``-style reports)."""
+    try:
+        lines = (repo / "local" / "gitmem.log").read_text("utf-8", "replace").splitlines()
+    except OSError:
+        return []
+    return [line for line in lines if line[:4].isdigit()][-limit:]
+
+
+def _render_memory(memory: Memory) -> str:
+    text = " ".join(memory.text.split())
+    extra = "".join(f" {label}: {value}" for label, value in (("Why:", memory.why), ("How:", memory.how)) if value)
+    scope = memory.type + (f", {memory.project}" if memory.project else "")
+    return f"- [{scope}] {text}{extra} (id: {memory.id})"
+
+
+def fallback_block(ctx: Context, project: str) -> str:
+    """Recall without the search index: the project's and the global memories by importance, then recency."""
+    repo = ctx.repository
+    settings = ctx.config.recall
+    memories = [m for m in repo.list(project=project) + repo.list(project="") if DIRECTIVE_TAG not in m.tags]
+    memories.sort(key=lambda m: (m.importance, m.updated), reverse=True)
+    lines: list[str] = []
+    size = 0
+    for memory in memories[: settings.top_k]:
+        line = _render_memory(memory)
+        if size + len(line) > settings.budget * 4:  # about four characters a token
+            break
+        lines.append(line)
+        size += len(line)
+    return f"## Memories from gitmem ({project})\n" + "\n".join(lines) + "\n" if lines else ""
+
+
+def _git_head(git_dir: Path) -> str:
+    """``ref@sha`` (or the detached SHA) of a repository, read from its files; "" when unreadable."""
+    try:
+        head = (git_dir / "HEAD").read_text("utf-8").strip()
+        if not head.startswith("ref: "):
+            return head
+        ref = head[5:].strip()
+        loose = git_dir / ref
+        if loose.is_file():
+            return f"{ref}@{loose.read_text('utf-8').strip()}"
+        packed = git_dir / "packed-refs"
+        if packed.is_file():
+            for line in packed.read_text("utf-8").splitlines():
+                if line.endswith(" " + ref):
+                    return f"{ref}@{line.split()[0]}"
+        return f"{ref}@"
+    except OSError:
+        return ""
+
+
+def recall_cache_key(ctx: Context, project: str) -> str:
+    """What the recall block depends on: both repositories' HEADs, the cwd, the project, the settings files and
+    the date ("" when a HEAD cannot be read, which switches the cache off)."""
+    import hashlib
+
+    memory_head = _git_head(ctx.repo / ".git")
+    code_git = next((d / ".git" for d in (ctx.cwd, *ctx.cwd.parents) if (d / ".git").exists()), None)
+    code_head = _git_head(code_git) if code_git is not None and code_git.is_dir() else ("none" if code_git is None
+                                                                                          else "")
+    if not memory_head or not code_head:
+        return ""
+    parts = (memory_head, code_head, str(ctx.cwd), project, ctx.settings_fingerprint(), observe.now_iso()[:10])
+    return hashlib.sha1("\n".join(parts).encode("utf-8")).hexdigest()
+
+
+def recall_block(ctx: Context, project: str) -> tuple[str, str]:
+    """(block, search query) from recall, or from :func:`fallback_block` when recall cannot run.
+
+    A block is cached in ``local/recall-cache.json`` under :func:`recall_cache_key` for the day, so a session
+    that starts while neither repository moved gets it without loading the index or the embedding model."""
+    key = recall_cache_key(ctx, project)
+    cache_file = ctx.local / "recall-cache.json"
+    if key:
+        hit = observe.read_json(cache_file).get(key)
+        if isinstance(hit, dict) and isinstance(hit.get("text"), str):
+            return hit["text"], str(hit.get("query", ""))
+    try:
+        result = ctx.repository.recall(cwd=ctx.cwd)
+    except Exception as exc:  # the index may be missing, rebuilding or broken: degrade, never fail the session
+        log(ctx, f"recall failed, using the plain list: {type(exc).__name__}: {exc}")
+        return fallback_block(ctx, project), ""
+    if key:
+        def store(data: dict[str, Any]) -> None:
+            data.pop(key, None)
+            data[key] = {"text": result.text, "query": result.query}
+            for old in list(data)[: max(0, len(data) - RECALL_CACHE_SIZE)]:
+                del data[old]
+
+        try:
+            observe.update_json(cache_file, store, timeout=1.0)
+        except Exception as exc:  # a cache that cannot be written only costs time
+            log(ctx, f"recall cache not written: {type(exc).__name__}: {exc}")
+    return result.text, result.query
+
+
+def log(ctx: Context, message: str) -> None:
+    """Append one line to the local log (best effort)."""
+    path = log_path(ctx.repo if ctx.exists else None, ctx.env, ctx.home)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(f"{observe.now_iso()} hook: {message}\n")
+    except OSError:
+        pass
+
+
+def log_path(repo: Path | None, env: Mapping[str, str], home: Path) -> Path:
+    """``<repo>/local/gitmem.log``, or ``$XDG_STATE_HOME/gitmem/gitmem.log`` without a repository."""
+    if repo is not None:
+        return repo / "local" / "gitmem.log"
+    state = Path(env.get("XDG_STATE_HOME") or home / ".local" / "state")
+    return state / "gitmem" / "gitmem.log"
+
+
+def _context_output(event: str, text: str) -> dict[str, Any]:
+    return {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": text}}
+
+
+# -- handlers --------------------------------------------------------------------------------------------
+def session_start(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
+    ctx.require_repo()
+    source = str(payload.get("source") or "startup")
+    project = ctx.project
+    session = observe.get_session(ctx.local, ctx.session_id) if ctx.session_id else {}
+    if project in session.get("injected", []) and source not in ("compact", "clear"):
+        return None
+    parts = [render_directives(directives_for(ctx, project)), project_summary(ctx, project),
+             render_hot_paths(ctx, project)]
+    block, query = recall_block(ctx, project)
+    parts.append(block)
+    query = query or project
+    parts.append(f'Search more memories with: gitmem search "{query[:80]}" (memory repo {ctx.repo}; '
+                 f"project {project})\n")
+    text = "\n".join(p for p in parts if p)
+    if ctx.session_id:
+        def mark(entry: dict[str, Any]) -> None:
+            injected = [p for p in entry.get("injected", []) if p != project]
+            entry.update(injected=[*injected, project], project=project, cwd=str(ctx.cwd), source=source,
+                         started=entry.get("started") or observe.now_iso())
+
+        observe.update_session(ctx.local, ctx.session_id, mark)
+    return _context_output("session-start", text)
+
+
+def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
+    from gitmem.directives import detect_correction, detect_directives
+
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        return None
+    directives = detect_directives(prompt)
+    correction = detect_correction(prompt)
+    if not directives and correction is None:
+        return None
+    ctx.require_repo()
+    project = ctx.project
+    if directives:
+        items = [{"text": observe.summarise(d.text, 400, ctx.extra_patterns), "priority": d.priority,
+                  "category": d.category, "key": d.key, "project": project, "time": observe.now_iso()}
+                 for d in directives]
+
+        def add(entry: dict[str, Any]) -> None:
+            pending = [p for p in entry.get("pending", []) if isinstance(p, dict)]
+            keys = {(p.get("project"), p.get("key")) for p in pending}
+            for item in items:
+                if (item["project"], item["key"]) not in keys:
+                    pending.append(item)
+                else:  # restated: keep the higher priority
+                    for p in pending:
+                        if (p.get("project"), p.get("key")) == (item["project"], item["key"]) and \
+                                item["priority"] == "high":
+                            p["priority"] = "high"
+            entry["pending"] = pending
+
+        observe.update_session(ctx.local, ctx.session_id or "unknown", add)
+    if correction is not None:
+        observe.append_line(ctx.local / "candidates.jsonl", {
+            "kind": "correction", "session": ctx.session_id, "time": observe.now_iso(), "project": project,
+            "cwd": str(ctx.cwd), "text": observe.summarise(correction, 500, ctx.extra_patterns),
+        })
+    return None
+
+
+def _observe(ctx: Context, payload: dict[str, Any], phase: str) -> None:
+    ctx.require_repo()
+    tool_input = payload.get("tool_input")
+    record: dict[str, Any] = {
+        "session": ctx.session_id, "time": observe.now_iso(), "phase": phase, "tool": str(payload.get("tool_name", "")),
+        "input": observe.summarise(tool_input, observe.SUMMARY_CHARS, ctx.extra_patterns),
+    }
+    if phase == "post":
+        record["output"] = observe.summarise(payload.get("tool_response"), observe.SUMMARY_CHARS, ctx.extra_patterns)
+    record.update(cwd=str(ctx.cwd), project=ctx.project)
+    for key in ("tool_use_id", "agent_id"):
+        if payload.get(key):
+            record[key] = str(payload[key])
+    observe.append_observation(ctx.local, record)
+    if phase == "post" and isinstance(tool_input, dict):
+        path = next((tool_input[k] for k in _FILE_KEYS if isinstance(tool_input.get(k), str)), None)
+        if path:
+            observe.touch_hot_path(ctx.local, ctx.project, path)
+
+
+def pre_tool_use(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
+    _observe(ctx, payload, "pre")
+    return None
+
+
+def post_tool_use(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
+    _observe(ctx, payload, "post")
+    return None
+
+
+def pre_compact(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
+    ctx.require_repo()
+    project = ctx.project
+    if ctx.session_id:
+        def mark(entry: dict[str, Any]) -> None:
+            entry["compacted"] = [*entry.get("compacted", []), observe.now_iso()][-20:]
+            entry["injected"] = []  # the context is about to go: the next SessionStart injects again
+
+        observe.update_session(ctx.local, ctx.session_id, mark)
+    high = [(p, t) for p, t in directives_for(ctx, project) if p == "high"]
+    if not high:
+        return None
+    lines = "\n".join(f"- {' '.join(text.split())}" for _, text in high)
+    return {"systemMessage": f"gitmem: standing instructions for {project} (kept across compaction):\n{lines}"}
+
+
+def commit_session(ctx: Context) -> str:
+    """Commit the session's pending directives as one commit; returns its SHA ("" when there was nothing)."""
+    from dataclasses import replace
+
+    from gitmem import documents as docs
+
+    ctx.require_repo()
+    session = observe.get_session(ctx.local, ctx.session_id)
+    pending = [p for p in session.get("pending", []) if isinstance(p, dict) and p.get("text")]
+    if not pending:
+        return ""
+    memories = []
+    for item in pending:
+        project = str(item.get("project", ""))
+        priority = str(item.get("priority", "normal"))
+        memories.append(docs.make_memory(
+            str(item["text"]), id=directive_id(project, str(item.get("key", ""))), type="feedback",
+            category=str(item.get("category", "constraint")), importance=5 if priority == "high" else 4,
+            tags=[DIRECTIVE_TAG], project=project, source="hook", source_ref=ctx.session_id,
+            description=f"directive ({priority} priority) stated by the user",
+        ))
+
+    def keep_stronger(old: docs.Memory, new: docs.Memory) -> docs.Memory | None:
+        if not old.deprecated and old.importance >= new.importance:
+            return None  # already known at this priority: no new commit
+        return replace(new, created=old.created)
+
+    count = len(memories)
+    sha, _written = ctx.repository.commit_batch(
+        memories, subject=f"session: {count} directive{'s' if count != 1 else ''} from the user", op="extract",
+        source=f"hook:{ctx.session_id}", trailers={"Gitmem-Session": ctx.session_id},
+        body="\n".join(f"- {' '.join(str(p['text']).split())[:100]}" for p in pending), merge=keep_stronger,
+    )
+    done = {(p.get("project"), p.get("key")) for p in pending}
+
+    def clear(entry: dict[str, Any]) -> None:
+        entry["pending"] = [p for p in entry.get("pending", [])
+                            if isinstance(p, dict) and (p.get("project"), p.get("key")) not in done]
+        if sha:
+            entry["commits"] = [*entry.get("commits", []), sha][-20:]
+
+    observe.update_session(ctx.local, ctx.session_id, clear)
+    return sha
+
+
+def stop(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
+    if ctx.session_id:
+        commit_session(ctx)
+    return None
+
+
+def session_end(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
+    if ctx.session_id:
+        commit_session(ctx)
+        observe.update_session(ctx.local, ctx.session_id,
+                               lambda e: e.update(ended=observe.now_iso(), reason=str(payload.get("reason", ""))))
+    return None
+
+
+HANDLERS: dict[str, Callable[[Context, dict[str, Any]], dict[str, Any] | None]] = {
+    "session-start": session_start,
+    "user-prompt-submit": user_prompt_submit,
+    "pre-tool-use": pre_tool_use,
+    "post-tool-use": post_tool_use,
+    "pre-compact": pre_compact,
+    "stop": stop,
+    "session-end": session_end,
+}
+
+
+def make_context(payload: Mapping[str, Any], *, env: Mapping[str, str], home: Path, cwd: Path,
+                 repo_option: Path | None = None) -> Context:
+    """The context for a payload: its ``cwd`` (else the process's) and ``session_id``."""
+    where = payload.get("cwd")
+    directory = Path(where) if isinstance(where, str) and where and Path(where).is_dir() else cwd
+    session = payload.get("session_id")
+    session_id = re.sub(r"[^\w.:-]", "_", str(session))[:100] if isinstance(session, str | int) else ""
+    return Context(env=env, home=home, cwd=directory.resolve(), repo_option=repo_option, session_id=session_id)
+
+
+def dispatch(event: str, ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """Run the handler of ``event`` (a key of :data:`EVENTS`)."""
+    return HANDLERS[event](ctx, payload)
