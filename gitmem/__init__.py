@@ -26,9 +26,9 @@ from gitmem.errors import GitmemError
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from gitmem.api import Repository
     from gitmem.config import Config
     from gitmem.documents import Memory
-    from gitmem.api import Repository
     from gitmem.store import MemoryRepo
 
 __all__ = ["Config", "GitmemError", "Memory", "MemoryRepo", "Repository", "__version__", "init", "open"]
