@@ -148,6 +148,7 @@ def main() -> None:
     """Console-script entry point."""
     from gitmem import cli_hooks  # noqa: F401, I001  (registers hook, install claude, uninstall claude)
     from gitmem import cli_search  # noqa: F401  (registers search, recall, reindex, model)
+    from gitmem import cli_learn  # noqa: F401  (registers instincts, evolve, capture, gc, compact, digest)
 
     cli(prog_name="gitmem")
 

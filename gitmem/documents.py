@@ -29,14 +29,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-import secrets
 import unicodedata
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
+from functools import cache
 from typing import Any
-
-import frontmatter
-import yaml
 
 from gitmem.errors import DocumentError, ValidationError
 
@@ -62,9 +59,18 @@ _WHY = "**Why:**"
 _HOW = "**How to apply:**"
 # Letters, digits and CJK/kana/hangul; used both for slugs and to decide whether an id can be a file name as is.
 _WORD = r"0-9a-z\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_SAFE_ID = re.compile(rf"^[{_WORD}][{_WORD}._-]{{0,99}}$")
-_NON_WORD = re.compile(rf"[^{_WORD}]+")
-_NON_WORD_DOT = re.compile(rf"[^{_WORD}.]+")
+
+@cache
+def _pattern(name: str) -> re.Pattern[str]:
+    """The file-name patterns, compiled on first use (the CJK ranges cost ~2-4 ms each to compile, which a
+    search that never writes a file should not pay)."""
+    return re.compile({
+        "safe_id": rf"^[{_WORD}][{_WORD}._-]{{0,99}}$",
+        "non_word": rf"[^{_WORD}]+",
+        "non_word_dot": rf"[^{_WORD}.]+",
+    }[name])
+
+
 _RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
 
 
@@ -105,7 +111,7 @@ def slugify(text: str, max_length: int = 48, *, keep_dots: bool = False) -> str:
 
     ``keep_dots`` keeps inner dots (for host names in project ids: ``github.com-acme-shop``)."""
     normal = unicodedata.normalize("NFKC", text).lower()
-    slug = (_NON_WORD_DOT if keep_dots else _NON_WORD).sub("-", normal).strip("-.")
+    slug = _pattern("non_word_dot" if keep_dots else "non_word").sub("-", normal).strip("-.")
     slug = re.sub(r"\.{2,}", ".", slug)
     if len(slug) > max_length:
         slug = slug[:max_length].rstrip("-")
@@ -114,13 +120,15 @@ def slugify(text: str, max_length: int = 48, *, keep_dots: bool = False) -> str:
 
 def new_id(text: str) -> str:
     """A fresh id: a slug of the text and 6 random hex digits, e.g. ``use-postgresql-not-mysql-3f9a1c``."""
+    import secrets
+
     slug = slugify(text, 40) or "memory"
     return f"{slug}-{secrets.token_hex(3)}"
 
 
 def is_safe_id(value: str) -> bool:
     """Whether ``value`` can be used as a file name unchanged on every platform."""
-    return bool(_SAFE_ID.match(value)) and ".." not in value and value.split(".")[0] not in _RESERVED
+    return bool(_pattern("safe_id").match(value)) and ".." not in value and value.split(".")[0] not in _RESERVED
 
 
 def file_stem(memory_id: str) -> str:
@@ -353,6 +361,8 @@ def make_memory(
 
 def dumps(memory: Memory) -> str:
     """Serialise a memory to its file text (stable key order, UTF-8, Unix newlines)."""
+    import frontmatter  # PyYAML and frontmatter load only when a file is written or read
+
     meta: dict[str, Any] = {}
     values = {
         "id": memory.id, "name": memory.title, "description": memory.description, "type": memory.type,
@@ -385,6 +395,9 @@ def dumps(memory: Memory) -> str:
 
 def loads(text: str, path: str = "<memory>") -> Memory:
     """Parse a memory file. Raises :class:`DocumentError` naming ``path`` and what is wrong."""
+    import frontmatter
+    import yaml
+
     try:
         post = frontmatter.loads(text)
     except yaml.YAMLError as exc:

@@ -558,7 +558,31 @@ def session_end(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
         commit_session(ctx)
         observe.update_session(ctx.local, ctx.session_id,
                                lambda e: e.update(ended=observe.now_iso(), reason=str(payload.get("reason", ""))))
+        spawn_learning(ctx, payload)
     return None
+
+
+#: seconds the detached session-end learner may run before it ends itself
+LEARN_TIMEOUT = 60
+
+
+def spawn_learning(ctx: Context, payload: dict[str, Any]) -> None:
+    """Hand the session's learning (instincts, capture from the transcript, evolve) to a detached process that
+    ends itself after :data:`LEARN_TIMEOUT` seconds; the hook never waits for it. ``GITMEM_LEARN=0`` turns it off."""
+    import subprocess
+    import sys
+
+    if ctx.env.get("GITMEM_LEARN", "1") == "0":
+        return
+    args = [sys.executable, "-m", "gitmem", "--repo", str(ctx.repo), "learn-session", "--session", ctx.session_id,
+            "--project", ctx.project, "--timeout", str(LEARN_TIMEOUT)]
+    transcript = payload.get("transcript_path")
+    if isinstance(transcript, str) and transcript:
+        args += ["--transcript", transcript]
+    ctx.local.mkdir(parents=True, exist_ok=True)
+    with (ctx.local / "gitmem.log").open("ab") as log_file:
+        subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_file,
+                         start_new_session=True, close_fds=True, cwd=str(ctx.repo), env=dict(ctx.env))
 
 
 HANDLERS: dict[str, Callable[[Context, dict[str, Any]], dict[str, Any] | None]] = {

@@ -1,0 +1,772 @@
+"""The search index: tantivy BM25 with a CJK-aware analyzer plus cached embedding vectors, kept in step with the
+memory repository's HEAD.
+
+Everything lives under ``<repo>/.cache/`` (ignored by git, rebuildable at any time)::
+
+    .cache/search/tantivy/          the tantivy index (one document per memory file)
+    .cache/search/state.bin         path → [blob sha, source group, created, neighbour signature, readable, id]
+    .cache/search/HEAD              "<format> <commit sha>" of the last refresh: the ~1 ms "anything to do?" check
+    .cache/search.lock              one writer at a time across processes
+    .cache/vectors/<model-id>/      embedding shards: <name>.npy (float32, one row per memory) + <name>.json
+                                    (the git blob SHAs of those rows); COMPLETE holds the commit they cover
+
+A refresh compares the HEAD commit with ``search/HEAD``; when they differ it walks the tree under
+``memories/`` (blob SHAs only) and re-indexes the files whose SHA changed, plus their neighbours in the same
+source (session), whose context field mentions them. Vectors are keyed by (model id, blob SHA): an edit embeds
+one memory, a rename or a branch switch back embeds nothing. BM25-only searches never import numpy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import marshal
+import os
+import re
+import secrets
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import tantivy
+
+from gitmem import documents as docs
+from gitmem import ranking
+from gitmem.documents import Memory
+from gitmem.errors import DocumentError, GitmemError, SearchError, ValidationError
+from gitmem.ranking import DEFAULT_TUNING, QueryTerms, ScoreParts, TimeRange, Tuning
+
+if TYPE_CHECKING:
+    import numpy as np
+    from filelock import FileLock
+    from numpy.typing import NDArray
+
+    from gitmem.embed import Embedder
+    from gitmem.store import MemoryRepo
+
+__all__ = ["Hit", "Index", "RefreshStats", "ScoreParts", "open_index"]
+
+#: bump when the schema, the analyzer or what goes into a field changes: the index is then rebuilt
+FORMAT = 1
+#: bump when the text given to the embedding model changes: vectors are then recomputed
+VECTOR_RECIPE = 1
+MEMORY_PREFIX = f"{docs.MEMORIES_DIR}/"
+GLOBAL_PROJECT = ranking.GLOBAL_PROJECT
+TEXT_FIELDS = ("name", "description", "body", "tags", "ctx")
+Mode = Literal["hybrid", "bm25", "vector"]
+#: called with the number of memories just embedded (``tqdm.update`` fits)
+Progress = Callable[[int], object]
+_MAX_SHARDS = 8
+_MAX_SEGMENTS = 12
+_EMBED_BATCH = 64
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: the memory, its score and a snippet of its text (``highlights`` are character ranges
+    of matched terms inside ``snippet``)."""
+
+    id: str
+    score: float
+    memory: Memory
+    snippet: str
+    parts: ScoreParts
+    path: str = ""
+    highlights: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass
+class RefreshStats:
+    """What a refresh did."""
+
+    indexed: int = 0
+    removed: int = 0
+    embedded: int = 0
+    unreadable: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    rebuilt: bool = False
+
+
+# A state entry is a list (cheap to load for 100k files): [blob sha, source group, created, neighbour
+# signature, readable, id].
+_Entry = list[Any]
+SHA, GROUP, CREATED, SIG, OK, ID = range(6)
+
+
+def _entry(sha: str, group: str = "", created: int = 0, ok: bool = True, id: str = "") -> _Entry:
+    return [sha, group, created, "", ok, id]
+
+
+# -- documents -------------------------------------------------------------------------------------------
+
+def _schema() -> Any:
+    b = tantivy.SchemaBuilder()
+    for name in ("path", "sha", "key", "type", "category", "project", "scope", "tag"):
+        b.add_text_field(name, stored=name in ("path", "sha"), tokenizer_name="raw", index_option="basic")
+    for name in TEXT_FIELDS:
+        b.add_text_field(name, tokenizer_name=ranking.TOKENIZER, index_option="position")
+    for name in ("deprecated", "importance", "grp", "seq", "sha64"):
+        b.add_unsigned_field(name, indexed=True, fast=True)
+    for name in ("created", "updated"):
+        b.add_integer_field(name, indexed=True, fast=True)
+    b.add_bytes_field("doc", stored=True, indexed=False)
+    return b.build()
+
+
+def _group(memory: Memory) -> str:
+    return f"{memory.source}:{memory.source_ref}" if memory.source_ref else ""
+
+
+def _grp_hash(group: str) -> int:
+    if not group:
+        return 0
+    return int.from_bytes(hashlib.blake2b(group.encode(), digest_size=8).digest(), "big") or 1
+
+
+def _sha64(sha: str) -> int:
+    return int(sha[:16], 16)
+
+
+def _natural(value: str) -> tuple[Any, ...]:
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", value))
+
+
+def embedding_text(memory: Memory) -> str:
+    """What the embedding model sees of a memory (its cache key is the blob SHA plus :data:`VECTOR_RECIPE`)."""
+    parts = [memory.name, memory.description, memory.text]
+    if memory.why:
+        parts.append(f"Why: {memory.why}")
+    if memory.how:
+        parts.append(f"How to apply: {memory.how}")
+    if memory.tags:
+        parts.append("Tags: " + ", ".join(memory.tags))
+    return "\n".join(p for p in parts if p)
+
+
+_MEMORY_FIELDS = fields(Memory)
+_MEMORY_NAMES = frozenset(f.name for f in _MEMORY_FIELDS)
+
+
+def _memory_json(memory: Memory) -> bytes:
+    data = {f.name: getattr(memory, f.name) for f in _MEMORY_FIELDS if f.name != "extra"}  # asdict deep-copies
+    data["tags"] = list(memory.tags)
+    for key in ("created", "updated", "expires"):
+        value = getattr(memory, key)
+        data[key] = docs.format_time(value) if value else None
+    data["extra"] = memory.extra
+    return json.dumps(data, ensure_ascii=False, default=str).encode()
+
+
+def _memory_from_json(raw: bytes) -> Memory:
+    data = {k: v for k, v in json.loads(raw).items() if k in _MEMORY_NAMES}  # tolerate a Memory that gained/lost fields
+    data["tags"] = tuple(data["tags"])
+    for key in ("created", "updated", "expires"):
+        if data.get(key):
+            data[key] = datetime.fromisoformat(data[key])
+    return Memory(**data)
+
+
+def _document(memory: Memory, path: str, sha: str, grp: int, seq: int, ctx: str) -> Any:
+    d = tantivy.Document()
+    for name, value in (("path", path), ("sha", sha), ("key", memory.id), ("type", memory.type),
+                        ("category", memory.category), ("project", memory.project or GLOBAL_PROJECT),
+                        ("scope", memory.scope)):
+        d.add_text(name, value)
+    for tag in memory.tags:
+        d.add_text("tag", tag)
+    body = "\n".join(p for p in (memory.text, memory.why, memory.how) if p)
+    for name, value in (("name", memory.name), ("description", memory.description), ("body", body),
+                        ("tags", " ".join(memory.tags)), ("ctx", ctx)):
+        if value:
+            d.add_text(name, ranking.normalise(value))
+    d.add_unsigned("deprecated", int(memory.deprecated))
+    d.add_unsigned("importance", memory.importance)
+    d.add_unsigned("grp", grp)
+    d.add_unsigned("seq", seq)
+    d.add_unsigned("sha64", _sha64(sha))
+    d.add_integer("created", int(memory.created.timestamp()))
+    d.add_integer("updated", int(memory.updated.timestamp()))
+    d.add_bytes("doc", _memory_json(memory))
+    return d
+
+
+def _timeout() -> type[Exception]:
+    from filelock import Timeout
+
+    return Timeout
+
+
+def _git_blob_sha(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+# -- vectors ---------------------------------------------------------------------------------------------
+
+class _Vectors:
+    """Embedding shards of one model: ``<name>.npy`` + ``<name>.json`` (row shas); the json is written last."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.complete = root / "COMPLETE"
+
+    def load(self) -> tuple[list[str], NDArray[np.float32] | None]:
+        import numpy as np
+
+        shas: list[str] = []
+        blocks: list[NDArray[np.float32]] = []
+        for meta in sorted(self.root.glob("*.json")):
+            try:
+                rows = json.loads(meta.read_text("utf-8"))
+                block = np.load(meta.with_suffix(".npy"))
+            except (OSError, ValueError):
+                continue  # a shard being written or damaged: its memories are embedded again
+            if block.ndim == 2 and len(rows) == block.shape[0]:
+                shas.extend(rows)
+                blocks.append(block.astype(np.float32, copy=False))
+        if not blocks:
+            return [], None
+        return shas, np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
+
+    def shas(self) -> set[str]:
+        """The SHAs that have a vector (reads only the small json files)."""
+        found: set[str] = set()
+        for meta in self.root.glob("*.json"):
+            with contextlib.suppress(OSError, ValueError):
+                if meta.with_suffix(".npy").is_file():
+                    found.update(json.loads(meta.read_text("utf-8")))
+        return found
+
+    def add(self, shas: list[str], matrix: NDArray[np.float32]) -> None:
+        import numpy as np
+
+        self.root.mkdir(parents=True, exist_ok=True)
+        name = f"{int(time.time() * 1000):x}-{secrets.token_hex(3)}"
+        tmp = self.root / f".{name}.npy.tmp"
+        with tmp.open("wb") as fh:
+            np.save(fh, np.ascontiguousarray(matrix, dtype=np.float32))
+        os.replace(tmp, self.root / f"{name}.npy")
+        _atomic_write(self.root / f"{name}.json", json.dumps(shas).encode())
+
+    def compact(self, live: set[str]) -> None:
+        """Merge the shards into one holding only ``live`` rows (the caller holds the index lock)."""
+        metas = sorted(self.root.glob("*.json"))
+        if len(metas) <= _MAX_SHARDS:
+            return
+        import numpy as np
+
+        shas, matrix = self.load()
+        if matrix is None:
+            return
+        keep: dict[str, int] = {}
+        for row, sha in enumerate(shas):
+            if sha in live:
+                keep[sha] = row
+        self.add(list(keep), matrix[list(keep.values())] if keep else np.zeros((0, matrix.shape[1]), np.float32))
+        for meta in metas:
+            meta.unlink(missing_ok=True)
+            meta.with_suffix(".npy").unlink(missing_ok=True)
+
+
+# -- the index -------------------------------------------------------------------------------------------
+
+class Index:
+    """Search over one memory repository. Cheap to create; the tantivy index opens on first use.
+
+    ``embedder``: ``"auto"`` (the model ``repo.config.embedding`` names, loaded on the first hybrid or vector
+    search), ``None`` (BM25 only) or an :class:`~gitmem.embed.Embedder`. ``lock_wait``: how long a search waits
+    for another process that is updating the index before it searches the existing index as it is.
+    ``progress(n)`` is called with each batch of ``n`` memories embedded (``tqdm.update`` fits)."""
+
+    def __init__(self, repo: MemoryRepo, *, embedder: Embedder | str | None = "auto", lock_wait: float = 2.0,
+                 progress: Progress | None = None, tuning: Tuning = DEFAULT_TUNING) -> None:
+        self.repo = repo
+        self.root = repo.path / ".cache"
+        self.dir = self.root / "search"
+        self.lock_wait = lock_wait
+        self.progress = progress
+        self.tuning = tuning
+        #: one-line messages for the user (BM25 fallback, stale index); each is added once
+        self.notices: list[str] = []
+        #: files under memories/ that could not be read, as found by the last refresh
+        self.warnings: list[str] = []
+        #: True when the last search ran on an index another process was still updating
+        self.stale = False
+        self._embedder: Embedder | None = None if isinstance(embedder, str) or embedder is None else embedder
+        self._embedder_resolved = not isinstance(embedder, str) or embedder.strip().lower() == "none"
+        self._analyzer = ranking.build_analyzer()
+        self._schema = _schema()
+        self._index: Any = None
+        self._seen = ""  # the HEAD this object's reader last reloaded at
+        self._vectors: tuple[str, list[str], Any] | None = None  # (marker, row shas, matrix)
+
+    # -- paths and small files ----------------------------------------------------------------------
+    @property
+    def _tantivy_dir(self) -> Path:
+        return self.dir / "tantivy"
+
+    @property
+    def _head_file(self) -> Path:
+        return self.dir / "HEAD"
+
+    def _lock(self, timeout: float) -> FileLock:
+        from filelock import FileLock  # only writers pay for the import
+
+        self.root.mkdir(exist_ok=True)
+        return FileLock(str(self.root / "search.lock"), timeout=timeout)
+
+    def _current_head(self) -> str:
+        git = self.repo.git
+        head: bytes | None = git.head()  # reads the ref files directly: ~0.1 ms, no dulwich
+        return head.decode() if head else ""
+
+    def _marker(self) -> str:
+        try:
+            return self._head_file.read_text("utf-8")
+        except OSError:
+            return ""
+
+    def _is_current(self, head: str) -> bool:
+        return self._marker() == f"{FORMAT} {head}" and (self._tantivy_dir / "meta.json").is_file()
+
+    def _open(self, create: bool = False) -> Any:
+        if self._index is None or create:
+            path = self._tantivy_dir
+            if create:
+                path.mkdir(parents=True, exist_ok=True)
+            try:
+                index = tantivy.Index(self._schema, path=str(path), reuse=True)
+            except ValueError:
+                if not create:
+                    raise
+                shutil.rmtree(path, ignore_errors=True)
+                path.mkdir(parents=True, exist_ok=True)
+                index = tantivy.Index(self._schema, path=str(path), reuse=False)
+            index.register_tokenizer(ranking.TOKENIZER, self._analyzer)
+            self._index = index
+        return self._index
+
+    # -- refresh -------------------------------------------------------------------------------------
+    def refresh(self, *, wait: float | None = None) -> RefreshStats:
+        """Bring the index up to the repository's HEAD (nothing to do costs one ref read and one small file).
+
+        When another process holds the index lock longer than ``wait`` (default ``lock_wait``) and an index
+        exists, returns without writing and sets :attr:`stale`."""
+        started = time.perf_counter()
+        self.stale = False
+        head = self._current_head()
+        if self._is_current(head):
+            if self._index is None or self._seen != head:  # another process may have updated it: see its commit
+                self._open().reload()
+                self._seen = head
+            return RefreshStats(seconds=time.perf_counter() - started)
+        exists = (self._tantivy_dir / "meta.json").is_file()
+        try:
+            with self._lock(self.lock_wait if wait is None else wait) if exists else self._lock(max(30.0, wait or 0)):
+                stats = RefreshStats() if self._is_current(head) else self._update(head, rebuild=False)
+        except _timeout():
+            if not exists:
+                raise SearchError("the search index is locked by another process and does not exist yet",
+                                  "wait for the other gitmem process to finish and try again") from None
+            self.stale = True
+            self._notice("the search index is being updated by another gitmem process; "
+                         "these results come from the index as it was")
+            stats = RefreshStats()
+        self._open()
+        with contextlib.suppress(ValueError):
+            self._index.reload()
+        self._seen = head if not self.stale else ""
+        stats.seconds = time.perf_counter() - started
+        return stats
+
+    def rebuild(self, *, vectors: bool = True, progress: Progress | None = None) -> RefreshStats:
+        """Throw the index away and build it again from HEAD (``gitmem reindex``); also embed what is missing
+        when a model is available. Vectors already cached for a blob SHA are kept."""
+        started = time.perf_counter()
+        head = self._current_head()
+        with self._lock(60.0):
+            self._index = None
+            shutil.rmtree(self._tantivy_dir, ignore_errors=True)
+            self._head_file.unlink(missing_ok=True)
+            (self.dir / "state.bin").unlink(missing_ok=True)
+            stats = self._update(head, rebuild=True)
+        stats.rebuilt = True
+        if vectors and self.embedder is not None:
+            stats.embedded = self._ensure_vectors(head, progress=progress or self.progress)
+        stats.seconds = time.perf_counter() - started
+        return stats
+
+    def _load_state(self) -> dict[str, _Entry] | None:
+        """The recorded state (marshal: ten times faster to write than JSON at 10k files; it is a cache, so a
+        file from another Python version or a damaged one just means a rebuild)."""
+        try:
+            data = marshal.loads((self.dir / "state.bin").read_bytes())
+            if not isinstance(data, dict) or data.get("format") != FORMAT or \
+                    data.get("window") != self.tuning.context_window:
+                return None
+            files: dict[str, _Entry] = data["files"]
+            return files
+        except (OSError, ValueError, TypeError, KeyError, EOFError):
+            return None
+
+    def _read(self, path: str, sha: str) -> Memory | DocumentError:
+        raw: bytes | None = None
+        with contextlib.suppress(OSError):
+            raw = (self.repo.path / path).read_bytes()
+        if raw is None or _git_blob_sha(raw) != sha:  # uncommitted edit in the work tree: index what is committed
+            raw = self.repo.git.read_head_file(path)
+        if raw is None:
+            return DocumentError(f"{path}: missing from HEAD")
+        try:
+            return docs.loads(raw.decode("utf-8"), path)
+        except UnicodeDecodeError:
+            return DocumentError(f"{path}: not UTF-8 text")
+        except DocumentError as exc:
+            return exc
+
+    def _update(self, head: str, *, rebuild: bool) -> RefreshStats:
+        """Re-index what changed between the recorded state and ``head`` (caller holds the lock)."""
+        stats = RefreshStats()
+        state = None if rebuild else self._load_state()
+        if state is None or not (self._tantivy_dir / "meta.json").is_file():
+            state = {}
+            self._index = None
+            shutil.rmtree(self._tantivy_dir, ignore_errors=True)
+            stats.rebuilt = True
+        index = self._open(create=True)
+        tree = {p: s for p, s in self.repo.git.tree_files(MEMORY_PREFIX).items() if p.endswith(".md")}
+        removed = [p for p in state if p not in tree]
+        changed = [p for p, s in tree.items() if p not in state or state[p][SHA] != s]
+        loaded: dict[str, Memory] = {}
+        affected = {state[p][GROUP] for p in removed + changed if p in state}
+        entries = state
+        for path in removed:
+            del entries[path]
+        for path in changed:
+            item = self._read(path, tree[path])
+            if isinstance(item, DocumentError):
+                entries[path] = _entry(tree[path], ok=False)
+                stats.unreadable.append(item.message)
+                continue
+            loaded[path] = item
+            entries[path] = _entry(tree[path], _group(item), int(item.created.timestamp()), True, item.id)
+            affected.add(entries[path][GROUP])
+        affected.discard("")
+        plan = self._plan(entries, affected, set(changed))
+
+        def memory(path: str) -> Memory | None:
+            if path not in loaded:
+                item = self._read(path, entries[path][SHA])
+                if isinstance(item, DocumentError):
+                    return None
+                loaded[path] = item
+            return loaded[path]
+
+        writer = self._writer(index)
+        try:
+            for path in removed:
+                writer.delete_documents_by_term("path", path)
+            for path, (seq, neighbours) in plan.items():
+                if not stats.rebuilt:
+                    writer.delete_documents_by_term("path", path)
+                mem = memory(path)
+                if mem is None:
+                    continue
+                ctx = "\n".join(m.text for m in map(memory, neighbours) if m is not None)
+                entry = entries[path]
+                writer.add_document(_document(mem, path, entry[SHA], _grp_hash(entry[GROUP]), seq, ctx))
+            writer.commit()
+            # Waiting for merges costs up to ~0.4 s at 10k documents; a small refresh leaves them to run (or to
+            # be abandoned, which tantivy allows) unless segments have piled up.
+            if stats.rebuilt or len(plan) > 100 or index.searcher().num_segments > _MAX_SEGMENTS:
+                writer.wait_merging_threads()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                writer.rollback()
+            raise
+        stats.indexed, stats.removed = len(plan), len(removed)
+        self.warnings = stats.unreadable
+        state_data = {"format": FORMAT, "window": self.tuning.context_window, "head": head, "files": entries}
+        _atomic_write(self.dir / "state.bin", marshal.dumps(state_data))
+        _atomic_write(self._head_file, f"{FORMAT} {head}".encode())
+        index.reload()
+        return stats
+
+    def _plan(self, entries: dict[str, _Entry], groups: set[str],
+              changed: set[str]) -> dict[str, tuple[int, list[str]]]:
+        """Which files to (re)index, each with its position in its source group and its neighbours' paths.
+
+        A file is re-indexed when its blob changed or when the neighbours its context field holds changed."""
+        window = self.tuning.context_window
+        plan: dict[str, tuple[int, list[str]]] = {}
+        members: dict[str, list[str]] = {g: [] for g in groups}
+        if members:
+            for path, entry in entries.items():
+                if entry[OK] and entry[GROUP] in members:
+                    members[entry[GROUP]].append(path)
+        for paths in members.values():
+            paths.sort(key=lambda p: (entries[p][CREATED], _natural(entries[p][ID]), p))
+            for seq, path in enumerate(paths):
+                neighbours = paths[max(0, seq - window):seq] + paths[seq + 1:seq + 1 + window]
+                sig = hashlib.blake2b(json.dumps([seq, [(q, entries[q][SHA]) for q in neighbours]]).encode(),
+                                      digest_size=8).hexdigest()
+                if sig != entries[path][SIG] or path in changed:
+                    entries[path][SIG] = sig
+                    plan[path] = (seq, neighbours)
+        for path in changed:
+            if entries[path][OK] and path not in plan:
+                plan[path] = (0, [])
+        return plan
+
+    def _writer(self, index: Any) -> Any:
+        deadline = time.monotonic() + max(self.lock_wait, 5.0)
+        while True:
+            try:
+                return index.writer(heap_size=32_000_000, num_threads=1)
+            except ValueError as exc:  # LockBusy: a writer outside gitmem's lock (another tool, a stale process)
+                if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+                    raise SearchError(f"cannot write the search index: {exc}",
+                                      "close other gitmem processes, or run gitmem reindex") from None
+                time.sleep(0.05)
+
+    # -- embeddings ----------------------------------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedding model, loaded on first use; None (with a notice) when there is none or it is broken."""
+        if not self._embedder_resolved:
+            self._embedder_resolved = True
+            self._embedder = self._load_embedder()
+        return self._embedder
+
+    def _load_embedder(self) -> Embedder | None:
+        from gitmem import embed
+
+        cfg = self.repo.config.embedding
+        spec = embed.EmbedSpec(model=cfg.model or "auto", path=Path(cfg.path).expanduser() if cfg.path else None,
+                               dim=cfg.dim or None,
+                               models_dir=Path(cfg.models_dir).expanduser() if cfg.models_dir else None)
+        try:
+            loaded = embed.load_embedder(spec)
+        except (embed.EmbeddingError, GitmemError, ImportError, OSError) as exc:
+            self._notice(f"embedding model unusable ({exc}); searching with BM25 only")
+            return None
+        if loaded is None and spec.model.lower() != "none":
+            self._notice("no embedding model available; searching with BM25 only "
+                         "(install one with: gitmem model install)")
+        return loaded
+
+    def _vector_dir(self, model_id: str) -> Path:
+        safe = re.sub(r"[^A-Za-z0-9._@-]+", "_", model_id)
+        return self.root / "vectors" / f"{safe}.r{VECTOR_RECIPE}"
+
+    def _ensure_vectors(self, head: str, progress: Progress | None = None) -> int:
+        """Embed every indexed memory whose blob SHA has no vector yet; returns how many were embedded."""
+        embedder = self.embedder
+        if embedder is None:
+            return 0
+        store = _Vectors(self._vector_dir(embedder.model_id))
+        with contextlib.suppress(OSError):
+            if store.complete.read_text("utf-8") == head:
+                return 0
+        try:
+            lock = self._lock(self.lock_wait)
+            lock.acquire()
+        except _timeout():
+            self._notice("another gitmem process is computing embeddings; some memories are searched by BM25 only")
+            return 0
+        try:
+            with contextlib.suppress(OSError):
+                if store.complete.read_text("utf-8") == head:
+                    return 0
+            state = self._load_state() or {}
+            live = {e[SHA] for e in state.values() if e[OK]}
+            missing = sorted(live - store.shas())
+            done = 0
+            complete = True
+            if missing:
+                index = self._open()
+                index.reload()  # another Index object of this process may have just added them
+                searcher = index.searcher()
+                for start in range(0, len(missing), _EMBED_BATCH * 8):
+                    chunk = missing[start:start + _EMBED_BATCH * 8]
+                    texts = self._texts_for(searcher, chunk)
+                    shas = [s for s in chunk if s in texts]
+                    complete = complete and len(shas) == len(chunk)
+                    blocks = []
+                    for b in range(0, len(shas), _EMBED_BATCH):
+                        batch = shas[b:b + _EMBED_BATCH]
+                        blocks.append(embedder.embed_documents([texts[s] for s in batch]))
+                        done += len(batch)
+                        if progress:
+                            progress(len(batch))
+                    if shas:
+                        import numpy as np
+
+                        store.add(shas, np.concatenate(blocks))
+            store.compact(live)
+            if complete:
+                _atomic_write(store.complete, head.encode())
+            self._vectors = None
+            return done
+        finally:
+            lock.release()
+
+    def _texts_for(self, searcher: Any, shas: list[str]) -> dict[str, str]:
+        query = tantivy.Query.term_set_query(self._schema, "sha", shas)
+        texts: dict[str, str] = {}
+        for _score, addr in searcher.search(query, limit=max(1, len(shas))).hits:
+            doc = searcher.doc(addr)
+            texts[doc["sha"][0]] = embedding_text(_memory_from_json(doc["doc"][0]))
+        return texts
+
+    def _load_vectors(self, embedder: Embedder) -> tuple[list[str], Any]:
+        store = _Vectors(self._vector_dir(embedder.model_id))
+        try:
+            shards = ",".join(sorted(p.name for p in store.root.glob("*.json")))
+            marker = store.complete.read_text("utf-8") + ":" + shards
+        except OSError:
+            marker = ""
+        if self._vectors is None or self._vectors[0] != marker:
+            shas, matrix = store.load()
+            self._vectors = (marker, shas, matrix)
+        return self._vectors[1], self._vectors[2]
+
+    # -- search --------------------------------------------------------------------------------------
+    def _notice(self, message: str) -> None:
+        if message not in self.notices:
+            self.notices.append(message)
+
+    @property
+    def notice(self) -> str:
+        """The notices as one line (empty when there is nothing to say): print it once."""
+        return "; ".join(self.notices)
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        type: str | None = None,
+        category: str | None = None,
+        tags: Sequence[str] | str | None = None,
+        project: str | None = None,
+        include_deprecated: bool = False,
+        mode: Mode | str = "hybrid",
+        now: datetime | None = None,
+        tuning: Tuning | None = None,
+    ) -> list[Hit]:
+        """The ``k`` best memories for ``query`` (a question or keywords, any language).
+
+        Filters: ``type``, ``category``, ``tags`` (all must be present), ``project`` (that project's memories
+        plus the global ones). Deprecated memories only with ``include_deprecated``. ``mode``: ``hybrid``
+        (BM25 + vectors; BM25 alone when no model), ``bm25``, ``vector``. ``now`` anchors recency and time
+        expressions such as "last week". Raises :class:`SearchError` for an empty query."""
+        tuning = tuning or self.tuning
+        if not isinstance(query, str) or not query.strip():
+            raise SearchError("the search query is empty", 'say what to look for, e.g. gitmem search "database choice"')
+        if mode not in ("hybrid", "bm25", "vector"):
+            raise ValidationError(f"unknown search mode {mode!r}", "use hybrid, bm25 or vector")
+        if type is not None and type not in docs.TYPES:
+            raise ValidationError(f"unknown type {type!r}", f"use one of: {', '.join(docs.TYPES)}")
+        if category is not None and category not in docs.CATEGORIES:
+            raise ValidationError(f"unknown category {category!r}", f"use one of: {', '.join(docs.CATEGORIES)}")
+        k = max(1, int(k))
+        now = (now or datetime.now(UTC)).astimezone(UTC)
+        self.refresh()
+        embedder = self.embedder if mode != "bm25" else None
+        if mode == "vector" and embedder is None:
+            mode = "bm25"
+        if embedder is not None:
+            self._ensure_vectors(self._seen or self._current_head(), self.progress)
+        when = ranking.parse_time(query, now) if tuning.time_boost else None
+        terms = ranking.analyze_query(query, self._analyzer)
+        if terms.empty and embedder is None:
+            raise SearchError(f"nothing to search for in {query.strip()[:60]!r}", "use words, not only punctuation")
+        tag_list = [tags] if isinstance(tags, str) else list(tags or [])
+        filters = ranking.filter_clauses(self._schema, type=type, category=category, tags=tag_list, project=project,
+                                         include_deprecated=include_deprecated)
+        searcher = self._index.searcher()
+        n = max(tuning.candidates, k * 3)
+        bm25: dict[tuple[int, int], float] = {}
+        if mode != "vector" and not terms.empty:
+            bm25 = self._bm25(searcher, terms, filters, n, tuning)
+            if when is not None:
+                ranged = [*filters, ranking.time_clause(self._schema, when)]
+                for key, score in self._bm25(searcher, terms, ranged, n, tuning).items():
+                    bm25[key] = max(score, bm25.get(key, 0.0))
+        vector: dict[tuple[int, int], float] = {}
+        if embedder is not None and mode != "bm25":
+            vector = self._vector(searcher, embedder, query, filters, n)
+        return self._rank(searcher, bm25, vector, k, now, when, terms, tuning)
+
+    def _bm25(self, searcher: Any, terms: QueryTerms, filters: list[tuple[Any, Any]], n: int,
+              tuning: Tuning) -> dict[tuple[int, int], float]:
+        query = tantivy.Query.boolean_query([(tantivy.Occur.Must, ranking.text_query(self._schema, terms, tuning)),
+                                             *filters])
+        hits = searcher.search(query, limit=n, count=False).hits
+        return {(a.segment_ord, a.doc): float(s) for s, a in hits}
+
+    def _vector(self, searcher: Any, embedder: Embedder, query: str, filters: list[tuple[Any, Any]],
+                n: int) -> dict[tuple[int, int], float]:
+        import numpy as np
+
+        shas, matrix = self._load_vectors(embedder)
+        if matrix is None or not shas:
+            return {}
+        qv = embedder.embed_query(ranking.normalise(query))
+        sims = np.einsum("ij,j->i", matrix, qv)  # not matrix @ qv: OpenBLAS sgemv takes 8 ms at 10k x 384 here
+        take = min(len(shas), n * 2)
+        rows = np.argpartition(-sims, take - 1)[:take] if take < len(shas) else np.arange(len(shas))
+        by_sha64 = {_sha64(shas[r]): float(sims[r]) for r in rows}
+        q = tantivy.Query.boolean_query([
+            (tantivy.Occur.Must, tantivy.Query.term_set_query(self._schema, "sha64", list(by_sha64))), *filters])
+        hits = searcher.search(q, limit=len(by_sha64), count=False).hits
+        if not hits:
+            return {}
+        addrs = [a for _s, a in hits]
+        values = searcher.fast_field_values("sha64", addrs)
+        scored = {(a.segment_ord, a.doc): by_sha64.get(int(v or 0), 0.0) for a, v in zip(addrs, values, strict=True)}
+        return dict(sorted(scored.items(), key=lambda item: -item[1])[:n])
+
+    def _rank(self, searcher: Any, bm25: dict[tuple[int, int], float], vector: dict[tuple[int, int], float],
+              k: int, now: datetime, when: TimeRange | None, terms: QueryTerms, tuning: Tuning) -> list[Hit]:
+        fused = ranking.fuse(bm25, vector, tuning)
+        if not fused:
+            return []
+        keys = list(fused)
+        addrs = [tantivy.DocAddress(s, d) for s, d in keys]
+        wanted = ["importance", "updated"]
+        if when is not None:
+            wanted.append("created")
+        if tuning.context_weight > 0:
+            wanted += ["grp", "seq"]
+        columns = {name: searcher.fast_field_values(name, addrs) for name in wanted}
+        scored = ranking.score(keys, fused, columns, bm25, vector, k=k, when=when, now=now,
+                               weights=self.repo.config.ranking, tuning=tuning)
+        highlight = terms.highlight_terms()
+        hits: list[Hit] = []
+        for score, key, parts in scored[:k]:
+            doc = searcher.doc(tantivy.DocAddress(*key))
+            memory = _memory_from_json(doc["doc"][0])
+            text, marks = ranking.snippet(memory.text, highlight, self._analyzer)
+            hits.append(Hit(id=memory.id, score=score, memory=memory, snippet=text, parts=parts,
+                            path=doc["path"][0], highlights=marks))
+        return hits
+
+
+def open_index(repo: MemoryRepo, *, embedder: Embedder | str | None = "auto", lock_wait: float = 2.0,
+               progress: Progress | None = None) -> Index:
+    """The search index of ``repo``. ``embedder="auto"`` resolves ``repo.config.embedding`` on first need
+    (a missing or broken model means BM25 only, with a line in :attr:`Index.notices`); ``None`` is BM25 only."""
+    return Index(repo, embedder=embedder, lock_wait=lock_wait, progress=progress)
+

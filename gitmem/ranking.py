@@ -1,0 +1,580 @@
+"""Query understanding and ranking for the search index: CJK-aware analysis, stopwords, time expressions,
+fusion of BM25 and vector scores, the final weighted score, and snippets.
+
+Pure Python apart from the tantivy analyzer: no numpy, no git. :mod:`gitmem.index` owns the storage and calls
+these functions; ``docs/search.md`` explains every choice and the measurements behind it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import tantivy
+
+from gitmem.errors import SearchError
+
+if TYPE_CHECKING:
+    from gitmem.config import RankingConfig
+
+K = TypeVar("K")
+
+#: the ``project`` term of memories with no project (global scope)
+GLOBAL_PROJECT = "@global"
+#: name under which the analyzer is registered on every Index open (tantivy does not persist it)
+TOKENIZER = "gitmem_cjk_v1"
+#: one token per Han/kana character, whole words otherwise (rust regex syntax)
+TOKEN_PATTERN = r"[\p{Han}\p{Hiragana}\p{Katakana}]|[\w--[\p{Han}\p{Hiragana}\p{Katakana}]]+"
+_CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
+_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
+_IS_CJK = re.compile(f"[{_CJK_CLASS}]")
+_WORD = re.compile(r"\w+")
+
+# Words that carry no topic in a question. Applied to the query only: documents keep every token.
+_STOPWORDS_EN_TEXT = (
+    "a about above after again against all am an and any are aren as at be "
+    "because been before being below between both but by can could did didn do does doesn "
+    "doing don down during each else ever few for from further get gets got had has "
+    "hasn have haven having he her here hers herself him himself his how i if in "
+    "into is isn it its itself just let me might more most must my myself no "
+    "nor not now of off on once only or other ought our ours ourselves out over "
+    "own please same shall she should so some such than that the their theirs them themselves "
+    "then there these they this those through to too under until up upon us very was "
+    "wasn we were weren what whatever when where which while who whom whose why will with "
+    "won would you your yours yourself yourselves also ever anything something tell remember recall "
+    "sort thing things s t ve ll re d m may might"
+)
+STOPWORDS_EN = frozenset(_STOPWORDS_EN_TEXT.split())
+
+#: Chinese and Japanese function words and question words, removed from CJK runs before bigrams are made
+#: (longest first, so 为什么 goes before 什么).
+CJK_STOPWORDS = tuple(sorted({
+    "为什么", "为何", "什么", "怎么样", "怎么", "怎样", "如何", "哪些", "哪个", "哪里", "是否", "是不是", "有没有",
+    "我们", "你们", "他们", "她们", "它们", "咱们", "这个", "那个", "这些", "那些", "一个", "一些", "之前", "以前",
+    "时候", "可以", "应该", "需要", "关于", "还是", "或者", "以及", "因为", "所以", "但是", "然后", "就是", "那么",
+    "的", "了", "吗", "呢", "吧", "啊", "呀", "是", "在", "和", "与", "及", "我", "你", "他", "她", "它", "这", "那",
+    "有", "就", "都", "也", "还", "又", "要", "会", "能", "请", "把", "被", "对", "从", "到", "给", "让", "地", "得",
+    "着", "过", "么", "之", "其", "该", "此", "您",
+    "なぜ", "どうして", "何", "どう", "どの", "です", "ます", "ました", "でした", "という",
+    "の", "は", "を", "に", "が", "で", "と", "も", "か", "へ", "や", "ね", "よ",
+}, key=lambda w: (-len(w), w)))
+_CJK_STOP_RE = re.compile("|".join(re.escape(w) for w in CJK_STOPWORDS))
+
+
+def build_analyzer(stem: bool = True) -> Any:
+    """The text analyzer used for every searchable field and for queries (see module docstring)."""
+    builder = (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(TOKEN_PATTERN))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.ascii_fold())
+        .filter(tantivy.Filter.remove_long(40))
+    )
+    if stem:
+        builder = builder.filter(tantivy.Filter.stemmer("english"))
+    return builder.build()
+
+
+def normalise(text: str) -> str:
+    """NFKC (full-width letters and digits become ASCII), applied to documents and queries alike."""
+    return unicodedata.normalize("NFKC", text)
+
+
+def is_cjk(text: str) -> bool:
+    return bool(_IS_CJK.search(text))
+
+
+@dataclass
+class QueryTerms:
+    """A question turned into weighted search units."""
+
+    words: dict[str, float] = field(default_factory=dict)
+    """analyzed (stemmed) word → weight (how often the question uses it)"""
+    bigrams: dict[tuple[str, str], float] = field(default_factory=dict)
+    """overlapping CJK character pairs, searched as two-token phrases"""
+    chars: dict[str, float] = field(default_factory=dict)
+    """CJK characters standing alone after stopword removal (and, weakly, every CJK character)"""
+
+    @property
+    def empty(self) -> bool:
+        return not (self.words or self.bigrams or self.chars)
+
+    def highlight_terms(self) -> set[str]:
+        terms = set(self.words) | set(self.chars)
+        for a, b in self.bigrams:
+            terms.update((a, b))
+        return terms
+
+
+def analyze_query(text: str, analyzer: Any, *, drop: Iterable[str] = ()) -> QueryTerms:
+    """Turn free text (a question, keywords, or broken query syntax) into search units.
+
+    Never raises on odd input: operators and quotes are just punctuation here. ``drop`` removes spans of the
+    text first (e.g. a time expression already turned into a date filter)."""
+    text = normalise(text).lower()
+    for span in drop:
+        text = text.replace(span, " ")
+    terms = QueryTerms()
+    kept_words: list[str] = []
+    all_words: list[str] = []
+    pos = 0
+    for match in _CJK_RUN.finditer(text):
+        _latin(text[pos:match.start()], kept_words, all_words)
+        _cjk(match.group(), terms)
+        pos = match.end()
+    _latin(text[pos:], kept_words, all_words)
+    words = kept_words if (kept_words or terms.bigrams or terms.chars) else all_words
+    for token in analyzer.analyze(" ".join(words)) if words else []:
+        terms.words[token] = terms.words.get(token, 0.0) + 1.0
+    return terms
+
+
+def _latin(text: str, kept: list[str], every: list[str]) -> None:
+    for word in _WORD.findall(text):
+        every.append(word)
+        if word not in STOPWORDS_EN and not (len(word) == 1 and word.isalpha()):
+            kept.append(word)
+
+
+def _cjk(run: str, terms: QueryTerms) -> None:
+    for piece in _CJK_STOP_RE.split(run):
+        if len(piece) == 1:
+            terms.chars[piece] = terms.chars.get(piece, 0.0) + 1.0
+        for a, b in itertools.pairwise(piece):
+            terms.bigrams[(a, b)] = terms.bigrams.get((a, b), 0.0) + 1.0
+    if len(run) == 1 and not terms.chars and not terms.bigrams:  # a lone stopword is still the whole question
+        terms.chars[run] = 1.0
+
+
+# -- time expressions ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TimeRange:
+    """A period a question names, ``[start, end)`` in UTC, and the words that named it."""
+
+    start: datetime
+    end: datetime
+    text: str
+
+    def contains(self, moment: datetime) -> bool:
+        return self.start <= moment < self.end
+
+
+_MONTHS = {
+    "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7, "august": 8,
+    "september": 9, "october": 10, "november": 11, "december": 12,
+    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9, "oct": 10,
+    "nov": 11, "dec": 12,
+}
+_MONTH = r"(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|" \
+         r"apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
+_WEEKDAYS = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6}
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+            "eight": 8, "nine": 9, "ten": 10, "a few": 3, "few": 3, "several": 4, "a couple of": 2, "couple of": 2}
+_CN_NUM = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10,
+           "几": 3}
+_NUM = r"(\d+|a couple of|couple of|a few|few|several|an|a|one|two|three|four|five|six|seven|eight|nine|ten)"
+_YEAR = r"((?:19|20)\d{2})"
+#: cheap test before the expensive patterns: a digit, a month or weekday name, or a time word
+_TIME_HINT = re.compile(
+    r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|yesterday|today|tonight|this morning|week|weekend|"
+    r"month|year|ago|recently|lately|these days|last (?:mon|tues|wednes|thurs|fri|satur|sun)day)|"
+    r"[天周月年星礼]|最近|近来|近期|今日|昨日")
+
+
+def _day(moment: datetime) -> datetime:
+    return moment.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _month_range(year: int, month: int) -> tuple[datetime, datetime]:
+    start = datetime(year, month, 1, tzinfo=UTC)
+    end = datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=UTC)
+    return start, end
+
+
+def _year_range(year: int) -> tuple[datetime, datetime]:
+    return datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC)
+
+
+def _valid_day(year: int, month: int, day: int) -> datetime | None:
+    try:
+        return datetime(year, month, day, tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def _latest_month(month: int, now: datetime) -> int:
+    """The year of the most recent ``month`` not after ``now``."""
+    return now.year if month <= now.month else now.year - 1
+
+
+def _count(word: str) -> int:
+    word = word.strip()
+    if word.isdigit():
+        return int(word)
+    if word in _NUMBERS:
+        return _NUMBERS[word]
+    return sum(_CN_NUM.get(ch, 0) for ch in word) or 1
+
+
+def parse_time(text: str, now: datetime) -> TimeRange | None:
+    """The period a question names (``"in May"``, ``"last week"``, ``"上周"``, ``"2023 年"``, ``"yesterday"``,
+    ``"8 May, 2023"``), relative to ``now``; None when it names none. The most specific expression wins."""
+    low = normalise(text).lower()
+    if not _TIME_HINT.search(low):
+        return None
+    now = now.astimezone(UTC)
+    today = _day(now)
+    found: list[tuple[timedelta, TimeRange]] = []
+
+    def add(start: datetime, end: datetime, span: str) -> None:
+        found.append((end - start, TimeRange(start, end, span)))
+
+    for m in re.finditer(r"\b(\d{4})-(\d{1,2})(?:-(\d{1,2}))?\b", low):
+        year, month = int(m.group(1)), int(m.group(2))
+        if 1 <= month <= 12 and 1900 < year < 2200:
+            day = _valid_day(year, month, int(m.group(3))) if m.group(3) else None
+            if day is not None:
+                add(day, day + timedelta(days=1), m.group())
+            elif not m.group(3):
+                add(*_month_range(year, month), m.group())
+    for m in re.finditer(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}(?:\s*,?\s*{_YEAR})?\b", low):
+        month = _MONTHS[m.group(2)]
+        year = int(m.group(3)) if m.group(3) else _latest_month(month, now)
+        day = _valid_day(year, month, int(m.group(1)))
+        if day is not None:
+            add(day, day + timedelta(days=1), m.group())
+    for m in re.finditer(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:\s*,?\s*{_YEAR})?", low):
+        month = _MONTHS[m.group(1)]
+        year = int(m.group(3)) if m.group(3) else _latest_month(month, now)
+        day = _valid_day(year, month, int(m.group(2)))
+        if day is not None and not (m.group(1) == "may" and not m.group(3)):
+            add(day, day + timedelta(days=1), m.group())
+    for m in re.finditer(rf"(?:\b(in|during|since|of|early|late|mid|last|this|by|until|before|after)\s+)?"
+                         rf"\b{_MONTH}(?:\s*,?\s*{_YEAR})?\b", low):
+        word = m.group(2)
+        if word in ("may", "march", "mar") and not (m.group(1) or m.group(3)):
+            continue  # "may I", "march on": a month only with a preposition or a year
+        month = _MONTHS[word]
+        if m.group(3):
+            year = int(m.group(3))
+        elif m.group(1) == "last" and month >= now.month:
+            year = now.year - 1
+        elif m.group(1) == "this":
+            year = now.year
+        else:
+            year = _latest_month(month, now)
+        add(*_month_range(year, month), m.group())
+    for m in re.finditer(r"((?:19|20)\d{2})\s*年\s*(?:(\d{1,2})\s*月\s*(?:(\d{1,2})\s*[日号])?)?", low):
+        year = int(m.group(1))
+        if m.group(2) and 1 <= int(m.group(2)) <= 12:
+            if m.group(3) and (day := _valid_day(year, int(m.group(2)), int(m.group(3)))) is not None:
+                add(day, day + timedelta(days=1), m.group())
+            else:
+                add(*_month_range(year, int(m.group(2))), m.group())
+        else:
+            add(*_year_range(year), m.group())
+    for m in re.finditer(r"(?<![\d年])(\d{1,2})\s*月(?:\s*(\d{1,2})\s*[日号])?", low):
+        month = int(m.group(1))
+        if 1 <= month <= 12:
+            year = _latest_month(month, now)
+            if m.group(2) and (day := _valid_day(year, month, int(m.group(2)))) is not None:
+                add(day, day + timedelta(days=1), m.group())
+            else:
+                add(*_month_range(year, month), m.group())
+    for m in re.finditer(rf"\b(?:in|during|since|of|by|until|before|after|year)?\s*\b{_YEAR}\b(?!\s*[-年])", low):
+        add(*_year_range(int(m.group(1))), m.group().strip())
+    week_start = today - timedelta(days=today.weekday())
+    month_start = today.replace(day=1)
+    relative: list[tuple[str, datetime, datetime]] = [
+        (r"\bday before yesterday\b|前天", today - timedelta(days=2), today - timedelta(days=1)),
+        (r"\byesterday\b|昨天|昨日", today - timedelta(days=1), today),
+        (r"\b(?:today|tonight|this morning)\b|今天|今日", today, today + timedelta(days=1)),
+        (r"\blast week\b|\bprevious week\b|上周|上星期|上个星期|上礼拜|上個星期",
+         week_start - timedelta(days=7), week_start),
+        (r"\bthis week\b|本周|这周|這週|这个星期|这星期", week_start, today + timedelta(days=1)),
+        (r"\blast weekend\b|上周末", week_start - timedelta(days=2), week_start),
+        (r"\bthis weekend\b|这个周末|本周末|周末", week_start + timedelta(days=5), week_start + timedelta(days=7)),
+        (r"\blast month\b|\bprevious month\b|上个月|上月|上個月",
+         (month_start - timedelta(days=1)).replace(day=1), month_start),
+        (r"\bthis month\b|本月|这个月|這個月", month_start, today + timedelta(days=1)),
+        (r"\blast year\b|\bprevious year\b|去年", *_year_range(now.year - 1)),
+        (r"\bthis year\b|今年", datetime(now.year, 1, 1, tzinfo=UTC), today + timedelta(days=1)),
+        (r"前年", *_year_range(now.year - 2)),
+        (r"\brecently\b|\blately\b|\bthese days\b|最近|近来|近期",
+         today - timedelta(days=30), today + timedelta(days=1)),
+    ]
+    for pattern, start, end in relative:
+        hit = re.search(pattern, low)
+        if hit:
+            add(start, end, hit.group())
+    for m in re.finditer(rf"\b{_NUM}\s+(day|week|month|year)s?\s+ago\b", low):
+        _ago(_count(m.group(1)), m.group(2), today, m.group(), add)
+    for m in re.finditer(r"([\d一两二三四五六七八九十几]+)\s*(天|周|星期|个月|個月|月|年)[之以]?前", low):
+        unit = {"天": "day", "周": "week", "星期": "week", "个月": "month", "個月": "month", "月": "month",
+                "年": "year"}[m.group(2)]
+        _ago(_count(m.group(1)), unit, today, m.group(), add)
+    for m in re.finditer(r"\blast (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", low):
+        back = (today.weekday() - _WEEKDAYS[m.group(1)]) % 7 or 7
+        day = today - timedelta(days=back)
+        add(day, day + timedelta(days=1), m.group())
+    if not found:
+        return None
+    found.sort(key=lambda item: item[0])
+    return found[0][1]
+
+
+def _ago(n: int, unit: str, today: datetime, span: str, add: Any) -> None:
+    days = {"day": 1, "week": 7, "month": 30, "year": 365}[unit] * n
+    slack = {"day": 1, "week": 4, "month": 15, "year": 120}[unit]
+    centre = today - timedelta(days=days)
+    add(centre - timedelta(days=slack), centre + timedelta(days=slack + 1), span)
+
+
+# -- scoring ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Tuning:
+    """Knobs of the ranking, chosen by measurement on LoCoMo (``bench/locomo.py``, ``docs/search.md``).
+
+    Field boosts multiply the BM25 score of each field; ``ctx`` holds the text of the ``context_window``
+    memories before and after this one from the same source (session). ``pair_weight`` scores adjacent query
+    words found within ``pair_slop`` positions of each other. ``context_weight`` adds that share of the best
+    neighbour's similarity. ``fusion`` ``convex`` mixes max-normalised BM25 with min-max-normalised cosine
+    (``vector_weight``); ``rrf`` is reciprocal-rank fusion. ``time_boost`` is added to the similarity of
+    memories created in a period the question names."""
+
+    boost_name: float = 2.0
+    boost_description: float = 1.5
+    boost_body: float = 1.0
+    boost_tags: float = 2.0
+    boost_ctx: float = 0.3
+    bigram_weight: float = 1.0
+    char_weight: float = 0.3
+    pair_weight: float = 0.5
+    pair_slop: int = 2
+    context_window: int = 2
+    context_weight: float = 0.5
+    fusion: str = "convex"
+    rrf_k: float = 60.0
+    vector_weight: float = 0.4
+    time_boost: float = 0.5
+    candidates: int = 100
+
+
+DEFAULT_TUNING = Tuning()
+
+
+# -- queries -------------------------------------------------------------------------------------------
+
+def text_query(schema: Any, terms: QueryTerms, tuning: Tuning) -> Any:
+    """An OR of every search unit over every text field, BM25-scored with the field's boost: words as terms,
+    CJK pairs as two-token phrases, lone CJK characters as weak terms, adjacent words as sloppy phrases."""
+    Q, should = tantivy.Query, tantivy.Occur.Should
+    boosts = {"name": tuning.boost_name, "description": tuning.boost_description, "body": tuning.boost_body,
+              "tags": tuning.boost_tags, "ctx": tuning.boost_ctx}
+    words = list(terms.words)
+    subs: list[tuple[Any, Any]] = []
+    for name, boost in boosts.items():
+        if boost <= 0:
+            continue
+        for word, weight in terms.words.items():
+            subs.append((should, Q.boost_query(Q.term_query(schema, name, word), boost * weight)))
+        for pair, weight in terms.bigrams.items():
+            subs.append((should, Q.boost_query(Q.phrase_query(schema, name, list(pair)),
+                                               boost * weight * tuning.bigram_weight)))
+        for char, weight in terms.chars.items():
+            subs.append((should, Q.boost_query(Q.term_query(schema, name, char), boost * weight * tuning.char_weight)))
+        if tuning.pair_weight > 0 and name in ("body", "ctx"):
+            for a, b in itertools.pairwise(words):
+                subs.append((should, Q.boost_query(Q.phrase_query(schema, name, [a, b], slop=tuning.pair_slop),
+                                                   boost * tuning.pair_weight)))
+    return Q.boolean_query(subs)
+
+
+def filter_clauses(schema: Any, *, type: str | None = None, category: str | None = None,
+                   tags: Sequence[str] = (), project: str | None = None,
+                   include_deprecated: bool = False) -> list[tuple[Any, Any]]:
+    """Boolean clauses (scoring nothing) for the search filters; ``project`` also admits global memories."""
+    Q, Occur = tantivy.Query, tantivy.Occur
+    out: list[tuple[Any, Any]] = []
+    if type:
+        out.append((Occur.Must, Q.term_query(schema, "type", type)))
+    if category:
+        out.append((Occur.Must, Q.term_query(schema, "category", category)))
+    for tag in tags:
+        if tag.strip():
+            out.append((Occur.Must, Q.term_query(schema, "tag", " ".join(tag.split()).lower())))
+    if project is not None:
+        out.append((Occur.Must, Q.term_set_query(schema, "project", [project or GLOBAL_PROJECT, GLOBAL_PROJECT])))
+    if not include_deprecated:
+        out.append((Occur.MustNot, Q.term_query(schema, "deprecated", 1)))
+    return [(occur, Q.const_score_query(q, 0.0) if occur == Occur.Must else q) for occur, q in out]
+
+
+def time_clause(schema: Any, when: TimeRange) -> tuple[Any, Any]:
+    """A clause keeping only memories created in ``when``."""
+    q = tantivy.Query.range_query(schema, "created", tantivy.FieldType.Integer, int(when.start.timestamp()),
+                                  int(when.end.timestamp()), include_upper=False)
+    return tantivy.Occur.Must, tantivy.Query.const_score_query(q, 0.0)
+
+
+# -- scores ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ScoreParts:
+    """Why a hit ranks where it does (``gitmem search --explain``).
+
+    ``score = w_sim·similarity + w_imp·importance/5 + w_rec·recency``; ``similarity`` is the fusion of ``bm25``
+    and ``vector`` (cosine) plus the ``context`` and ``time`` bonuses."""
+
+    bm25: float
+    vector: float | None
+    similarity: float
+    importance: float
+    recency: float
+    context: float = 0.0
+    time: float = 0.0
+
+    def items(self) -> list[tuple[str, float]]:
+        """(name, value) pairs for printing; ``vector`` is left out when no model took part."""
+        return [(f.name, float(v)) for f in fields(self) if (v := getattr(self, f.name)) is not None]
+
+
+def score(keys: Sequence[K], fused: Mapping[K, float], columns: Mapping[str, Sequence[int | None]],
+          bm25: Mapping[K, float], vector: Mapping[K, float], *, k: int, when: TimeRange | None, now: datetime,
+          weights: RankingConfig, tuning: Tuning) -> list[tuple[float, K, ScoreParts]]:
+    """The ``k`` best candidates with their final scores. ``columns`` holds, aligned with ``keys``, each
+    candidate's ``importance`` and ``updated`` (epoch seconds), ``created`` when the question names a period,
+    and its source group ``grp`` and position ``seq`` in it when neighbours count: a candidate then gains
+    ``context_weight`` times the similarity of its best neighbour within ``context_window``."""
+    n = len(keys)
+    sims = [fused[key] for key in keys]
+    context = [0.0] * n
+    grp, seq = columns.get("grp"), columns.get("seq")
+    if tuning.context_weight > 0 and grp is not None and seq is not None:
+        where = {(g, s): i for i, (g, s) in enumerate(zip(grp, seq, strict=True)) if g}
+        for i, (g, s) in enumerate(zip(grp, seq, strict=True)):
+            if g and s is not None:
+                best = 0.0
+                for d in range(1, tuning.context_window + 1):
+                    for j in (where.get((g, s - d)), where.get((g, s + d))):
+                        if j is not None and sims[j] > best:
+                            best = sims[j]
+                context[i] = tuning.context_weight * best
+    timed = [0.0] * n
+    created = columns.get("created")
+    if when is not None and created is not None and tuning.time_boost:
+        start, end = when.start.timestamp(), when.end.timestamp()
+        timed = [tuning.time_boost if c is not None and start <= c < end else 0.0 for c in created]
+    importance = [(v or 0) / 5 for v in columns["importance"]]
+    today = now.timestamp()
+    rec = [recency((today - (u or 0)) / 86400, weights.decay_lambda) for u in columns["updated"]]
+    totals = [weights.w_sim * (sims[i] + context[i] + timed[i]) + weights.w_imp * importance[i]
+              + weights.w_rec * rec[i] for i in range(n)]
+    # a candidate with no similarity at all (no word matched, the weakest cosine) is not a result, however
+    # important or recent it is
+    best_first = sorted((i for i in range(n) if sims[i] + context[i] + timed[i] > 0), key=lambda i: -totals[i])[:k]
+    return [(totals[i], keys[i], ScoreParts(bm25=bm25.get(keys[i], 0.0),
+                                           vector=vector.get(keys[i]) if vector else None,
+                                           similarity=sims[i] + context[i] + timed[i], importance=importance[i],
+                                           recency=rec[i], context=context[i], time=timed[i]))
+            for i in best_first]
+
+
+def normalise_scores(scores: Mapping[K, float]) -> dict[K, float]:
+    """Scores divided by the best one: the top result gets 1.0."""
+    if not scores:
+        return {}
+    best = max(scores.values())
+    if best <= 0:
+        return dict.fromkeys(scores, 0.0)
+    return {key: max(0.0, value / best) for key, value in scores.items()}
+
+
+def fuse(bm25: Mapping[K, float], vector: Mapping[K, float], tuning: Tuning) -> dict[K, float]:
+    """One similarity in [0, 1] per candidate from BM25 scores and cosine similarities.
+
+    ``rrf``: reciprocal-rank fusion, ``w/(k+rank)`` summed over both lists, scaled so that first in both is 1.
+    ``convex``: ``(1-w)·bm25/max(bm25) + w·(cos-min)/(max-min)`` over the candidates."""
+    if not vector:
+        return normalise_scores(bm25)
+    if not bm25:
+        return _minmax(vector)
+    weight = tuning.vector_weight
+    if tuning.fusion == "rrf":
+        fused: dict[K, float] = {}
+        k = tuning.rrf_k
+        for scores, w in ((bm25, 1.0 - weight), (vector, weight)):
+            for rank, key in enumerate(sorted(scores, key=lambda item: -scores[item]), start=1):
+                fused[key] = fused.get(key, 0.0) + w / (k + rank)
+        top = 1.0 / (k + 1)
+        return {key: value / top for key, value in fused.items()}
+    if tuning.fusion == "convex":
+        b = normalise_scores(bm25)
+        v = _minmax(vector)
+        return {key: (1 - weight) * b.get(key, 0.0) + weight * v.get(key, 0.0) for key in set(b) | set(v)}
+    raise SearchError(f"unknown fusion {tuning.fusion!r}", "use 'rrf' or 'convex'")
+
+
+def _minmax(scores: Mapping[K, float]) -> dict[K, float]:
+    if not scores:
+        return {}
+    low, high = min(scores.values()), max(scores.values())
+    if high - low < 1e-9:
+        return dict.fromkeys(scores, 1.0)
+    return {key: (value - low) / (high - low) for key, value in scores.items()}
+
+
+def recency(days: float, decay_lambda: float) -> float:
+    return math.exp(-decay_lambda * max(0.0, days))
+
+
+# -- snippets --------------------------------------------------------------------------------------------
+
+SNIPPET_CHARS = 160
+
+
+def snippet(text: str, terms: set[str], analyzer: Any, width: int = SNIPPET_CHARS) -> tuple[str, tuple[
+        tuple[int, int], ...]]:
+    """About ``width`` characters of ``text`` around the densest cluster of query terms, and the character
+    ranges of the matched terms inside the returned string (adjacent CJK characters merged into one range)."""
+    flat = " ".join(text.split())
+    if not flat:
+        return "", ()
+    spans: list[tuple[int, int]] = []
+    if terms:
+        for token in analyzer.pre_tokenize(flat).tokens:
+            if token.text in terms and 0 <= token.char_offset_from < token.char_offset_to <= len(flat):
+                spans.append((token.char_offset_from, token.char_offset_to))
+    start = 0
+    if len(flat) > width and spans:
+        best = -1
+        for s, _e in spans:
+            count = sum(1 for a, b in spans if a >= s and b <= s + width)
+            if count > best:
+                best, start = count, s
+        start = max(0, min(start - width // 4, len(flat) - width))
+        while 0 < start < len(flat) and not flat[start - 1].isspace() and not is_cjk(flat[start]):
+            start -= 1
+    end = min(len(flat), start + width)
+    if end < len(flat) and not is_cjk(flat[end - 1]):
+        cut = flat.rfind(" ", start + width // 2, end)
+        end = cut if cut > 0 else end
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if end < len(flat) else ""
+    shift = len(prefix) - start
+    merged: list[tuple[int, int]] = []
+    for s, e in sorted(spans):
+        if s < start or e > end:
+            continue
+        if merged and merged[-1][1] == s + shift and is_cjk(flat[s]):
+            merged[-1] = (merged[-1][0], e + shift)
+        else:
+            merged.append((s + shift, e + shift))
+    return prefix + flat[start:end] + suffix, tuple(merged)
