@@ -144,12 +144,17 @@ def cli(ctx: click.Context, repo: str | None) -> None:
     ctx.obj = State(repo)
 
 
+def register_commands() -> None:
+    """Attach the commands that live in other modules to :data:`cli` (imported only when the CLI runs)."""
+    from gitmem import cli_hooks  # noqa: F401, I001  (hook, install claude, uninstall claude)
+    from gitmem import cli_search  # noqa: F401  (search, recall, reindex, model)
+    from gitmem import cli_learn  # noqa: F401  (instincts, evolve, capture, gc, compact, digest)
+    from gitmem import cli_sync  # noqa: F401  (sync, status, resolve, git-hooks, extract, propose, review)
+
+
 def main() -> None:
     """Console-script entry point."""
-    from gitmem import cli_hooks  # noqa: F401, I001  (registers hook, install claude, uninstall claude)
-    from gitmem import cli_search  # noqa: F401  (registers search, recall, reindex, model)
-    from gitmem import cli_learn  # noqa: F401  (registers instincts, evolve, capture, gc, compact, digest)
-
+    register_commands()
     cli(prog_name="gitmem")
 
 

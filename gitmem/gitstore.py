@@ -310,7 +310,8 @@ class GitStore:
         """
         from dulwich.objects import Blob, Commit, ObjectID
 
-        from gitmem.gitplumbing import TreeEditor, retry, write_index
+        from gitmem.gitplumbing import TreeEditor
+
         with self.open() as repo:
             try:
                 old_head: bytes | None = repo.refs[HEAD]
@@ -344,23 +345,38 @@ class GitStore:
             commit.message = message.encode()
             repo.object_store.add_object(commit)
 
-            undo = self._write_worktree(changes)
-            index_path = self.git_dir / "index"
-            old_index = index_path.read_bytes() if index_path.exists() else None
-            try:
-                self._update_index(repo, blobs, old_index)
-                old_id = ObjectID(old_head) if old_head is not None else None
-                moved = retry("move the branch", lambda: repo.refs.set_if_equals(HEAD, old_id, commit.id))
-                if not moved:
-                    raise RepoError(
-                        "the memory repo's branch moved during the commit", "retry; run gitmem doctor if it repeats"
-                    )
-            except BaseException:
-                self._restore(undo)
-                if old_index is not None:
-                    retry("restore the index", lambda: write_index(index_path, old_index))
-                raise
+            self.move_to(repo, old_head, commit.id, changes, blobs)
             return commit.id.decode()
+
+    def move_to(self, repo: Repo, old_head: bytes | None, new_commit: bytes, files: Mapping[str, bytes | None],
+                blobs: Mapping[str, Blob | None] | None = None) -> None:
+        """Bring the work tree and the index from ``old_head`` to ``new_commit``, then move the branch
+        (compare-and-swap). ``files`` are the paths that differ, with their new content (None: deleted).
+
+        Used by commits and by merges/fast-forwards alike. On any failure the files and the index are put
+        back and the branch stays where it was."""
+        from dulwich.objects import Blob, ObjectID
+
+        from gitmem.gitplumbing import retry, write_index
+
+        if blobs is None:
+            blobs = {path: (Blob.from_string(data) if data is not None else None) for path, data in files.items()}
+        undo = self._write_worktree(files)
+        index_path = self.git_dir / "index"
+        old_index = index_path.read_bytes() if index_path.exists() else None
+        try:
+            self._update_index(repo, blobs, old_index)
+            old_id = ObjectID(old_head) if old_head is not None else None
+            moved = retry("move the branch",
+                          lambda: repo.refs.set_if_equals(HEAD, old_id, ObjectID(new_commit)))
+            if not moved:
+                raise RepoError("the memory repo's branch moved while gitmem was writing",
+                                "retry; run gitmem doctor if it repeats")
+        except BaseException:
+            self._restore(undo)
+            if old_index is not None:
+                retry("restore the index", lambda: write_index(index_path, old_index))
+            raise
 
     def _write_worktree(self, changes: Mapping[str, bytes | None]) -> dict[Path, bytes | None]:
         from gitmem.gitplumbing import atomic_write

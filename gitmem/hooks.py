@@ -338,6 +338,33 @@ def recall_cache_key(ctx: Context, project: str) -> str:
     return hashlib.sha1("\n".join(parts).encode("utf-8")).hexdigest()
 
 
+#: the longest a session start waits for an automatic pull, whatever sync.timeout says
+AUTO_PULL_LIMIT = 3.0
+
+
+def auto_pull(ctx: Context) -> str:
+    """With ``sync.auto``, pull (fetch + merge, no push) within a few seconds; a note when it failed."""
+    if not ctx.config.sync.auto:
+        return ""
+    from gitmem.sync import auto_sync
+
+    result = auto_sync(ctx.repository, min(ctx.config.sync.timeout, AUTO_PULL_LIMIT), push_changes=False)
+    if result is None:
+        log(ctx, "automatic pull skipped or failed (no remote, offline or too slow)")
+    return ""
+
+
+def conflict_note(ctx: Context) -> str:
+    """One line when a sync left memories with conflicting versions (their sibling files are named
+    ``<id>-conflict-<hex>``, so a directory listing finds them without reading any memory)."""
+    versions = sorted(p.stem for p in (ctx.repo / "memories").glob("*/*-conflict-*.md"))
+    if not versions:
+        return ""
+    shown = ", ".join(v.split("-conflict-")[0] for v in versions[:5]) + (" ..." if len(versions) > 5 else "")
+    return (f"gitmem: {len(versions)} memories have conflicting versions after a sync ({shown}); "
+            "see gitmem status, settle with gitmem resolve ID\n")
+
+
 def recall_block(ctx: Context, project: str) -> tuple[str, str]:
     """(block, search query) from recall, or from :func:`fallback_block` when recall cannot run.
 
@@ -399,8 +426,9 @@ def session_start(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | Non
     session = observe.get_session(ctx.local, ctx.session_id) if ctx.session_id else {}
     if project in session.get("injected", []) and source not in ("compact", "clear"):
         return None
+    pulled = auto_pull(ctx) if source == "startup" else ""
     parts = [render_directives(directives_for(ctx, project)), project_summary(ctx, project),
-             render_hot_paths(ctx, project)]
+             render_hot_paths(ctx, project), conflict_note(ctx), pulled]
     block, query = recall_block(ctx, project)
     parts.append(block)
     query = query or project
@@ -559,6 +587,8 @@ def session_end(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
         observe.update_session(ctx.local, ctx.session_id,
                                lambda e: e.update(ended=observe.now_iso(), reason=str(payload.get("reason", ""))))
         spawn_learning(ctx, payload)
+    if ctx.exists and ctx.config.sync.auto:
+        spawn_detached(ctx, ["sync", "--timeout", str(ctx.config.sync.timeout)])
     return None
 
 
@@ -569,19 +599,25 @@ LEARN_TIMEOUT = 60
 def spawn_learning(ctx: Context, payload: dict[str, Any]) -> None:
     """Hand the session's learning (instincts, capture from the transcript, evolve) to a detached process that
     ends itself after :data:`LEARN_TIMEOUT` seconds; the hook never waits for it. ``GITMEM_LEARN=0`` turns it off."""
-    import subprocess
-    import sys
-
     if ctx.env.get("GITMEM_LEARN", "1") == "0":
         return
-    args = [sys.executable, "-m", "gitmem", "--repo", str(ctx.repo), "learn-session", "--session", ctx.session_id,
-            "--project", ctx.project, "--timeout", str(LEARN_TIMEOUT)]
+    args = ["learn-session", "--session", ctx.session_id, "--project", ctx.project, "--timeout", str(LEARN_TIMEOUT)]
     transcript = payload.get("transcript_path")
     if isinstance(transcript, str) and transcript:
         args += ["--transcript", transcript]
+    spawn_detached(ctx, args)
+
+
+def spawn_detached(ctx: Context, args: list[str]) -> None:
+    """Start ``gitmem --repo REPO ARGS...`` in its own session, output to the local log, never waited for.
+    Every command started this way bounds its own run time (``--timeout``)."""
+    import subprocess
+    import sys
+
     ctx.local.mkdir(parents=True, exist_ok=True)
     with (ctx.local / "gitmem.log").open("ab") as log_file:
-        subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_file,
+        subprocess.Popen([sys.executable, "-m", "gitmem", "--repo", str(ctx.repo), *args],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_file,
                          start_new_session=True, close_fds=True, cwd=str(ctx.repo), env=dict(ctx.env))
 
 

@@ -218,15 +218,22 @@ class MemoryRepo:
         trailers: Mapping[str, str] | None = None,
         body: str = "",
         merge: Callable[[Memory, Memory], Memory | None] | None = None,
+        remove: Iterable[Memory] = (),
     ) -> tuple[str, builtins.list[Memory]]:
-        """Write several memories (new or replacing the file with the same id) as one commit.
+        """Write several memories (new or replacing the file with the same id) as one commit; the files of the
+        memories in ``remove`` are deleted in the same commit (history keeps them).
 
         ``merge(old, new)`` decides what happens when a memory with that id exists: it returns the memory to
         write, or None to leave the old one alone (default: the new one replaces it, keeping ``created``).
         Returns (commit SHA or "" when nothing changed, the memories written)."""
         written: list[Memory] = []
         changes: dict[str, bytes | None] = {}
+        removed = builtins.list(remove)
         with self.git.locked():
+            for gone in removed:
+                found = self._find(gone.id)
+                if found is not None:
+                    changes[found.relative_to(self.path).as_posix()] = None
             for memory in memories:
                 memory = self._clean(memory)
                 existing = self._find(memory.id)
@@ -243,7 +250,8 @@ class MemoryRepo:
                 written.append(memory)
             sha = ""
             if changes:
-                sha = self._commit(changes, subject, op, source, [m.id for m in written], extra=trailers, body=body)
+                ids = [m.id for m in written] + [m.id for m in removed if m.id not in {w.id for w in written}]
+                sha = self._commit(changes, subject, op, source, ids, extra=trailers, body=body)
         return sha, written
 
     def save(self, memory: Memory, *, op: str = "update", source: str = "cli", subject: str = "") -> Memory:

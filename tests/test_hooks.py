@@ -418,3 +418,28 @@ def test_file_lock_times_out(tmp_path: Path) -> None:
         assert time.monotonic() - start < 1.0
     with observe.file_lock(lock, 0.2):  # released
         pass
+
+
+def test_session_start_pulls_with_auto_sync_and_reports_conflicts(tmp_path: Path, code: Path,
+                                                                   isolated_env: Path) -> None:
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], check=True)
+    a, b = tmp_path / "a", tmp_path / "b"
+    run_cli("init", str(a), "--remote", str(bare))
+    shared = run_cli("--repo", str(a), "remember", "deploys go through the staging cluster").out.strip()
+    assert run_cli("--repo", str(a), "sync").code == 0
+    assert run_cli("init", str(b), "--remote", str(bare)).code == 0
+    for side, words in ((a, "production cluster on Fridays"), (b, "canary cluster first")):
+        memory_file = next((side / "memories" / "global").glob(f"{shared}.md"))
+        memory_file.write_text(memory_file.read_text().replace("staging cluster", words))
+        git(side, "commit", "-qam", f"edit on {side.name}")
+    assert run_cli("--repo", str(a), "sync").code == 0
+    user_config = isolated_env / ".config" / "gitmem" / "config.toml"
+    user_config.parent.mkdir(parents=True, exist_ok=True)
+    user_config.write_text("[sync]\nauto = true\ntimeout = 5\n")
+    result = hook("SessionStart", payload("SessionStart", code, source="startup"), {"GITMEM_REPO": str(b)},
+                  cwd=code)
+    assert result.returncode == 0, result.stderr
+    assert git(b, "rev-parse", "HEAD^2").strip() == git(a, "rev-parse", "HEAD").strip()  # merged A's side
+    assert "conflicting versions" in context_of(result.stdout) and shared in context_of(result.stdout)
+    assert_clean(b)
