@@ -114,7 +114,9 @@ def slugify(text: str, max_length: int = 48, *, keep_dots: bool = False) -> str:
     slug = _pattern("non_word_dot" if keep_dots else "non_word").sub("-", normal).strip("-.")
     slug = re.sub(r"\.{2,}", ".", slug)
     if len(slug) > max_length:
-        slug = slug[:max_length].rstrip("-")
+        cut = slug[:max_length]
+        # end on a word boundary when one is near, so ids read "...-never-use" rather than "...-never-us"
+        slug = cut[: cut.rfind("-")] if cut.rfind("-") > max_length // 2 else cut.rstrip("-")
     return slug
 
 
