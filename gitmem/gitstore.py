@@ -24,7 +24,6 @@ if TYPE_CHECKING:  # dulwich and filelock load on first use: reading HEAD or a f
     from dulwich.objects import Blob
     from dulwich.refs import Ref
     from dulwich.repo import Repo
-    from filelock import FileLock
 
 BRANCH = cast("Ref", b"refs/heads/main")
 HEAD = cast("Ref", b"HEAD")
@@ -92,7 +91,6 @@ class GitStore:
                 f"no memory repository at {self.path}", f"create it with: gitmem init {self.path}"
             )
         self.git_dir = git_dir
-        self._lock: FileLock | None = None
 
     # -- creation ---------------------------------------------------------------------------------------
     @staticmethod
@@ -290,14 +288,12 @@ class GitStore:
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the repository's writer lock (waits up to ``lock_timeout`` seconds)."""
-        from filelock import FileLock, Timeout
+        from gitmem.locks import LockTimeout, file_lock
 
-        if self._lock is None:
-            self._lock = FileLock(str(self.git_dir / LOCK_NAME), timeout=self.lock_timeout)
         try:
-            with self._lock:
+            with file_lock(self.git_dir / LOCK_NAME, self.lock_timeout):
                 yield
-        except Timeout:
+        except LockTimeout:
             raise LockTimeoutError(
                 f"another gitmem process has held the lock on {self.path} for {self.lock_timeout:.0f} s",
                 "wait for it to finish and try again",

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from gitmem.locks import file_lock
 from gitmem.redact import redact
 
 MAX_BYTES = 5 * 1024 * 1024
@@ -181,37 +182,6 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True), "utf-8")
     os.replace(tmp, path)
-
-
-@contextlib.contextmanager
-def file_lock(path: Path, timeout: float = 3.0) -> Iterator[None]:
-    """An exclusive lock on ``path`` (``flock``; ``filelock`` where there is no ``fcntl``), waiting up to
-    ``timeout`` seconds before raising :class:`TimeoutError`. Cheaper to import than ``filelock``."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
-        from filelock import FileLock, Timeout
-
-        try:
-            with FileLock(str(path), timeout=timeout):
-                yield
-        except Timeout:
-            raise TimeoutError(f"{path} stayed locked for {timeout:g} s") from None
-        return
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise TimeoutError(f"{path} stayed locked for {timeout:g} s") from None
-                time.sleep(0.01)
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the lock
 
 
 def update_json(path: Path, change: Callable[[dict[str, Any]], Any], timeout: float = 3.0) -> Any:

@@ -17,12 +17,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
 from gitmem.codebase import CodeContext, code_context
 from gitmem.documents import CATEGORIES, Memory
 from gitmem.errors import ValidationError
 from gitmem.index import Hit, open_index
+from gitmem.locks import LockTimeout, file_lock
 from gitmem.store import MemoryRepo
 from gitmem.tokens import count_tokens
 
@@ -158,7 +157,7 @@ def bump_usage(repo_path: Path, ids: list[str], now: datetime | None = None) -> 
     path = usage_path(repo_path)
     path.parent.mkdir(parents=True, exist_ok=True)
     stamp = (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    with contextlib.suppress(Timeout), FileLock(str(path) + ".lock", timeout=2):
+    with contextlib.suppress(LockTimeout), file_lock(path.with_name(path.name + ".lock"), timeout=2):
         data = read_usage(repo_path)
         for memory_id in ids:
             entry = data.setdefault(memory_id, {"count": 0})

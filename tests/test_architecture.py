@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "gitmem"
 
 # Lower layers never import higher ones. Entry points (rank 9) may import anything.
 LAYERS: dict[str, int] = {
-    "errors": 0,
+    "errors": 0, "locks": 0,
     "config": 1, "documents": 1, "redact": 1, "gitstore": 1, "gitplumbing": 1,
     "embed": 1, "models": 1, "e5convert": 1, "tokens": 1,
     "layout": 2, "codebase": 2,
@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
     "cli_hooks": 9, "hookmain": 9,
     "sync": 1, "merge": 1, "extract": 1, "cli_sync": 9,
     "instincts": 5, "capture": 6, "semantic": 6, "evolve": 6, "lifecycle": 6, "cli_learn": 9,
+    "projects": 4, "cli_project": 9,
 }
 GIT_MODULES = {"gitstore", "gitplumbing", "sync"}
 HEAVY = ("onnxruntime", "numpy", "tokenizers")
