@@ -10,9 +10,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+# Locks this process already holds, with their depth: taking a held lock again is free (re-entrant), as it is
+# with ``filelock``; flock itself would block on a second descriptor of the same file.
+_held: dict[str, int] = {}
+_guard = threading.Lock()
 
 
 class LockTimeout(TimeoutError):
@@ -22,7 +28,33 @@ class LockTimeout(TimeoutError):
 @contextlib.contextmanager
 def file_lock(path: Path, timeout: float = 3.0) -> Iterator[None]:
     """Hold an exclusive lock on ``path`` (created if needed), waiting up to ``timeout`` seconds for it;
-    raises :class:`LockTimeout` after that."""
+    raises :class:`LockTimeout` after that. Re-entrant within a process."""
+    key = os.path.realpath(path)
+    with _guard:
+        if _held.get(key):
+            _held[key] += 1
+            nested = True
+        else:
+            nested = False
+    if nested:
+        try:
+            yield
+        finally:
+            with _guard:
+                _held[key] -= 1
+        return
+    with _acquire(path, timeout):
+        with _guard:
+            _held[key] = 1
+        try:
+            yield
+        finally:
+            with _guard:
+                _held.pop(key, None)
+
+
+@contextlib.contextmanager
+def _acquire(path: Path, timeout: float) -> Iterator[None]:
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows

@@ -704,32 +704,29 @@ def _read_commit(repo: Repo, commit: Commit, want: Callable[[str], bool]) -> Cod
     return CodeCommit(commit.id.decode(), commit.message.decode("utf-8", "replace"), len(commit.parents), files)
 
 
-def code_range(root: Path, rev_range: str, want: Callable[[str], bool]) -> list[CodeCommit]:
-    """Commits of ``A..B`` (or everything reachable from ``B`` given alone), oldest first."""
+def _range_walker(repo: Repo, root: Path, rev_range: str, *, reverse: bool = False) -> Any:
+    """A dulwich walker over ``A..B`` (or everything reachable from ``B`` given alone)."""
     start, sep, end = rev_range.partition("..")
     if not sep:
         start, end = "", rev_range
+    try:
+        tip = parse_rev(repo, end or "HEAD")
+        stop = parse_rev(repo, start) if start else None
+    except (KeyError, ValueError):
+        raise RepoError(f"cannot resolve {rev_range!r} in {root}", "use A..B with commit SHAs or refs") from None
+    return repo.get_walker(include=[tip.id], exclude=[stop.id] if stop else None, reverse=reverse)
+
+
+def code_range(root: Path, rev_range: str, want: Callable[[str], bool]) -> list[CodeCommit]:
+    """Commits of ``A..B`` (or everything reachable from ``B`` given alone), oldest first."""
     with _open_code(root) as repo:
-        try:
-            tip = parse_rev(repo, end or "HEAD")
-            stop = parse_rev(repo, start) if start else None
-        except (KeyError, ValueError):
-            raise RepoError(f"cannot resolve {rev_range!r} in {root}", "use A..B with commit SHAs or refs") from None
-        walker = repo.get_walker(include=[tip.id], exclude=[stop.id] if stop else None, reverse=True)
-        return [_read_commit(repo, entry.commit, want) for entry in walker]
+        return [_read_commit(repo, entry.commit, want) for entry in _range_walker(repo, root, rev_range, reverse=True)]
 
 
 def count_range(root: Path, rev_range: str) -> int:
-    start, sep, end = rev_range.partition("..")
-    if not sep:
-        start, end = "", rev_range
+    """How many commits :func:`code_range` would return (for a progress bar)."""
     with _open_code(root) as repo:
-        try:
-            tip = parse_rev(repo, end or "HEAD")
-            stop = parse_rev(repo, start) if start else None
-        except (KeyError, ValueError):
-            raise RepoError(f"cannot resolve {rev_range!r} in {root}", "use A..B with commit SHAs or refs") from None
-        return sum(1 for _ in repo.get_walker(include=[tip.id], exclude=[stop.id] if stop else None))
+        return sum(1 for _ in _range_walker(repo, root, rev_range))
 
 
 def code_repo_root(start: Path) -> Path | None:
