@@ -150,6 +150,7 @@ def register_commands() -> None:
     from gitmem import cli_search  # noqa: F401  (search, recall, reindex, model)
     from gitmem import cli_learn  # noqa: F401  (instincts, evolve, capture, gc, compact, digest)
     from gitmem import cli_sync  # noqa: F401  (sync, status, resolve, git-hooks, extract, propose, review)
+    from gitmem import cli_project  # noqa: F401  (project scan, project show)
 
 
 def main() -> None:

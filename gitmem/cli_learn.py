@@ -297,6 +297,10 @@ def learn_session(state: State, session: str, transcript: Path | None, project: 
         if settings.enabled and left > 1:
             bounded = replace(settings, semantic_timeout=min(settings.semantic_timeout, left))
             done["semantic"] = analyze(repo, session, settings=bounded, source=f"hook:{session}").to_dict()
+    if session:  # notes for the project memory from the session's tool output (cheap, so before capture)
+        from gitmem.projects import learn_from_session
+
+        done["project"] = learn_from_session(repo, session, project=project).to_dict()
     done["capture"] = run_capture(repo, transcript=transcript if transcript and transcript.is_file() else None,
                                   session=session, project=project).to_dict()
     done["evolve"] = run_evolve(repo, source=f"hook:{session}").to_dict()

@@ -241,18 +241,15 @@ def render_directives(directives: list[tuple[str, str]]) -> str:
 
 
 def project_summary(ctx: Context, project: str) -> str:
-    """The body of ``projects/<project>.md`` (without frontmatter), cut to 650 characters."""
-    path = ctx.repo / "projects" / f"{project}.md"
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return ""
-    if text.startswith("---"):
-        end = text.find("\n---", 3)
-        text = text[end + 4:] if end >= 0 else ""
-    text = text.strip()
-    if len(text) > SUMMARY_CHARS:
-        text = text[: SUMMARY_CHARS - 1].rstrip() + "…"
+    """The summary of ``projects/<project>.md`` (at most 650 characters). When that file is missing or older than
+    24 hours, a detached ``gitmem project scan`` (bounded to 20 s) writes it for the next session (not for a
+    session in the home or root directory)."""
+    from gitmem import projects
+
+    if ctx.env.get("GITMEM_PROJECT_SCAN", "1") != "0" and ctx.cwd not in (ctx.home, Path(ctx.cwd.anchor)) and \
+            projects.needs_scan(ctx.repo, project) and projects.claim_scan(ctx.repo, project):
+        spawn_detached(ctx, ["project", "scan", "--cwd", str(ctx.cwd), "--project", project, "--timeout", "20"])
+    text = projects.project_summary(ctx.repo, project, SUMMARY_CHARS)
     return f"## Project memory ({project})\n{text}\n" if text else ""
 
 

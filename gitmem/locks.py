@@ -15,9 +15,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-# Locks this process already holds, with their depth: taking a held lock again is free (re-entrant), as it is
-# with ``filelock``; flock itself would block on a second descriptor of the same file.
-_held: dict[str, int] = {}
+# Locks this thread already holds, with their depth: taking a held lock again in the same thread is free
+# (re-entrant, as with ``filelock``); another thread of the process waits like another process would, because
+# its flock on a second descriptor of the same file conflicts.
+_held: dict[tuple[str, int], int] = {}
 _guard = threading.Lock()
 
 
@@ -28,8 +29,8 @@ class LockTimeout(TimeoutError):
 @contextlib.contextmanager
 def file_lock(path: Path, timeout: float = 3.0) -> Iterator[None]:
     """Hold an exclusive lock on ``path`` (created if needed), waiting up to ``timeout`` seconds for it;
-    raises :class:`LockTimeout` after that. Re-entrant within a process."""
-    key = os.path.realpath(path)
+    raises :class:`LockTimeout` after that. Re-entrant within a thread."""
+    key = (os.path.realpath(path), threading.get_ident())
     with _guard:
         if _held.get(key):
             _held[key] += 1

@@ -116,10 +116,25 @@ def test_failed_commit_leaves_no_half_state(tmp_path: Path) -> None:
 
 
 def test_writer_lock_times_out_with_a_clear_error(tmp_path: Path) -> None:
+    import threading
+
     store = GitStore.init(tmp_path / "r")
     other = GitStore(store.path, lock_timeout=0.2)
-    with store.locked(), pytest.raises(LockTimeoutError, match="held the lock"), other.locked():
-        pass
+    errors: list[BaseException] = []
+
+    def contend() -> None:  # another writer (a thread here; processes are covered by tests/test_locks.py)
+        try:
+            with other.locked():
+                pass
+        except BaseException as exc:
+            errors.append(exc)
+
+    with store.locked():
+        worker = threading.Thread(target=contend)
+        worker.start()
+        worker.join()
+    assert len(errors) == 1 and isinstance(errors[0], LockTimeoutError)
+    assert "held the lock" in str(errors[0])
 
 
 def test_trailers_round_trip() -> None:

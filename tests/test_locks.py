@@ -29,7 +29,27 @@ def test_another_process_waits_then_times_out(tmp_path: Path) -> None:
         pass
 
 
-def test_reentrant_within_a_process(tmp_path: Path) -> None:
+def test_another_thread_waits(tmp_path: Path) -> None:
+    import threading
+
+    lock = tmp_path / "t.lock"
+    outcome: list[str] = []
+
+    def contend() -> None:
+        try:
+            with file_lock(lock, timeout=0.2):
+                outcome.append("acquired")
+        except LockTimeout:
+            outcome.append("timed out")
+
+    with file_lock(lock, timeout=0.2):
+        worker = threading.Thread(target=contend)
+        worker.start()
+        worker.join()
+    assert outcome == ["timed out"]
+
+
+def test_reentrant_within_a_thread(tmp_path: Path) -> None:
     lock = tmp_path / "y.lock"
     with file_lock(lock, timeout=0.2), file_lock(lock, timeout=0.2):
         pass
