@@ -212,6 +212,15 @@ class Memory:
         return {**extra, **data}
 
 
+def bullet(memory: Memory) -> str:
+    """A memory as one Markdown bullet for an agent's context: the rule, its why/how, its type tag and id (so the
+    agent can cite or forget it)."""
+    text = " ".join(memory.text.split())
+    extra = "".join(f" {label}: {value}" for label, value in (("Why:", memory.why), ("How:", memory.how)) if value)
+    scope = memory.type + (f", {memory.project}" if memory.project else "")
+    return f"- [{scope}] {text}{extra} (id: {memory.id})"
+
+
 def first_line(text: str, limit: int = 80) -> str:
     line = text.strip().splitlines()[0] if text.strip() else ""
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"

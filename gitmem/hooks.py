@@ -294,15 +294,10 @@ def recent_errors(repo: Path, limit: int = 5) -> list[str]:
     return [line for line in lines if line[:4].isdigit()][-limit:]
 
 
-def _render_memory(memory: Memory) -> str:
-    text = " ".join(memory.text.split())
-    extra = "".join(f" {label}: {value}" for label, value in (("Why:", memory.why), ("How:", memory.how)) if value)
-    scope = memory.type + (f", {memory.project}" if memory.project else "")
-    return f"- [{scope}] {text}{extra} (id: {memory.id})"
-
-
 def fallback_block(ctx: Context, project: str) -> str:
     """Recall without the search index: the project's and the global memories by importance, then recency."""
+    from gitmem.documents import bullet
+
     repo = ctx.repository
     settings = ctx.config.recall
     memories = [m for m in repo.list(project=project) + repo.list(project="") if DIRECTIVE_TAG not in m.tags]
@@ -310,7 +305,7 @@ def fallback_block(ctx: Context, project: str) -> str:
     lines: list[str] = []
     size = 0
     for memory in memories[: settings.top_k]:
-        line = _render_memory(memory)
+        line = bullet(memory)
         if size + len(line) > settings.budget * 4:  # about four characters a token
             break
         lines.append(line)

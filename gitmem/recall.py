@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.codebase import CodeContext, code_context
-from gitmem.documents import CATEGORIES, Memory
+from gitmem.documents import CATEGORIES, bullet
 from gitmem.errors import ValidationError
 from gitmem.index import Hit, open_index
 from gitmem.locks import LockTimeout, file_lock
@@ -66,14 +66,6 @@ def effective_budget(repo: MemoryRepo, query: str, budget: int | None) -> int:
     return max(1, min(wanted, settings.max_budget))
 
 
-def render_line(memory: Memory) -> str:
-    """One memory as a bullet: the rule, its why/how, its type tag and id (so the agent can cite or forget it)."""
-    text = " ".join(memory.text.split())
-    extra = "".join(f" {label}: {value}" for label, value in (("Why:", memory.why), ("How:", memory.how)) if value)
-    scope = f"{memory.type}" + (f", {memory.project}" if memory.project else "")
-    return f"- [{scope}] {text}{extra} (id: {memory.id})"
-
-
 def render(groups: dict[str, list[str]], title: str) -> str:
     parts = [title]
     for category in ORDER:
@@ -93,7 +85,7 @@ def build_block(hits: Iterable[Hit], budget: int, title: str) -> tuple[str, list
     left_out = 0
     tokens = count_tokens(render(groups, title))
     for hit in hits:
-        line = render_line(hit.memory)
+        line = bullet(hit.memory)
         trial = {k: list(v) for k, v in groups.items()}
         trial.setdefault(hit.memory.category, []).append(line)
         trial_tokens = count_tokens(render(trial, title))

@@ -1,0 +1,94 @@
+"""Recall: the block a session gets, built from the code project, grouped, within its token budget."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from gitmem.api import Repository
+from gitmem.config import Config, EmbeddingConfig, RecallConfig
+from gitmem.layout import init_repo
+from gitmem.recall import read_usage, recall
+from gitmem.tokens import count_tokens
+from tests.conftest import git, run_cli
+
+PROJECT = "github.com-acme-shop"
+
+
+@pytest.fixture
+def code(tmp_path: Path) -> Path:
+    path = tmp_path / "shop"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    git(path, "remote", "add", "origin", "git@github.com:acme/shop.git")
+    for subject in ("Add payment retries", "Use PostgreSQL for orders", "Fix flaky checkout test"):
+        git(path, "commit", "-q", "--allow-empty", "-m", subject)
+    return path
+
+
+@pytest.fixture
+def mem(tmp_path: Path) -> Repository:
+    path = tmp_path / "mem"
+    init_repo(path)
+    return Repository(Config(repo=path, embedding=EmbeddingConfig(model="none")))
+
+
+def test_block_groups_by_category_with_type_tags(mem: Repository, code: Path) -> None:
+    mem.remember("Orders live in PostgreSQL, not MySQL", project=PROJECT, category="decision", importance=4)
+    mem.remember("Never retry payments more than 3 times", project=PROJECT, category="constraint", importance=5)
+    mem.remember("Checkout tests are flaky under load; rerun with pytest -x", project=PROJECT)
+    mem.remember("Payment retries for another project", project="github.com-other-thing", category="decision")
+    gone = mem.remember("Orders used to live in MySQL", project=PROJECT, category="decision")
+    mem.forget(gone.id, "moved to PostgreSQL")
+    result = recall(mem, cwd=code, k=10)
+    assert result.project == PROJECT
+    assert result.query.startswith("shop Fix flaky checkout test")
+    text = result.text
+    assert text.index("### Constraints") < text.index("### Decisions") < text.index("### Background")
+    assert "- [project, github.com-acme-shop] Never retry payments more than 3 times" in text
+    assert "another project" not in text and "used to live in MySQL" not in text
+
+
+def test_budget_is_never_exceeded_and_capped(mem: Repository, code: Path) -> None:
+    mem.import_records({"text": f"Payment rule {i}: retries, PostgreSQL orders and checkout tests need care "
+                                f"in module {i}", "project": PROJECT} for i in range(60))
+    sizes = []
+    for budget in (150, 400, 900):
+        result = recall(mem, cwd=code, k=60, budget=budget)
+        assert result.hits and result.tokens <= budget and count_tokens(result.text) <= budget
+        assert result.left_out > 0
+        sizes.append(len(result.hits))
+    assert sizes == sorted(sizes) and sizes[0] < sizes[-1]
+    tiny = recall(mem, cwd=code, k=60, budget=20)  # not even one memory fits: nothing, rather than too much
+    assert tiny.text == "" and tiny.tokens == 0
+    assert recall(mem, cwd=code, k=5, budget=100_000).budget == 3000  # the hard cap
+
+
+def test_dynamic_budget_scales_with_the_query(mem: Repository, code: Path) -> None:
+    dynamic = Repository(replace(mem.config, recall=RecallConfig(dynamic_budget=True)))
+    short = recall(dynamic, cwd=code, query="orders")
+    long = recall(dynamic, cwd=code, query=" ".join(f"topic{i}" for i in range(20)))
+    assert short.budget == 500 + (2000 - 500) // 12 and long.budget == 2000
+
+
+def test_recall_counts_usage_without_committing(mem: Repository, code: Path) -> None:
+    memory = mem.remember("Orders live in PostgreSQL", project=PROJECT, category="decision")
+    head = git(mem.path, "rev-parse", "HEAD")
+    recall(mem, cwd=code)
+    recall(mem, cwd=code)
+    assert read_usage(mem.path)[memory.id]["count"] == 2
+    assert git(mem.path, "rev-parse", "HEAD") == head
+    assert git(mem.path, "status", "--porcelain") == ""
+
+
+def test_recall_command(mem: Repository, code: Path) -> None:
+    mem.remember("Orders live in PostgreSQL", project=PROJECT, category="decision")
+    result = run_cli("--repo", str(mem.path), "recall", "--cwd", str(code), "--json")
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert data["project"] == PROJECT and "Orders live in PostgreSQL" in data["text"] and data["tokens"] <= 2000
+    bad = run_cli("--repo", str(mem.path), "recall", "--budget", "0")
+    assert bad.code != 0 and "Traceback" not in bad.err
