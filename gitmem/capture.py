@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -38,6 +37,7 @@ from typing import Any
 from gitmem import documents as docs
 from gitmem.documents import Memory
 from gitmem.errors import GitmemError
+from gitmem.fileio import atomic_write
 from gitmem.store import MemoryRepo
 
 SKIP_ABOVE = 0.9
@@ -315,11 +315,7 @@ def _read_state(repo_path: Path) -> dict[str, Any]:
 
 
 def _write_state(repo_path: Path, state: dict[str, Any]) -> None:
-    path = repo_path / "local" / STATE_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(state, sort_keys=True), "utf-8")
-    os.replace(tmp, path)
+    atomic_write(repo_path / "local" / STATE_FILE, json.dumps(state, sort_keys=True).encode("utf-8"))
 
 
 def capture(repo: MemoryRepo, *, transcript: Path | None = None, texts: Iterable[str] = (), session: str = "",

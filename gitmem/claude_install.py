@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gitmem.errors import GitmemError
+from gitmem.fileio import atomic_write
 
 #: (Claude Code event, ``gitmem hook`` event, matcher or None for events without matchers, timeout in seconds)
 HOOK_EVENTS: tuple[tuple[str, str, str | None, int], ...] = (
@@ -183,11 +183,7 @@ def _write(path: Path, text: str, original: bytes | None) -> Path | None:
     if original is not None:
         backup = path.with_name(path.name + BACKUP_SUFFIX)
         backup.write_bytes(original)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, "utf-8")
-    if original is not None:
-        os.chmod(tmp, path.stat().st_mode & 0o777)
-    os.replace(tmp, path)
+    atomic_write(path, text.encode("utf-8"), mode=path.stat().st_mode & 0o777 if original is not None else None)
     return backup
 
 

@@ -12,6 +12,7 @@ import click
 
 from gitmem.cli import State, cli, emit_json, json_option, pass_state
 from gitmem.errors import GitmemError, NotFoundError, ValidationError
+from gitmem.fileio import atomic_write
 
 
 def _refresh_index(repo: Any) -> None:
@@ -442,10 +443,7 @@ def install_hook(hooks: Path, executable: str) -> str:
                 raise GitmemError(f"both {target} and {chained} exist", f"remove or merge {chained} first")
             os.rename(target, chained)
         action = "installed"
-    tmp = target.with_name(".post-commit.gitmem.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.chmod(0o755)
-    os.replace(tmp, target)
+    atomic_write(target, text.encode("utf-8"), mode=0o755)
     return action
 
 

@@ -7,7 +7,6 @@ into the raw bytes costs a few. Everything here is checked against the git CLI i
 
 from __future__ import annotations
 
-import contextlib
 import os
 import struct
 import time
@@ -203,19 +202,3 @@ def splice_index(raw: bytes, updates: dict[bytes, bytes | None]) -> bytes | None
 def write_index(path: Path, data: bytes) -> None:
     with GitFile(str(path), "wb") as fh:
         fh.write(data)
-
-
-def atomic_write(target: Path, content: bytes) -> None:
-    """Write a file so that readers see the old or the new content, never half of it."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(content)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        raise
-
-

@@ -375,7 +375,7 @@ class GitStore:
             raise
 
     def _write_worktree(self, changes: Mapping[str, bytes | None]) -> dict[Path, bytes | None]:
-        from gitmem.gitplumbing import atomic_write
+        from gitmem.fileio import atomic_write
 
         undo: dict[Path, bytes | None] = {}
         try:
@@ -395,7 +395,7 @@ class GitStore:
 
     @staticmethod
     def _restore(undo: dict[Path, bytes | None]) -> None:
-        from gitmem.gitplumbing import atomic_write
+        from gitmem.fileio import atomic_write
 
         for target, content in undo.items():
             if content is None:

@@ -39,6 +39,7 @@ from gitmem import documents as docs
 from gitmem import ranking
 from gitmem.documents import Memory
 from gitmem.errors import DocumentError, GitmemError, SearchError, ValidationError
+from gitmem.fileio import atomic_write
 from gitmem.ranking import DEFAULT_TUNING, QueryTerms, ScoreParts, TimeRange, Tuning
 
 if TYPE_CHECKING:
@@ -205,12 +206,6 @@ def _git_blob_sha(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 # -- vectors ---------------------------------------------------------------------------------------------
 
 class _Vectors:
@@ -256,7 +251,7 @@ class _Vectors:
         with tmp.open("wb") as fh:
             np.save(fh, np.ascontiguousarray(matrix, dtype=np.float32))
         os.replace(tmp, self.root / f"{name}.npy")
-        _atomic_write(self.root / f"{name}.json", json.dumps(shas).encode())
+        atomic_write(self.root / f"{name}.json", json.dumps(shas).encode())
 
     def compact(self, live: set[str]) -> None:
         """Merge the shards into one holding only ``live`` rows (the caller holds the index lock)."""
@@ -497,8 +492,8 @@ class Index:
         stats.indexed, stats.removed = len(plan), len(removed)
         self.warnings = stats.unreadable
         state_data = {"format": FORMAT, "window": self.tuning.context_window, "head": head, "files": entries}
-        _atomic_write(self.dir / "state.bin", marshal.dumps(state_data))
-        _atomic_write(self._head_file, f"{FORMAT} {head}".encode())
+        atomic_write(self.dir / "state.bin", marshal.dumps(state_data))
+        atomic_write(self._head_file, f"{FORMAT} {head}".encode())
         index.reload()
         return stats
 
@@ -615,7 +610,7 @@ class Index:
                         store.add(shas, np.concatenate(blocks))
             store.compact(live)
             if complete:
-                _atomic_write(store.complete, head.encode())
+                atomic_write(store.complete, head.encode())
             self._vectors = None
             return done
         finally:

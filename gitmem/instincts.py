@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -48,6 +47,7 @@ import yaml
 
 from gitmem import documents as docs
 from gitmem.errors import DocumentError, NotFoundError, ValidationError
+from gitmem.fileio import atomic_write
 from gitmem.gitstore import format_message
 from gitmem.observe import read_json, sessions_path
 from gitmem.redact import redact
@@ -527,11 +527,7 @@ def _write_state(repo_path: Path, state: dict[str, Any]) -> None:
     if len(sessions) > MAX_STATE_SESSIONS:
         for key in sorted(sessions, key=lambda k: str(sessions[k]))[: len(sessions) - MAX_STATE_SESSIONS]:
             del sessions[key]
-    path = _state_path(repo_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(state, sort_keys=True), "utf-8")
-    os.replace(tmp, path)
+    atomic_write(_state_path(repo_path), json.dumps(state, sort_keys=True).encode("utf-8"))
 
 
 def _stamp(call_time: str, fallback: datetime) -> datetime:

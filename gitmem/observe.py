@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from gitmem.fileio import atomic_write
 from gitmem.locks import file_lock
 from gitmem.redact import redact
 
@@ -143,9 +144,7 @@ def rotate(local: Path, *, max_bytes: int = MAX_BYTES, max_lines: int = MAX_LINE
                 fh.write(b"".join(chunk))
         # anything appended since the read (by hooks that did not take the lock) stays
         tail = path.read_bytes()[sum(len(line) for line in lines):]
-        tmp = path.with_name(f".observations.{os.getpid()}.tmp")
-        tmp.write_bytes(b"".join(line for _, line in keep) + tail)
-        os.replace(tmp, path)
+        atomic_write(path, b"".join(line for _, line in keep) + tail)
         return len(old)
 
 
@@ -178,10 +177,7 @@ def read_json(path: Path) -> dict[str, Any]:
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True), "utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8"))
 
 
 def update_json(path: Path, change: Callable[[dict[str, Any]], Any], timeout: float = 3.0) -> Any:

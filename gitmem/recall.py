@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -21,7 +20,8 @@ from gitmem.codebase import CodeContext, code_context
 from gitmem.documents import CATEGORIES, bullet
 from gitmem.errors import ValidationError
 from gitmem.index import Hit, open_index
-from gitmem.locks import LockTimeout, file_lock
+from gitmem.locks import LockTimeout
+from gitmem.observe import update_json
 from gitmem.store import MemoryRepo
 from gitmem.tokens import count_tokens
 
@@ -146,15 +146,13 @@ def read_usage(repo_path: Path) -> dict[str, dict[str, Any]]:
 
 def bump_usage(repo_path: Path, ids: list[str], now: datetime | None = None) -> None:
     """Count one use of each id. Best effort: a busy lock skips the update rather than stall a session."""
-    path = usage_path(repo_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     stamp = (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    with contextlib.suppress(LockTimeout), file_lock(path.with_name(path.name + ".lock"), timeout=2):
-        data = read_usage(repo_path)
+
+    def count(data: dict[str, Any]) -> None:
         for memory_id in ids:
             entry = data.setdefault(memory_id, {"count": 0})
             entry["count"] = int(entry.get("count", 0)) + 1
             entry["last_used"] = stamp
-        tmp = path.with_name(f".usage.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, ensure_ascii=False, sort_keys=True), "utf-8")
-        os.replace(tmp, path)
+
+    with contextlib.suppress(LockTimeout):
+        update_json(usage_path(repo_path), count, timeout=2)

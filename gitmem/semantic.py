@@ -19,7 +19,6 @@ statistical detectors (new 0.5, +0.05 a session, cap 0.9).
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import tomllib
@@ -30,6 +29,7 @@ from typing import Any
 
 from gitmem import documents as docs
 from gitmem.errors import ConfigError
+from gitmem.fileio import atomic_write
 from gitmem.instincts import (
     DECAY_DAYS,
     Call,
@@ -131,10 +131,7 @@ def _spend(repo_path: Path, budget: int, now: datetime) -> bool:
     calls = int(data.get("calls", 0)) if isinstance(data, dict) and data.get("date") == today else 0
     if calls >= budget:
         return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{BUDGET_FILE}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"date": today, "calls": calls + 1}), "utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps({"date": today, "calls": calls + 1}).encode("utf-8"))
     return True
 
 

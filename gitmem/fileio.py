@@ -1,0 +1,27 @@
+"""Atomic file writes: readers see the old content or the new, never half of it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from pathlib import Path
+
+
+def atomic_write(target: Path, content: bytes, *, mode: int | None = None) -> None:
+    """Write ``content`` to ``target`` through a temporary file in the same folder and a rename.
+
+    ``mode`` sets the permission bits (e.g. ``0o755`` for a hook script). The temporary name is unique per
+    process and call, so concurrent writers never share one; a failure removes it."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(3)}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(content)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
