@@ -88,10 +88,15 @@ def instincts_learn(state: State, sessions: tuple[str, ...], decay_days: float |
     repo = state.open()
     result = learn(repo, sessions=sessions or None, source="cli", min_idle=min_idle * 60,
                    decay_days=load_settings(repo.path).decay_days if decay_days is None else decay_days)
+    _report(result, f"learned from {len(result.sessions)} sessions; {len(result.changes)} changes", as_json)
+
+
+def _report(result: Any, headline: str, as_json: bool) -> None:
+    """Print a learning result: its JSON, or a headline and one line per instinct change."""
     if as_json:
         emit_json(result.to_dict())
         return
-    click.echo(f"learned from {len(result.sessions)} sessions; {len(result.changes)} changes")
+    click.echo(headline)
     for change in result.changes:
         click.echo(f"  {change.line()}")
 
@@ -106,12 +111,7 @@ def instincts_analyze(state: State, session: str, as_json: bool) -> None:
 
     repo = state.open()
     result = analyze(repo, session, source="cli")
-    if as_json:
-        emit_json(result.to_dict())
-        return
-    click.echo(f"{result.status}: {result.message}")
-    for change in result.changes:
-        click.echo(f"  {change.line()}")
+    _report(result, f"{result.status}: {result.message}", as_json)
 
 
 @instincts.command("export")
