@@ -8,7 +8,9 @@ started: ``module`` (``python -m gitmem.hookmain``), ``script`` (the ``gitmem-ho
 installed) or ``cli`` (``gitmem hook``, through click). ``session-start`` is measured with BM25 only
 (``[embedding] model = "none"``) and with the configured model (``auto``), both right after a commit to the memory
 repository (so the recall-block cache misses), then once more with nothing changed (``cached block``); each run
-is a new session, so the per-session injection cache never short-cuts it. Bytecode is cached under a temporary
+is a new session, so the per-session injection cache never short-cuts it. The warm path is timed too: after a
+session's stop commits, the warm-up the stop hook starts detached (``gitmem warm``, run here in the foreground
+with the configured model) and the session start that follows it. Bytecode is cached under a temporary
 ``PYTHONPYCACHEPREFIX``, as an installed package has its ``.pyc`` files.
 """
 
@@ -67,6 +69,8 @@ def measure(size: int, runs: int, entry: list[str]) -> dict[str, float]:
         env = {**os.environ, "HOME": str(home), "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@x",
                "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "b@x"}
         env.pop("GITMEM_REPO", None)
+        env["GITMEM_WARM"] = "0"  # the warm-up is run (and timed) explicitly below, not raced in the background
+        warm = [str(Path(sys.executable).parent / "gitmem")]
         # cache bytecode (as an installed package has it) without writing __pycache__ into the source tree
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
@@ -104,6 +108,15 @@ def measure(size: int, runs: int, entry: list[str]) -> dict[str, float]:
             run("session-start (auto)", [*entry, "session-start"], payload("SessionStart", f"a{i}", source="startup"))
             run("session-start (cached block)", [*entry, "session-start"],
                 payload("SessionStart", f"c{i}", source="startup"))
+            # the warm path: a session's stop commits, the detached warm-up it starts (run here in the
+            # foreground, so it is timed and surely finished) prepares the block the next session start serves
+            subprocess.run([*entry, "user-prompt-submit"], env=env, cwd=code, capture_output=True, check=True,
+                           input=payload("UserPromptSubmit", f"e{i}", prompt=f"Never deploy on Fridays {i}."))
+            subprocess.run([*entry, "stop"], input=payload("Stop", f"e{i}", stop_hook_active=False), env=env,
+                           cwd=code, capture_output=True, check=True)
+            run("warm-up after stop (detached)", [*warm, "warm", "--cwd", str(code)], b"")
+            run("session-start after the warm-up", [*entry, "session-start"],
+                payload("SessionStart", f"w{i}", source="startup"))
         return {name: statistics.median(values) for name, values in results.items()}
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -39,11 +39,12 @@ class Repository(MemoryRepo):
         return self.index().search(query, k=k, **filters)
 
     def recall(self, *, cwd: str | Path | None = None, query: str | None = None, budget: int | None = None,
-               k: int | None = None, now: datetime | None = None) -> RecallResult:
+               k: int | None = None, now: datetime | None = None, record_usage: bool = True) -> RecallResult:
         """The context block a session in ``cwd`` would get (see :func:`gitmem.recall.recall`)."""
         from gitmem.recall import recall
 
-        return recall(self, cwd=Path(cwd or Path.cwd()).resolve(), query=query, budget=budget, k=k, now=now)
+        return recall(self, cwd=Path(cwd or Path.cwd()).resolve(), query=query, budget=budget, k=k, now=now,
+                      record_usage=record_usage)
 
     def reindex(self, progress: Callable[[int], object] | None = None) -> Any:
         """Rebuild the index and the embedding cache from the repository."""

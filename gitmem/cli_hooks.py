@@ -35,6 +35,29 @@ def hook(state: State, event: str) -> None:
     sys.exit(0)
 
 
+@cli.command("warm", hidden=True)
+@click.option("--cwd", "directory", type=click.Path(path_type=Path, file_okay=False, exists=True), required=True)
+@click.option("--timeout", type=float, default=60.0)
+@pass_state
+def warm(state: State, directory: Path, timeout: float) -> None:
+    """Compute and cache the session-start recall block for DIRECTORY (run detached after gitmem's commits)."""
+    warm_directory(state, directory, timeout)
+
+
+def warm_directory(state: State, directory: Path, timeout: float) -> None:
+    """Warm the recall block of ``directory`` within ``timeout`` seconds (the process ends itself after that)."""
+    import signal
+
+    from gitmem.hooks import make_context, warm_recall
+
+    if timeout > 0 and hasattr(signal, "SIGALRM"):
+        signal.signal(signal.SIGALRM, lambda *_: os._exit(0))  # bounded: never outlive the deadline
+        signal.alarm(max(1, int(timeout)))
+    ctx = make_context({"cwd": str(directory)}, env=dict(os.environ), home=Path.home(), cwd=directory,
+                       repo_option=state.repo_option)
+    warm_recall(ctx)
+
+
 def default_hook_command() -> str:
     """The command Claude Code should run: ``gitmem-hook`` next to this Python if it is installed, else this
     Python with ``-m gitmem.hookmain`` (absolute paths, so the hooks work whatever Claude Code's PATH is)."""

@@ -272,9 +272,12 @@ def memory_index(state: State, max_lines: int | None, as_json: bool) -> None:
 @click.option("--transcript", type=click.Path(path_type=Path), default=None)
 @click.option("--project", default="")
 @click.option("--timeout", type=float, default=60.0)
+@click.option("--warm-cwd", type=click.Path(path_type=Path, file_okay=False), default=None)
 @pass_state
-def learn_session(state: State, session: str, transcript: Path | None, project: str, timeout: float) -> None:
-    """Session-end work, run detached by the hook: instincts, capture, evolve, within ``--timeout`` seconds."""
+def learn_session(state: State, session: str, transcript: Path | None, project: str, timeout: float,
+                  warm_cwd: Path | None) -> None:
+    """Session-end work, run detached by the hook: instincts, capture, evolve, then (``--warm-cwd``) the recall
+    block for the next session in that directory, within ``--timeout`` seconds."""
     import time
 
     from gitmem.capture import capture as run_capture
@@ -314,3 +317,7 @@ def learn_session(state: State, session: str, transcript: Path | None, project: 
     tmp = local / f".last-learn.{os.getpid()}.tmp"
     tmp.write_text(json.dumps(done, ensure_ascii=False, default=str), "utf-8")
     tmp.replace(local / "last-learn.json")
+    if warm_cwd is not None and warm_cwd.is_dir():
+        from gitmem.cli_hooks import warm_directory
+
+        warm_directory(state, warm_cwd, 0)  # the alarm set above still bounds the whole run

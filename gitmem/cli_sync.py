@@ -387,7 +387,8 @@ def review_command(state: State, rev_range: str | None) -> None:
 HOOK_SCRIPT = r"""#!/bin/sh
 # gitmem post-commit hook: installed by `gitmem git-hooks install`, removed by `gitmem git-hooks uninstall`.
 # Runs the post-commit hook that was here before (kept as post-commit.pre-gitmem), then learns decisions from
-# the new commit in the background: this script returns at once; the extraction is detached and time-limited.
+# the new commit and warms the next session's recall block in the background: this script returns at once; both
+# steps are detached and time-limited.
 if [ -x "$0.pre-gitmem" ]; then
     "$0.pre-gitmem" "$@"
 fi
@@ -398,7 +399,11 @@ top=$(git rev-parse --show-toplevel 2>/dev/null) || exit 0
 sha=$(git rev-parse -q --verify HEAD 2>/dev/null) || exit 0
 detach=nohup
 command -v setsid >/dev/null 2>&1 && detach=setsid  # own session: no terminal signal reaches it
-GITMEM_NO_EXTRACT=1 $detach "$GITMEM_BIN" extract --commit "$sha" --repo "$top" --deadline 60 --quiet \
+# extract, then warm the recall block the next session here will get (its query names the last commits)
+warm=1
+[ "$GITMEM_WARM" = "0" ] && warm=0
+GITMEM_NO_EXTRACT=1 $detach sh -c '"$1" extract --commit "$2" --repo "$3" --deadline 60 --quiet
+    [ "$4" = 1 ] && cd "$3" && "$1" warm --cwd "$3" --timeout 60' gitmem-post-commit "$GITMEM_BIN" "$sha" "$top" "$warm" \
     </dev/null >/dev/null 2>&1 &
 exit 0
 """

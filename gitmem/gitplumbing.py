@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from dulwich.file import FileLocked, GitFile
-from dulwich.objects import ObjectID, Tree
+from dulwich.object_store import BaseObjectStore
+from dulwich.objects import ObjectID, Tree, parse_tree
 from dulwich.repo import Repo
 
 from gitmem.errors import RepoError
@@ -202,3 +203,54 @@ def splice_index(raw: bytes, updates: dict[bytes, bytes | None]) -> bytes | None
 def write_index(path: Path, data: bytes) -> None:
     with GitFile(str(path), "wb") as fh:
         fh.write(data)
+
+
+# -- reading trees ---------------------------------------------------------------------------------------
+_TREE_CACHE: dict[bytes, dict[bytes, tuple[int, bytes]]] = {}
+
+
+def tree_entries(store: BaseObjectStore, tree: bytes) -> dict[bytes, tuple[int, bytes]]:
+    """A tree's entries as name → (mode, hex sha), parsed by dulwich's C parser (about 2 ms for a folder of 3k
+    files) and cached, as a tree never changes."""
+    found = _TREE_CACHE.get(tree)
+    if found is None:
+        raw = store.get_raw(ObjectID(tree))[1]
+        found = {name: (mode, sha) for name, mode, sha in parse_tree(raw, 20)}
+        if len(_TREE_CACHE) > 64:
+            _TREE_CACHE.clear()
+        _TREE_CACHE[tree] = found
+    return found
+
+
+def walk_tree(store: BaseObjectStore, tree: bytes, base: bytes, out: dict[str, str]) -> None:
+    """Every file below ``tree`` as ``base + path`` → hex blob SHA, into ``out``."""
+    for name, (mode, sha) in tree_entries(store, tree).items():
+        if mode == TREE_MODE:
+            walk_tree(store, sha, base + name + b"/", out)
+        else:
+            out[(base + name).decode("utf-8", "surrogateescape")] = sha.decode()
+
+
+def diff_trees(store: BaseObjectStore, old_tree: bytes | None, new_tree: bytes | None,
+               base: bytes = b"") -> dict[str, bytes | None]:
+    """Paths that differ between two trees → the new blob SHA (None when deleted). Identical subtrees are
+    skipped by SHA, so one new memory in a folder of 10k compares one folder, not 10k files."""
+    changes: dict[str, bytes | None] = {}
+    if old_tree == new_tree:
+        return changes
+    old = tree_entries(store, old_tree) if old_tree else {}
+    new = tree_entries(store, new_tree) if new_tree else {}
+    for name in old.keys() | new.keys():
+        before, after = old.get(name), new.get(name)
+        if before == after:
+            continue
+        path = base + name
+        old_dir = before[1] if before and before[0] == TREE_MODE else None
+        new_dir = after[1] if after and after[0] == TREE_MODE else None
+        if old_dir or new_dir:
+            changes.update(diff_trees(store, old_dir, new_dir, path + b"/"))
+        if before and not old_dir and not (after and not new_dir):
+            changes[path.decode("utf-8", "surrogateescape")] = None
+        if after and not new_dir:
+            changes[path.decode("utf-8", "surrogateescape")] = after[1]
+    return changes

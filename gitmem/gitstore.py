@@ -180,29 +180,53 @@ class GitStore:
             return obj.as_raw_string() if isinstance(obj, Blob) else None
 
     def tree_files(self, prefix: str = "") -> dict[str, str]:
-        """Every file under ``prefix`` at HEAD mapped to its blob SHA (what the search index keys on)."""
+        """Every file under the folder ``prefix`` (``""`` or ``"memories/"``) at HEAD mapped to its blob SHA
+        (what the search index keys on)."""
+        from gitmem.gitplumbing import walk_tree
+
         result: dict[str, str] = {}
         with self.open() as repo:
-            try:
-                root = repo[repo.refs[HEAD]].tree  # type: ignore[attr-defined]
-            except KeyError:
-                return result
-            self._walk(repo, root, b"", prefix.encode(), result)
+            tree = self._subtree(repo, self.head(), prefix)
+            if tree is not None:
+                walk_tree(repo.object_store, tree, prefix.encode(), result)
         return result
 
-    def _walk(self, repo: Repo, tree_id: bytes, base: bytes, prefix: bytes, out: dict[str, str]) -> None:
-        from dulwich.objects import ObjectID
+    def tree_changes(self, since: str, prefix: str = "") -> dict[str, str | None] | None:
+        """Files under the folder ``prefix`` that differ between commit ``since`` and HEAD → their blob SHA at
+        HEAD (None: removed), comparing only subtrees whose SHA differs; None when ``since`` is not in the
+        repository (history rewritten and collected): walk :meth:`tree_files` instead."""
+        from gitmem.gitplumbing import diff_trees
 
-        from gitmem.gitplumbing import TREE_MODE, scan_tree
+        with self.open() as repo:
+            try:
+                old = self._subtree(repo, since.encode(), prefix)
+            except KeyError:
+                return None
+            new = self._subtree(repo, self.head(), prefix)
+            changes = diff_trees(repo.object_store, old, new, prefix.encode())
+        return {path: sha.decode() if sha else None for path, sha in changes.items()}
 
-        raw = repo.object_store.get_raw(ObjectID(tree_id))[1]
-        for _s, _e, mode, name, binsha in scan_tree(raw):
-            path = base + name
-            if mode == TREE_MODE:
-                if prefix.startswith(path + b"/") or path.startswith(prefix.rstrip(b"/")) or not prefix:
-                    self._walk(repo, binsha.hex().encode(), path + b"/", prefix, out)
-            elif not prefix or path.startswith(prefix):
-                out[path.decode("utf-8", "surrogateescape")] = binsha.hex()
+    @staticmethod
+    def _subtree(repo: Repo, commit: bytes | None, prefix: str) -> bytes | None:
+        """The hex SHA of the tree at folder ``prefix`` of ``commit`` (None when either is missing); KeyError
+        when ``commit`` is not in the object store."""
+        from dulwich.objects import Commit, ObjectID, Tree
+
+        if not commit:
+            return None
+        obj = repo[ObjectID(commit)]
+        if not isinstance(obj, Commit):
+            raise KeyError(commit)
+        tree: bytes = obj.tree
+        for part in prefix.strip("/").encode().split(b"/") if prefix.strip("/") else []:
+            node = repo[ObjectID(tree)]
+            if not isinstance(node, Tree) or part not in node:
+                return None
+            mode, sha = node[part]
+            if mode != 0o040000:
+                return None
+            tree = sha
+        return tree
 
     def log(
         self, paths: list[str] | None = None, limit: int | None = None, *, with_paths: bool = False

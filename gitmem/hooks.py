@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from gitmem.api import Repository
     from gitmem.config import Config
     from gitmem.documents import Memory
+    from gitmem.recall import RecallResult
 
 #: command-line event name → Claude Code's ``hook_event_name``
 EVENTS: dict[str, str] = {
@@ -188,22 +189,51 @@ def _priority(memory: Memory) -> str:
     return "high" if memory.importance >= 5 else "normal"
 
 
-def special_memory_files(ctx: Context, wanted: Callable[[str], bool]) -> list[Path]:
-    """``memories/<folder>/<name>.md`` files whose name passes ``wanted``, listed with ``os.scandir`` (a pathlib
-    glob over a folder of 10k memories costs ~30 ms; a scandir pass a few)."""
-    import os
+def _is_special(name: str) -> bool:
+    return name.endswith(".md") and (name.startswith("directive-") or "-conflict-" in name)
 
-    found: list[Path] = []
+
+def special_memory_files(ctx: Context, wanted: Callable[[str], bool]) -> list[Path]:
+    """Directive and conflict files (``memories/<folder>/directive-*.md``, ``*-conflict-*.md``) whose name
+    passes ``wanted``.
+
+    Listing a folder of 10k memories costs ~20 ms, twice per session start; so each folder's special names
+    are kept in ``.cache/hook-files.json`` with the folder's mtime (which changes whenever a file is added,
+    removed or renamed in it) and listed again only when that moved. A listing taken within 2 s of the
+    folder's mtime is not trusted, so a change in the same clock tick cannot hide."""
+    import os
+    import time
+
+    cache_file = ctx.repo / ".cache" / "hook-files.json"
+    cached = observe.read_json(cache_file).get("folders", {})
+    folders: dict[str, list[Any]] = {}
+    dirty = False
     try:
-        folders = [entry.path for entry in os.scandir(ctx.repo / "memories") if entry.is_dir()]
+        entries = [e for e in os.scandir(ctx.repo / "memories") if e.is_dir()]
     except OSError:
-        return found
-    for folder in folders:
+        return []
+    for entry in entries:
         try:
-            found.extend(Path(folder, e.name) for e in os.scandir(folder) if e.name.endswith(".md") and wanted(e.name))
+            mtime = entry.stat().st_mtime_ns
         except OSError:
             continue
-    return sorted(found)
+        hit = cached.get(entry.name)
+        if isinstance(hit, list) and len(hit) == 3 and hit[0] == mtime and hit[1] - mtime > 2_000_000_000:
+            folders[entry.name] = hit
+            continue
+        try:
+            names = sorted(filter(_is_special, os.listdir(entry.path)))  # listdir: names only, no DirEntry objects
+        except OSError:
+            continue
+        folders[entry.name] = [mtime, time.time_ns(), names]
+        dirty = True
+    if dirty or set(cached) != set(folders):
+        try:
+            observe.write_json(cache_file, {"folders": folders})
+        except OSError as exc:  # a cache that cannot be written only costs time
+            log(ctx, f"file listing cache not written: {exc}")
+    return sorted(ctx.repo / "memories" / folder / name
+                  for folder, (_m, _t, names) in folders.items() for name in names if wanted(name))
 
 
 def stored_directives(ctx: Context, project: str) -> list[Memory]:
@@ -334,8 +364,10 @@ def _git_head(git_dir: Path) -> str:
 
 
 def recall_cache_key(ctx: Context, project: str) -> str:
-    """What the recall block depends on: both repositories' HEADs, the cwd, the project, the settings files and
-    the date ("" when a HEAD cannot be read, which switches the cache off)."""
+    """What the recall block depends on: both repositories' HEADs, the cwd, the project and the settings files
+    ("" when a HEAD cannot be read, which switches the cache off). The date is not part of it: recency moves
+    scores a little from one day to the next, so a block from an earlier day is still served, and refreshed in
+    the background for the next session."""
     import hashlib
 
     memory_head = _git_head(ctx.repo / ".git")
@@ -344,7 +376,9 @@ def recall_cache_key(ctx: Context, project: str) -> str:
                                                                                           else "")
     if not memory_head or not code_head:
         return ""
-    parts = (memory_head, code_head, str(ctx.cwd), project, ctx.settings_fingerprint(), observe.now_iso()[:10])
+    # the block depends on the code repository, not on where in it the session starts
+    place = str(code_git.parent) if code_git is not None else str(ctx.cwd)
+    parts = (memory_head, code_head, place, project, ctx.settings_fingerprint())
     return hashlib.sha1("\n".join(parts).encode("utf-8")).hexdigest()
 
 
@@ -378,13 +412,19 @@ def conflict_note(ctx: Context) -> str:
 def recall_block(ctx: Context, project: str) -> tuple[str, str]:
     """(block, search query) from recall, or from :func:`fallback_block` when recall cannot run.
 
-    A block is cached in ``local/recall-cache.json`` under :func:`recall_cache_key` for the day, so a session
-    that starts while neither repository moved gets it without loading the index or the embedding model."""
+    A block is cached in ``local/recall-cache.json`` under :func:`recall_cache_key`, so a session that starts
+    while neither repository moved gets it without loading the index or the embedding model; the memories in a
+    served block still count as used. :func:`warm_recall` fills the cache in the background after gitmem's own
+    commits, so the next session start usually finds its block ready."""
     key = recall_cache_key(ctx, project)
-    cache_file = ctx.local / "recall-cache.json"
     if key:
-        hit = observe.read_json(cache_file).get(key)
+        hit = observe.read_json(ctx.local / "recall-cache.json").get(key)
         if isinstance(hit, dict) and isinstance(hit.get("text"), str):
+            ids = [str(i) for i in hit.get("ids", []) if isinstance(i, str)]
+            if ids:
+                observe.bump_usage(ctx.repo, ids)
+            if hit.get("day") != observe.now_iso()[:10]:
+                spawn_warm(ctx)  # recency moved a day: recompute for the next session
             return hit["text"], str(hit.get("query", ""))
     try:
         result = ctx.repository.recall(cwd=ctx.cwd)
@@ -392,17 +432,44 @@ def recall_block(ctx: Context, project: str) -> tuple[str, str]:
         log(ctx, f"recall failed, using the plain list: {type(exc).__name__}: {exc}")
         return fallback_block(ctx, project), ""
     if key:
-        def store(data: dict[str, Any]) -> None:
-            data.pop(key, None)
-            data[key] = {"text": result.text, "query": result.query}
-            for old in list(data)[: max(0, len(data) - RECALL_CACHE_SIZE)]:
-                del data[old]
-
-        try:
-            observe.update_json(cache_file, store, timeout=1.0)
-        except Exception as exc:  # a cache that cannot be written only costs time
-            log(ctx, f"recall cache not written: {type(exc).__name__}: {exc}")
+        _store_block(ctx, key, result)
     return result.text, result.query
+
+
+def _store_block(ctx: Context, key: str, result: RecallResult) -> None:
+    def store(data: dict[str, Any]) -> None:
+        data.pop(key, None)
+        data[key] = {"text": result.text, "query": result.query, "ids": [h.id for h in result.hits],
+                     "day": observe.now_iso()[:10]}
+        for old in list(data)[: max(0, len(data) - RECALL_CACHE_SIZE)]:
+            del data[old]
+
+    try:
+        observe.update_json(ctx.local / "recall-cache.json", store, timeout=1.0)
+    except Exception as exc:  # a cache that cannot be written only costs time
+        log(ctx, f"recall cache not written: {type(exc).__name__}: {exc}")
+
+
+def warm_recall(ctx: Context) -> bool:
+    """Compute the session-start recall block for ``ctx.cwd`` and cache it, without counting a use: brings the
+    search index and the embeddings up to date on the way. Run detached (``gitmem warm``) after gitmem's own
+    commits, so the next session start in that directory finds its block ready. False when there is no key."""
+    ctx.require_repo()
+    key = recall_cache_key(ctx, ctx.project)
+    if not key:
+        return False
+    _store_block(ctx, key, ctx.repository.recall(cwd=ctx.cwd, record_usage=False))
+    return True
+
+
+#: seconds a detached warm-up may run before it ends itself
+WARM_TIMEOUT = 60
+
+
+def spawn_warm(ctx: Context) -> None:
+    """Start :func:`warm_recall` detached for this session's directory (``GITMEM_WARM=0`` turns it off)."""
+    if ctx.env.get("GITMEM_WARM", "1") != "0" and ctx.cwd not in (ctx.home, Path(ctx.cwd.anchor)):
+        spawn_detached(ctx, ["warm", "--cwd", str(ctx.cwd), "--timeout", str(WARM_TIMEOUT)])
 
 
 def log(ctx: Context, message: str) -> None:
@@ -586,17 +653,18 @@ def commit_session(ctx: Context) -> str:
 
 
 def stop(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
-    if ctx.session_id:
-        commit_session(ctx)
+    if ctx.session_id and commit_session(ctx):
+        spawn_warm(ctx)
     return None
 
 
 def session_end(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
     if ctx.session_id:
-        commit_session(ctx)
+        committed = commit_session(ctx)
         observe.update_session(ctx.local, ctx.session_id,
                                lambda e: e.update(ended=observe.now_iso(), reason=str(payload.get("reason", ""))))
-        spawn_learning(ctx, payload)
+        if not spawn_learning(ctx, payload) and committed:
+            spawn_warm(ctx)  # the learner warms after its own commits; without it, warm here
     if ctx.exists and ctx.config.sync.auto:
         spawn_detached(ctx, ["sync", "--timeout", str(ctx.config.sync.timeout)])
     return None
@@ -606,16 +674,20 @@ def session_end(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
 LEARN_TIMEOUT = 60
 
 
-def spawn_learning(ctx: Context, payload: dict[str, Any]) -> None:
+def spawn_learning(ctx: Context, payload: dict[str, Any]) -> bool:
     """Hand the session's learning (instincts, capture from the transcript, evolve) to a detached process that
-    ends itself after :data:`LEARN_TIMEOUT` seconds; the hook never waits for it. ``GITMEM_LEARN=0`` turns it off."""
+    ends itself after :data:`LEARN_TIMEOUT` seconds; the hook never waits for it. ``GITMEM_LEARN=0`` turns it off.
+    The learner then warms the recall block of the session's directory (unless ``GITMEM_WARM=0``)."""
     if ctx.env.get("GITMEM_LEARN", "1") == "0":
-        return
+        return False
     args = ["learn-session", "--session", ctx.session_id, "--project", ctx.project, "--timeout", str(LEARN_TIMEOUT)]
+    if ctx.env.get("GITMEM_WARM", "1") != "0" and ctx.cwd not in (ctx.home, Path(ctx.cwd.anchor)):
+        args += ["--warm-cwd", str(ctx.cwd)]
     transcript = payload.get("transcript_path")
     if isinstance(transcript, str) and transcript:
         args += ["--transcript", transcript]
     spawn_detached(ctx, args)
+    return True
 
 
 def spawn_detached(ctx: Context, args: list[str]) -> None:

@@ -40,11 +40,11 @@ from gitmem import ranking
 from gitmem.documents import Memory
 from gitmem.errors import DocumentError, GitmemError, SearchError, ValidationError
 from gitmem.fileio import atomic_write
+from gitmem.locks import LockTimeout, file_lock
 from gitmem.ranking import DEFAULT_TUNING, QueryTerms, ScoreParts, TimeRange, Tuning
 
 if TYPE_CHECKING:
     import numpy as np
-    from filelock import FileLock
     from numpy.typing import NDArray
 
     from gitmem.embed import Embedder
@@ -196,12 +196,6 @@ def _document(memory: Memory, path: str, sha: str, grp: int, seq: int, ctx: str)
     return d
 
 
-def _timeout() -> type[Exception]:
-    from filelock import Timeout
-
-    return Timeout
-
-
 def _git_blob_sha(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
@@ -314,11 +308,10 @@ class Index:
     def _head_file(self) -> Path:
         return self.dir / "HEAD"
 
-    def _lock(self, timeout: float) -> FileLock:
-        from filelock import FileLock  # only writers pay for the import
-
+    def _lock(self, timeout: float) -> contextlib.AbstractContextManager[None]:
+        """One writer at a time across processes (``flock``: nothing to import, released if the process dies)."""
         self.root.mkdir(exist_ok=True)
-        return FileLock(str(self.root / "search.lock"), timeout=timeout)
+        return file_lock(self.root / "search.lock", timeout=timeout)
 
     def _current_head(self) -> str:
         git = self.repo.git
@@ -369,7 +362,7 @@ class Index:
         try:
             with self._lock(self.lock_wait if wait is None else wait) if exists else self._lock(max(30.0, wait or 0)):
                 stats = RefreshStats() if self._is_current(head) else self._update(head, rebuild=False)
-        except _timeout():
+        except LockTimeout:
             if not exists:
                 raise SearchError("the search index is locked by another process and does not exist yet",
                                   "wait for the other gitmem process to finish and try again") from None
@@ -401,16 +394,16 @@ class Index:
         stats.seconds = time.perf_counter() - started
         return stats
 
-    def _load_state(self) -> dict[str, _Entry] | None:
-        """The recorded state (marshal: ten times faster to write than JSON at 10k files; it is a cache, so a
-        file from another Python version or a damaged one just means a rebuild)."""
+    def _load_state(self) -> tuple[dict[str, _Entry], str] | None:
+        """The recorded state and the commit it describes (marshal: ten times faster to write than JSON at 10k
+        files; it is a cache, so a file from another Python version or a damaged one just means a rebuild)."""
         try:
             data = marshal.loads((self.dir / "state.bin").read_bytes())
             if not isinstance(data, dict) or data.get("format") != FORMAT or \
                     data.get("window") != self.tuning.context_window:
                 return None
             files: dict[str, _Entry] = data["files"]
-            return files
+            return files, str(data.get("head") or "")
         except (OSError, ValueError, TypeError, KeyError, EOFError):
             return None
 
@@ -432,15 +425,23 @@ class Index:
     def _update(self, head: str, *, rebuild: bool) -> RefreshStats:
         """Re-index what changed between the recorded state and ``head`` (caller holds the lock)."""
         stats = RefreshStats()
-        state = None if rebuild else self._load_state()
-        if state is None or not (self._tantivy_dir / "meta.json").is_file():
-            state = {}
+        loaded_state = None if rebuild else self._load_state()
+        if loaded_state is None or not (self._tantivy_dir / "meta.json").is_file():
+            loaded_state = ({}, "")
             self._index = None
             shutil.rmtree(self._tantivy_dir, ignore_errors=True)
             stats.rebuilt = True
+        state, since = loaded_state
         index = self._open(create=True)
-        tree = {p: s for p, s in self.repo.git.tree_files(MEMORY_PREFIX).items() if p.endswith(".md")}
-        removed = [p for p in state if p not in tree]
+        # Compare the trees of the indexed commit and HEAD (only folders whose SHA moved); walk every file
+        # only on a first build or when that commit is gone.
+        diff = self.repo.git.tree_changes(since, MEMORY_PREFIX) if state and since else None
+        if diff is None:
+            tree = {p: s for p, s in self.repo.git.tree_files(MEMORY_PREFIX).items() if p.endswith(".md")}
+            removed = [p for p in state if p not in tree]
+        else:
+            tree = {p: s for p, s in diff.items() if s is not None and p.endswith(".md")}
+            removed = [p for p, s in diff.items() if s is None and p in state]
         changed = [p for p, s in tree.items() if p not in state or state[p][SHA] != s]
         loaded: dict[str, Memory] = {}
         affected = {state[p][GROUP] for p in removed + changed if p in state}
@@ -573,17 +574,18 @@ class Index:
         with contextlib.suppress(OSError):
             if store.complete.read_text("utf-8") == head:
                 return 0
+        lock = contextlib.ExitStack()
         try:
-            lock = self._lock(self.lock_wait)
-            lock.acquire()
-        except _timeout():
+            lock.enter_context(self._lock(self.lock_wait))
+        except LockTimeout:
             self._notice("another gitmem process is computing embeddings; some memories are searched by BM25 only")
             return 0
         try:
             with contextlib.suppress(OSError):
                 if store.complete.read_text("utf-8") == head:
                     return 0
-            state = self._load_state() or {}
+            loaded = self._load_state()
+            state = loaded[0] if loaded else {}
             live = {e[SHA] for e in state.values() if e[OK]}
             missing = sorted(live - store.shas())
             done = 0
@@ -614,7 +616,7 @@ class Index:
             self._vectors = None
             return done
         finally:
-            lock.release()
+            lock.close()
 
     def _texts_for(self, searcher: Any, shas: list[str]) -> dict[str, str]:
         query = tantivy.Query.term_set_query(self._schema, "sha", shas)

@@ -25,7 +25,8 @@ from gitmem import documents as docs
 from gitmem.documents import Memory
 from gitmem.errors import ValidationError
 from gitmem.gitstore import format_message
-from gitmem.recall import ORDER, read_usage
+from gitmem.observe import read_usage
+from gitmem.recall import ORDER
 from gitmem.store import MemoryRepo
 from gitmem.tokens import count_tokens
 

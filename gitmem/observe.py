@@ -22,11 +22,14 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitmem.fileio import atomic_write
-from gitmem.locks import file_lock
+from gitmem.locks import LockTimeout, file_lock
 from gitmem.redact import redact
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 MAX_BYTES = 5 * 1024 * 1024
 MAX_LINES = 8000
@@ -294,3 +297,31 @@ def hot_paths(local: Path, project: str, cwd: str = "", limit: int = 10, now: fl
             score /= 1.0 + distance
         scored.append((score, path))
     return [p for _, p in sorted(scored, reverse=True)[:limit]]
+
+
+# -- usage counters (local, never committed) -----------------------------------------------------------
+def usage_path(repo_path: Path) -> Path:
+    return repo_path / "local" / "usage.json"
+
+
+def read_usage(repo_path: Path) -> dict[str, dict[str, Any]]:
+    """``{id: {"count": n, "last_used": iso}}``; an unreadable file counts as empty (it is derived state)."""
+    try:
+        data = json.loads(usage_path(repo_path).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def bump_usage(repo_path: Path, ids: list[str], now: datetime | None = None) -> None:
+    """Count one use of each id. Best effort: a busy lock skips the update rather than stall a session."""
+    stamp = now_iso(now.timestamp() if now is not None else None)
+
+    def count(data: dict[str, Any]) -> None:
+        for memory_id in ids:
+            entry = data.setdefault(memory_id, {"count": 0})
+            entry["count"] = int(entry.get("count", 0)) + 1
+            entry["last_used"] = stamp
+
+    with contextlib.suppress(LockTimeout):
+        update_json(usage_path(repo_path), count, timeout=2)

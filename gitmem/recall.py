@@ -8,22 +8,18 @@ and added in score order until the next one would break the budget. Every recall
 
 from __future__ import annotations
 
-import contextlib
-import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from gitmem.codebase import CodeContext, code_context
 from gitmem.documents import CATEGORIES, bullet
 from gitmem.errors import ValidationError
 from gitmem.index import Hit, open_index
-from gitmem.locks import LockTimeout
-from gitmem.observe import update_json
+from gitmem.observe import bump_usage
 from gitmem.store import MemoryRepo
-from gitmem.tokens import count_tokens
+from gitmem.tokens import TokenCounter, count_tokens
 
 HEADINGS = {
     "constraint": "Constraints",
@@ -76,23 +72,26 @@ def render(groups: dict[str, list[str]], title: str) -> str:
     return "\n".join(parts) + "\n"
 
 
-def build_block(hits: Iterable[Hit], budget: int, title: str) -> tuple[str, list[Hit], int, int]:
+def build_block(hits: Iterable[Hit], budget: int, title: str,
+                count: Callable[[str], int] = count_tokens) -> tuple[str, list[Hit], int, int]:
     """Add memories in score order while the rendered block stays within ``budget`` tokens.
 
+    The block's lines are joined by newlines, and the tokenizer splits at whitespace, so the block's count is
+    the sum of its lines' counts: each line is counted once (``count`` may answer from a cache).
     Returns (text, hits used, tokens, number left out)."""
     groups: dict[str, list[str]] = {}
     used: list[Hit] = []
     left_out = 0
-    tokens = count_tokens(render(groups, title))
+    tokens = count(title)
     for hit in hits:
         line = bullet(hit.memory)
-        trial = {k: list(v) for k, v in groups.items()}
-        trial.setdefault(hit.memory.category, []).append(line)
-        trial_tokens = count_tokens(render(trial, title))
-        if trial_tokens > budget:
+        category = hit.memory.category
+        extra = count(line) + (0 if category in groups else count(f"### {HEADINGS[category]}"))
+        if tokens + extra > budget:
             left_out += 1
             continue
-        groups, tokens = trial, trial_tokens
+        groups.setdefault(category, []).append(line)
+        tokens += extra
         used.append(hit)
     if not used:
         return "", [], 0, left_out
@@ -123,36 +122,10 @@ def recall(
     index = open_index(repo)
     hits = index.search(text_query, k=limit, project=context.project, now=now) if text_query.strip() else []
     title = f"## Memories from gitmem ({context.project})"
-    text, used, tokens, left_out = build_block(hits, tokens_allowed, title)
+    counter = TokenCounter(repo.path / ".cache" / "token-counts.json")
+    text, used, tokens, left_out = build_block(hits, tokens_allowed, title, counter)
+    counter.save()
     if record_usage and used:
         bump_usage(repo.path, [h.id for h in used], now)
     return RecallResult(text=text, hits=used, tokens=tokens, budget=tokens_allowed, query=text_query,
                         project=context.project, notice=index.notice or "", left_out=left_out, context=context)
-
-
-# -- usage counters (local, never committed) -----------------------------------------------------------
-def usage_path(repo_path: Path) -> Path:
-    return repo_path / "local" / "usage.json"
-
-
-def read_usage(repo_path: Path) -> dict[str, dict[str, Any]]:
-    """``{id: {"count": n, "last_used": iso}}``; an unreadable file counts as empty (it is derived state)."""
-    try:
-        data = json.loads(usage_path(repo_path).read_text("utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def bump_usage(repo_path: Path, ids: list[str], now: datetime | None = None) -> None:
-    """Count one use of each id. Best effort: a busy lock skips the update rather than stall a session."""
-    stamp = (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-    def count(data: dict[str, Any]) -> None:
-        for memory_id in ids:
-            entry = data.setdefault(memory_id, {"count": 0})
-            entry["count"] = int(entry.get("count", 0)) + 1
-            entry["last_used"] = stamp
-
-    with contextlib.suppress(LockTimeout):
-        update_json(usage_path(repo_path), count, timeout=2)

@@ -31,7 +31,7 @@ from dulwich.repo import Repo
 
 from gitmem.config import Config
 from gitmem.errors import GitmemError, RepoError
-from gitmem.gitplumbing import TREE_MODE, TreeEditor, scan_tree
+from gitmem.gitplumbing import TREE_MODE, TreeEditor, diff_trees, tree_entries
 from gitmem.gitstore import BRANCH, HEAD, GitStore, format_message
 from gitmem.merge import FileMerge, merge_file
 
@@ -341,43 +341,12 @@ def _blob(repo: Repo, sha: bytes | None) -> bytes | None:
     return repo.object_store[ObjectID(sha)].as_raw_string()
 
 
-_TREE_CACHE: dict[bytes, dict[bytes, tuple[int, bytes]]] = {}
-
-
 def _entries(repo: Repo, tree: bytes) -> dict[bytes, tuple[int, bytes]]:
-    """A tree's entries as name → (mode, hex sha), read by scanning the raw object (cached: trees never change)."""
-    found = _TREE_CACHE.get(tree)
-    if found is None:
-        raw = repo.object_store.get_raw(ObjectID(tree))[1]
-        found = {name: (mode, binsha.hex().encode()) for _s, _e, mode, name, binsha in scan_tree(raw)}
-        if len(_TREE_CACHE) > 64:
-            _TREE_CACHE.clear()
-        _TREE_CACHE[tree] = found
-    return found
+    return tree_entries(repo.object_store, tree)
 
 
-def _diff(repo: Repo, old_tree: bytes | None, new_tree: bytes | None, base: bytes = b"") -> dict[str, bytes | None]:
-    """Paths that differ between two trees → the new blob SHA (None when deleted). Identical subtrees are
-    skipped by SHA, and big folders are compared on raw bytes, so a 10k-file folder costs milliseconds."""
-    changes: dict[str, bytes | None] = {}
-    if old_tree == new_tree:
-        return changes
-    old = _entries(repo, old_tree) if old_tree else {}
-    new = _entries(repo, new_tree) if new_tree else {}
-    for name in old.keys() | new.keys():
-        before, after = old.get(name), new.get(name)
-        if before == after:
-            continue
-        path = base + name
-        old_dir = before[1] if before and before[0] == TREE_MODE else None
-        new_dir = after[1] if after and after[0] == TREE_MODE else None
-        if old_dir or new_dir:
-            changes.update(_diff(repo, old_dir, new_dir, path + b"/"))
-        if before and not old_dir and not (after and not new_dir):
-            changes[path.decode("utf-8", "surrogateescape")] = None
-        if after and not new_dir:
-            changes[path.decode("utf-8", "surrogateescape")] = after[1]
-    return changes
+def _diff(repo: Repo, old_tree: bytes | None, new_tree: bytes | None) -> dict[str, bytes | None]:
+    return diff_trees(repo.object_store, old_tree, new_tree)
 
 
 def _tree_of(repo: Repo, commit: bytes) -> bytes:

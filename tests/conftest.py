@@ -34,6 +34,9 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     scratch.mkdir()
     monkeypatch.setenv("TMPDIR", str(scratch))  # drafts kept by a failed edit land here, not in /tmp
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    # hooks and git hooks warm the next session's recall block in a detached process; tests that need it turn
+    # it back on (tests/test_hooks.py), the others should not leave one running behind them
+    monkeypatch.setenv("GITMEM_WARM", "0")
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Test User")
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@example.com")
     monkeypatch.setenv("GIT_COMMITTER_NAME", "Test User")

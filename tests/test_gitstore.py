@@ -167,3 +167,42 @@ def test_a_briefly_held_git_lock_is_waited_for(tmp_path: Path) -> None:
         assert store.commit({"b.md": b"b\n"}, "b\n", AUTHOR)
     assert sorted(git(store.path, "ls-files").split()) == ["a.md", "b.md"]
     assert_clean(store.path)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    before=st.dictionaries(st.tuples(st.sampled_from(["m/a", "m/a/sub", "m/z", "other"]), names),
+                           st.binary(max_size=4), max_size=10),
+    edits=st.dictionaries(st.tuples(st.sampled_from(["m/a", "m/a/sub", "m/y", "other"]), names),
+                          st.one_of(st.none(), st.binary(max_size=4)), max_size=6),
+)
+def test_tree_changes_match_git_diff(tmp_path_factory: pytest.TempPathFactory,
+                                     before: dict[tuple[str, str], bytes],
+                                     edits: dict[tuple[str, str], bytes | None]) -> None:
+    """What the search index re-reads after a commit is exactly what ``git diff`` lists under the folder."""
+    path = tmp_path_factory.mktemp("r")
+    store = GitStore.init(path)
+    files = {f"{d}/{n}": c for (d, n), c in before.items()}
+    with store.locked():
+        first = store.commit(files, "before\n", AUTHOR) if files else None
+        changes = {f"{d}/{n}": c for (d, n), c in edits.items()}
+        changes = {p: c for p, c in changes.items() if c is not None or p in files}
+        if not changes or first is None:
+            return
+        store.commit(changes, "edit\n", AUTHOR)
+    found = store.tree_changes(first, "m/")
+    assert found is not None
+    fields = git(path, "diff", "--no-renames", "--raw", "-z", "--abbrev=40", first, "HEAD", "--", "m/").split("\0")
+    # -z: ":old_mode new_mode old_sha new_sha status\0path\0" per file, paths unquoted
+    expected = {fields[i + 1]: (None if fields[i].split()[4] == "D" else fields[i].split()[3])
+                for i in range(0, len(fields) - 1, 2)}
+    assert found == expected
+    assert store.tree_files("m/") == {p: Blob.from_string(c).id.decode()
+                                      for p, c in {**files, **changes}.items() if c is not None and p.startswith("m/")}
+
+
+def test_tree_changes_from_a_commit_that_is_gone(tmp_path: Path) -> None:
+    store = GitStore.init(tmp_path)
+    with store.locked():
+        store.commit({"m/a.md": b"a"}, "one\n", AUTHOR)
+    assert store.tree_changes("0" * 40, "m/") is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -36,7 +37,7 @@ def code(tmp_path: Path) -> Path:
 @pytest.fixture
 def env(repo_path: Path) -> dict[str, str]:
     # the detached project scan and session learning commit on their own: tests/test_projects.py covers them
-    return {"GITMEM_REPO": str(repo_path), "GITMEM_PROJECT_SCAN": "0", "GITMEM_LEARN": "0"}
+    return {"GITMEM_REPO": str(repo_path), "GITMEM_PROJECT_SCAN": "0", "GITMEM_LEARN": "0", "GITMEM_WARM": "0"}
 
 
 def payload(event: str, cwd: Path, session: str = "sess-1", **fields: Any) -> str:
@@ -392,7 +393,7 @@ def test_recall_block_is_cached_until_a_repository_moves(repo_path: Path, code: 
 
     def fake_recall(self: Repository, **kwargs: Any) -> SimpleNamespace:
         calls.append(1)
-        return SimpleNamespace(text=f"block {len(calls)}\n", query="shop")
+        return SimpleNamespace(text=f"block {len(calls)}\n", query="shop", hits=[])
 
     monkeypatch.setattr(Repository, "recall", fake_recall)
 
@@ -435,3 +436,44 @@ def test_session_start_pulls_with_auto_sync_and_reports_conflicts(tmp_path: Path
     subprocess.run(["git", "-C", str(b), "merge-base", "--is-ancestor", a_head, "HEAD"], check=True)  # pulled A
     assert "conflicting versions" in context_of(result.stdout) and shared in context_of(result.stdout)
     assert_clean(b)
+
+
+# -- warm path ---------------------------------------------------------------------------------------------
+def _cached_blocks(repo_path: Path) -> dict[str, Any]:
+    return json.loads((repo_path / "local" / "recall-cache.json").read_text()) \
+        if (repo_path / "local" / "recall-cache.json").exists() else {}
+
+
+def test_warm_block_is_served_at_session_start_and_counts_a_use(repo_path: Path, code: Path,
+                                                                  env: dict[str, str]) -> None:
+    from gitmem.observe import read_usage
+
+    assert run_cli("remember", "The shop deploys with fly.io", "--project", PROJECT, env=env).code == 0
+    git(code, "commit", "-q", "--allow-empty", "-m", "Deploy the shop")
+    sub = code / "src"
+    sub.mkdir()
+    assert run_cli("warm", "--cwd", str(code), env=env).code == 0
+    (block,) = _cached_blocks(repo_path).values()
+    assert "fly.io" in block["text"] and not read_usage(repo_path)  # warming is not a use
+    shutil.rmtree(repo_path / ".cache")  # a served block needs neither the index nor the model
+    result = hook("session-start", payload("SessionStart", sub, session="w1"), env, cwd=sub)
+    assert block["text"] in context_of(result.stdout)
+    assert not (repo_path / ".cache" / "search").exists()
+    (used,) = read_usage(repo_path).values()
+    assert used["count"] == 1
+
+
+def test_stop_warms_the_next_session_in_the_background(repo_path: Path, code: Path, env: dict[str, str]) -> None:
+    on = {**env, "GITMEM_WARM": "1"}
+    hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="Always deploy with fly.io."), on, cwd=code)
+    proc = subprocess.Popen([sys.executable, "-m", "gitmem.hookmain", "stop"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=code, env={**os.environ, **on})
+    proc.communicate(payload("Stop", code).encode(), timeout=60)
+    assert proc.returncode == 0
+    head = git(repo_path, "rev-parse", "HEAD").strip()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (
+            _cached_blocks(repo_path) and (repo_path / ".cache" / "search" / "HEAD").read_text().endswith(head)):
+        time.sleep(0.2)
+    assert _cached_blocks(repo_path), "the detached warm-up did not fill the recall cache"
+    assert (repo_path / ".cache" / "search" / "HEAD").read_text().endswith(head)  # the index followed the commit

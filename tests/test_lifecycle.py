@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gitmem import documents as docs
 from gitmem.lifecycle import MAX_INDEX_LINES, compact, digest, gc, render_index, write_index
-from gitmem.recall import bump_usage
+from gitmem.observe import bump_usage
 from gitmem.store import MemoryRepo
 from tests.conftest import assert_clean, git, run_cli
 

@@ -11,7 +11,8 @@ import pytest
 from gitmem.api import Repository
 from gitmem.config import Config, EmbeddingConfig, RecallConfig
 from gitmem.layout import init_repo
-from gitmem.recall import read_usage, recall
+from gitmem.observe import read_usage
+from gitmem.recall import recall
 from gitmem.tokens import count_tokens
 from tests.conftest import git, run_cli
 
@@ -92,3 +93,22 @@ def test_recall_command(mem: Repository, code: Path) -> None:
     assert data["project"] == PROJECT and "Orders live in PostgreSQL" in data["text"] and data["tokens"] <= 2000
     bad = run_cli("--repo", str(mem.path), "recall", "--budget", "0")
     assert bad.code != 0 and "Traceback" not in bad.err
+
+
+def test_block_count_is_the_tokenizers_count_and_a_warm_cache_needs_no_tokenizer(mem: Repository,
+                                                                                  tmp_path: Path) -> None:
+    """The per-line sum equals counting the whole block; a second recall answers every count from the cache."""
+    from gitmem.recall import build_block
+    from gitmem.tokens import TokenCounter
+
+    texts = ["Use pytest -x for the shop tests", "我们决定使用 PostgreSQL 而不是 MySQL", "Deploys go through fly.io"]
+    for text in texts:
+        mem.remember(text, category="decision" if "决定" in text else "background")
+    hits = mem.search("shop tests PostgreSQL deploys 决定", k=10)
+    cache = tmp_path / "counts.json"
+    counter = TokenCounter(cache)
+    text, used, tokens, _ = build_block(hits, 2000, "## Memories", counter)
+    counter.save()
+    assert len(used) == 3 and tokens == count_tokens(text)
+    again = TokenCounter(cache)
+    assert build_block(hits, 2000, "## Memories", again)[2] == tokens and not again.dirty
