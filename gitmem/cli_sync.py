@@ -403,8 +403,8 @@ command -v setsid >/dev/null 2>&1 && detach=setsid  # own session: no terminal s
 warm=1
 [ "$GITMEM_WARM" = "0" ] && warm=0
 GITMEM_NO_EXTRACT=1 $detach sh -c '"$1" extract --commit "$2" --repo "$3" --deadline 60 --quiet
-    [ "$4" = 1 ] && cd "$3" && "$1" warm --cwd "$3" --timeout 60' gitmem-post-commit "$GITMEM_BIN" "$sha" "$top" "$warm" \
-    </dev/null >/dev/null 2>&1 &
+    [ "$4" = 1 ] && cd "$3" && "$1" warm --cwd "$3" --timeout 60' \
+    gitmem-post-commit "$GITMEM_BIN" "$sha" "$top" "$warm" </dev/null >/dev/null 2>&1 &
 exit 0
 """
 HOOK_MARKER = "# gitmem post-commit hook"

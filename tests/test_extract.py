@@ -244,3 +244,22 @@ def test_dry_run_stores_nothing(code: Path, repo_path: Path) -> None:
     result = run_cli("extract", "--repo", str(code), "--dry-run")
     assert result.code == 0 and "Switch to requests" in result.out
     assert _memories(repo_path) == []
+
+
+def test_post_commit_warms_the_next_sessions_recall_block(code: Path, repo_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the extraction, the hook prepares the recall block for the repository's next session start (its
+    query names the new commit), so that session start serves it without searching."""
+    import json
+
+    monkeypatch.setenv("GITMEM_WARM", "1")
+    assert run_cli("git-hooks", "install", "--repo", str(code)).code == 0
+    (code / "requirements.txt").write_text("urllib3\nrequests>=2.31\n")
+    git(code, "add", ".")
+    git(code, "commit", "-q", "-m", "Switch HTTP client from urllib to requests")
+    cache = repo_path / "local" / "recall-cache.json"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (cache.exists() and "requests" in cache.read_text()):
+        time.sleep(0.2)
+    (block,) = json.loads(cache.read_text()).values()
+    assert "Switch HTTP client" in block["query"] and "requests" in block["text"]
