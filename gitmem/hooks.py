@@ -236,38 +236,72 @@ def special_memory_files(ctx: Context, wanted: Callable[[str], bool]) -> list[Pa
                   for folder, (_m, _t, names) in folders.items() for name in names if wanted(name))
 
 
-def stored_directives(ctx: Context, project: str) -> list[Memory]:
-    """The committed, active directives of ``project`` and the global ones.
+def stored_directives(ctx: Context, project: str) -> list[tuple[str, str, str]]:
+    """(id, priority, text) of the committed, active directives of ``project`` and the global ones.
 
     Only files named ``directive-*.md`` in the two folders are read (not every memory), so this stays fast in
-    a repository of 10k memories; a directive made by hand needs such an id (``--id directive-...``) and the tag."""
+    a repository of 10k memories; a directive made by hand needs such an id (``--id directive-...``) and the tag.
+    What each file says is kept in ``.cache/hook-files.json`` by its mtime and size, so a session start parses
+    (and imports the YAML parser for) only the directive files that changed."""
+    import time
+
     ctx.require_repo()
     files = special_memory_files(ctx, lambda name: name.startswith("directive-"))
     if not files:
         return []
+    from gitmem.documents import project_dir
+
+    cache_file = ctx.repo / ".cache" / "hook-directives.json"
+    cached = observe.read_json(cache_file)
+    seen: dict[str, list[Any]] = {}
+    found: list[tuple[str, str, str]] = []
+    folders = {project_dir(project), project_dir("")}
+    for path in files:
+        if path.parent.name not in folders:
+            continue
+        rel = path.relative_to(ctx.repo).as_posix()
+        try:
+            info = path.stat()
+        except OSError:
+            continue
+        entry = cached.get(rel)
+        # trusted when mtime and size match and it was read well after that mtime (no same-tick rewrite hides)
+        if not (isinstance(entry, list) and len(entry) == 8 and entry[:2] == [info.st_mtime_ns, info.st_size]
+                and entry[2] - info.st_mtime_ns > 2_000_000_000):
+            entry = [info.st_mtime_ns, info.st_size, time.time_ns(), *_directive_of(ctx, path, rel)]
+        seen[rel] = entry
+        memory_id, owner, priority, text, active = entry[3:]
+        if active and owner in (project, ""):
+            found.append((memory_id, priority, text))
+    kept = {k: v for k, v in cached.items() if k not in seen and (ctx.repo / k).is_file()}
+    if {**kept, **seen} != cached:
+        try:
+            observe.write_json(cache_file, {**kept, **seen})
+        except OSError as exc:  # a cache that cannot be written only costs time
+            log(ctx, f"directive cache not written: {exc}")
+    return found
+
+
+def _directive_of(ctx: Context, path: Path, rel: str) -> list[Any]:
+    """[id, project, priority, text, active] of a directive file (active False when it is not one)."""
     from gitmem import documents as docs
 
-    found: list[Memory] = []
-    folders = {docs.project_dir(project), docs.project_dir("")}
-    for path in files:
-        if path.parent.name in folders:
-            try:
-                memory = docs.loads(path.read_text("utf-8"), path.relative_to(ctx.repo).as_posix())
-            except (GitmemError, OSError, UnicodeDecodeError) as exc:
-                log(ctx, f"skipped {path.name}: {exc}")
-                continue
-            if DIRECTIVE_TAG in memory.tags and not memory.deprecated and memory.project in (project, ""):
-                found.append(memory)
-    return found
+    try:
+        memory = docs.loads(path.read_text("utf-8"), rel)
+    except (GitmemError, OSError, UnicodeDecodeError) as exc:
+        log(ctx, f"skipped {path.name}: {exc}")
+        return ["", "", "normal", "", False]
+    active = DIRECTIVE_TAG in memory.tags and not memory.deprecated
+    return [memory.id, memory.project, _priority(memory), memory.text, active]
 
 
 def directives_for(ctx: Context, project: str) -> list[tuple[str, str]]:
     """(priority, text) of the project's and the global directives, committed and pending, high first."""
     seen: set[str] = set()
     found: list[tuple[str, str]] = []
-    for memory in stored_directives(ctx, project):
-        seen.add(memory.id)
-        found.append((_priority(memory), memory.text))
+    for memory_id, priority, text in stored_directives(ctx, project):
+        seen.add(memory_id)
+        found.append((priority, text))
     for session in observe.all_sessions(ctx.local).values():
         for item in session.get("pending", []):
             if not isinstance(item, dict) or item.get("project") != project:

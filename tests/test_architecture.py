@@ -26,7 +26,7 @@ LAYERS: dict[str, int] = {
     "cli_hooks": 9, "hookmain": 9,
     "sync": 1, "merge": 1, "extract": 1, "cli_sync": 9,
     "instincts": 5, "capture": 6, "semantic": 6, "evolve": 6, "lifecycle": 6, "cli_learn": 9,
-    "projects": 4, "cli_project": 9,
+    "projects": 4, "scan": 1, "toolnotes": 1, "cli_project": 9,
 }
 GIT_MODULES = {"gitstore", "gitplumbing", "sync"}
 HEAVY = ("onnxruntime", "numpy", "tokenizers")

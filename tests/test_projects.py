@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from gitmem import observe, projects
+from gitmem import observe, projects, scan, toolnotes
 from tests.conftest import assert_clean, git, run_cli
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def pnpm_monorepo(root: Path) -> Path:
 
 
 def test_python_project(pyproj: Path) -> None:
-    found = projects.scan(pyproj)
+    found = scan.scan(pyproj)
     assert found.stack == ["python (uv; uv.lock)"]
     assert {"fastapi (python dependencies)", "sqlalchemy (python dependencies)"} <= set(found.frameworks)
     commands = [(t, c) for t, c, _ in found.commands]
@@ -89,7 +89,7 @@ def test_python_project(pyproj: Path) -> None:
 
 
 def test_pnpm_monorepo(tmp_path: Path) -> None:
-    found = projects.scan(pnpm_monorepo(tmp_path / "shop"))
+    found = scan.scan(pnpm_monorepo(tmp_path / "shop"))
     assert found.stack == ["typescript / node (pnpm; pnpm-lock.yaml)"]
     assert {"react (package.json)", "next (package.json)", "express (package.json)",
             "vitest (package.json)"} <= set(found.frameworks)
@@ -111,7 +111,7 @@ def test_cargo_workspace(tmp_path: Path) -> None:
         "crates/core/tests/routing.rs": "",
         "justfile": "test:\n    cargo test\nfmt-check:\n    cargo fmt --check\n",
     })
-    found = projects.scan(root)
+    found = scan.scan(root)
     assert found.stack == ["rust (cargo; Cargo.toml)"]
     assert {"axum (Cargo.toml)", "tokio (Cargo.toml)", "serde (Cargo.toml)"} <= set(found.frameworks)
     commands = [(t, c) for t, c, _ in found.commands]
@@ -128,7 +128,7 @@ def test_go_module(tmp_path: Path) -> None:
         "cmd/server/main.go": "package main\n", "internal/store/store.go": "package store\n",
         "internal/store/store_test.go": "package store\n", "internal/store/order_repo.go": "",
     })
-    found = projects.scan(root)
+    found = scan.scan(root)
     assert found.stack == ["go 1.22 (go modules; module github.com/acme/svc)"]
     assert found.frameworks == ["gin (go.mod)"]
     assert [(t, c) for t, c, _ in found.commands] == [("build", "go build ./..."), ("test", "go test ./..."),
@@ -143,9 +143,9 @@ def test_scan_is_bounded_and_runs_nothing(tmp_path: Path) -> None:
     for i in range(30):
         write(root, {f"pkg{i}/mod_{j}.py": "" for j in range(40)})
     started = time.monotonic()
-    found = projects.scan(root)
+    found = scan.scan(root)
     assert time.monotonic() - started < 2.0 and found.files == 1202
-    small = projects.walk(root, max_files=100)
+    small = scan.walk(root, max_files=100)
     assert small.truncated and len(small.files) == 100
 
 
@@ -204,7 +204,7 @@ def test_summary_is_at_most_650_characters(repo: MemoryRepo, tmp_path: Path) -> 
     assert result.changed
     pf = projects.read(repo.path, result.project)
     assert pf is not None
-    pf.sections["Notes"] = projects.merge_notes("", [f"A long learned note number {i} " + "x" * 150
+    pf.sections["Notes"] = toolnotes.merge_notes("", [f"A long learned note number {i} " + "x" * 150
                                                      for i in range(30)], "2026-11-30")
     (repo.path / projects.project_path(result.project)).write_text(projects.render(pf))
     summary = projects.project_summary(repo.path, result.project)
@@ -246,7 +246,7 @@ def test_learning_from_tool_output(repo_path: Path, pyproj: Path) -> None:
     records = list(observe.read_observations(repo_path / "local"))
     assert len(records) == len(calls)
 
-    notes = projects.learn_notes(records)
+    notes = toolnotes.learn_notes(records)
     assert "Tests pass with `uv run pytest -x tests`" in notes
     assert "Lint/check passes with `uv run ruff check .`" in notes
     assert not any("cargo build" in n or "test_tax_rules" in n for n in notes)  # failed: not learned
@@ -279,14 +279,14 @@ def test_learning_from_tool_output(repo_path: Path, pyproj: Path) -> None:
 
 def test_notes_are_deduplicated_and_capped() -> None:
     section = "Written by hand: ask Ana before touching billing.\n- 2026-11-01: Port 3000 in use (`localhost:3000`)"
-    merged = projects.merge_notes(section, ["Port 3000 in use (`localhost:3000`)", "Builds with `make`"],
+    merged = toolnotes.merge_notes(section, ["Port 3000 in use (`localhost:3000`)", "Builds with `make`"],
                                   "2026-11-30")
     assert merged.splitlines() == ["Written by hand: ask Ana before touching billing.",
                                    "- 2026-11-30: Builds with `make`",
                                    "- 2026-11-30: Port 3000 in use (`localhost:3000`)"]
-    many = projects.merge_notes(merged, [f"note {i}" for i in range(60)], "2026-12-01")
+    many = toolnotes.merge_notes(merged, [f"note {i}" for i in range(60)], "2026-12-01")
     bullets = [ln for ln in many.splitlines() if ln.startswith("- ")]
-    assert len(bullets) == projects.MAX_NOTES and bullets[0] == "- 2026-12-01: note 59"
+    assert len(bullets) == toolnotes.MAX_NOTES and bullets[0] == "- 2026-12-01: note 59"
 
 
 def _session_start(code: Path, env: dict[str, str], session: str) -> str:
