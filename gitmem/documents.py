@@ -128,9 +128,17 @@ def new_id(text: str) -> str:
     return f"{slug}-{secrets.token_hex(3)}"
 
 
+_ASCII_WORD = frozenset("0123456789abcdefghijklmnopqrstuvwxyz")
+_ASCII_SAFE = _ASCII_WORD | {".", "_", "-"}
+
+
 def is_safe_id(value: str) -> bool:
     """Whether ``value`` can be used as a file name unchanged on every platform."""
-    return bool(_pattern("safe_id").match(value)) and ".." not in value and value.split(".")[0] not in _RESERVED
+    if value.isascii():  # the common case, answered without compiling the CJK-aware pattern (~15 ms)
+        shaped = 0 < len(value) <= 100 and value[0] in _ASCII_WORD and set(value) <= _ASCII_SAFE
+    else:
+        shaped = bool(_pattern("safe_id").match(value))
+    return shaped and ".." not in value and value.split(".")[0] not in _RESERVED
 
 
 def file_stem(memory_id: str) -> str:

@@ -24,10 +24,9 @@ from typing import TYPE_CHECKING, Any
 from gitmem import observe
 from gitmem.gitstore import format_message
 from gitmem.redact import redact
-from gitmem.scan import Scan, peek, scan
-from gitmem.toolnotes import learn_notes, merge_notes
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the scanner and the note learner load only when a scan or a session's learning runs
+    from gitmem.scan import Scan
     from gitmem.store import MemoryRepo
 
 SCHEMA_VERSION = 1
@@ -167,6 +166,7 @@ def _record_scan(repo_path: Path, project: str, now: float) -> None:
 def directive_refs(repo_path: Path, project: str) -> str:
     """The Directives section: a pointer to the directive memories (they are not copied here)."""
     from gitmem.documents import project_dir
+    from gitmem.scan import peek
 
     lines = [f"Stored as memories tagged `directive` (`gitmem list --tag directive --project {project}`):"]
     folder = repo_path / "memories" / project_dir(project)
@@ -254,6 +254,8 @@ def scan_and_write(repo: MemoryRepo, cwd: Path, *, project: str = "", force: boo
     outcome = WriteResult(project=context.project, path=rel)
     if not force and not needs_scan(repo.path, context.project, moment):
         return outcome
+    from gitmem.scan import scan
+
     result = scan(context.root)
     outcome.scan = result
     with repo.git.locked():
@@ -337,6 +339,8 @@ def learn_from_session(repo: MemoryRepo, session: str, *, project: str = "", now
     Directives and Hot paths references): one commit with a ``Gitmem-Session`` trailer, none when nothing is new.
     A project without a file yet is scanned first (from the cwd of its observations)."""
     from gitmem.codebase import code_context
+    from gitmem.scan import scan
+    from gitmem.toolnotes import learn_notes, merge_notes
 
     moment = time.time() if now is None else now
     outcome = LearnResult(session=session)

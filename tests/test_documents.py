@@ -110,3 +110,11 @@ def test_frontmatter_round_trip(text: str, category: str, type_: str, importance
     memory = docs.make_memory(text, category=category, type=type_, importance=importance, tags=tags,
                               project=project, why=why)
     assert docs.loads(docs.dumps(memory)) == memory
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=110))
+def test_ascii_ids_are_judged_like_the_full_pattern(value: str) -> None:
+    """The ASCII shortcut of is_safe_id agrees with the CJK-aware pattern on every ASCII string."""
+    full = docs._pattern("safe_id").fullmatch(value) is not None
+    expected = full and ".." not in value and value.split(".")[0] not in docs._RESERVED
+    assert docs.is_safe_id(value) == expected
