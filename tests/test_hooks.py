@@ -477,3 +477,26 @@ def test_stop_warms_the_next_session_in_the_background(repo_path: Path, code: Pa
         time.sleep(0.2)
     assert _cached_blocks(repo_path), "the detached warm-up did not fill the recall cache"
     assert (repo_path / ".cache" / "search" / "HEAD").read_text().endswith(head)  # the index followed the commit
+
+
+def test_session_start_sees_directive_files_change_between_sessions(repo_path: Path, code: Path,
+                                                                     env: dict[str, str]) -> None:
+    """Directive texts and folder listings are cached for speed; edits, new files and deletions still show."""
+    def injected(session: str) -> str:
+        return context_of(hook("session-start", payload("SessionStart", code, session=session), env, cwd=code).stdout)
+
+    hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="Always use uv for installs."), env, cwd=code)
+    hook("stop", payload("Stop", code), env, cwd=code)
+    assert "Always use uv for installs." in injected("a")
+    (path,) = (repo_path / "memories").glob("*/directive-*.md")
+    time.sleep(0.1)
+    path.write_text(path.read_text().replace("Always use uv", "Always use pip"))
+    git(repo_path, "commit", "-qam", "reword the directive")
+    assert "Always use pip for installs." in injected("b") and "uv" not in injected("c")
+    hook("user-prompt-submit", payload("UserPromptSubmit", code, session="s2", prompt="Never push to main."),
+         env, cwd=code)
+    hook("stop", payload("Stop", code, session="s2"), env, cwd=code)
+    assert "Never push to main." in injected("d")
+    path.unlink()
+    git(repo_path, "commit", "-qam", "drop a directive")
+    assert "Always use pip" not in injected("e") and "Never push to main." in injected("f")
