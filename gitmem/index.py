@@ -28,7 +28,7 @@ import secrets
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import tantivy
 
 from gitmem import documents as docs
-from gitmem import ranking
+from gitmem import ranking, rerank
 from gitmem.documents import Memory
 from gitmem.errors import DocumentError, GitmemError, SearchError, ValidationError
 from gitmem.fileio import atomic_write
@@ -53,9 +53,9 @@ if TYPE_CHECKING:
 __all__ = ["Hit", "Index", "RefreshStats", "ScoreParts", "open_index"]
 
 #: bump when the schema, the analyzer or what goes into a field changes: the index is then rebuilt
-FORMAT = 1
+FORMAT = 2
 #: bump when the text given to the embedding model changes: vectors are then recomputed
-VECTOR_RECIPE = 1
+VECTOR_RECIPE = 2
 MEMORY_PREFIX = f"{docs.MEMORIES_DIR}/"
 GLOBAL_PROJECT = ranking.GLOBAL_PROJECT
 TEXT_FIELDS = ("name", "description", "body", "tags", "ctx")
@@ -94,13 +94,13 @@ class RefreshStats:
 
 
 # A state entry is a list (cheap to load for 100k files): [blob sha, source group, created, neighbour
-# signature, readable, id].
+# signature, readable, id, position in its group, distinct analyzed words of its text].
 _Entry = list[Any]
-SHA, GROUP, CREATED, SIG, OK, ID = range(6)
+SHA, GROUP, CREATED, SIG, OK, ID, SEQ, TOKS = range(8)
 
 
 def _entry(sha: str, group: str = "", created: int = 0, ok: bool = True, id: str = "") -> _Entry:
-    return [sha, group, created, "", ok, id]
+    return [sha, group, created, "", ok, id, 0, ()]
 
 
 # -- documents -------------------------------------------------------------------------------------------
@@ -119,6 +119,10 @@ def _schema() -> Any:
     return b.build()
 
 
+def _body(memory: Memory) -> str:
+    return "\n".join(p for p in (memory.text, memory.why, memory.how) if p)
+
+
 def _group(memory: Memory) -> str:
     return f"{memory.source}:{memory.source_ref}" if memory.source_ref else ""
 
@@ -131,6 +135,13 @@ def _grp_hash(group: str) -> int:
 
 def _sha64(sha: str) -> int:
     return int(sha[:16], 16)
+
+
+def _shard_marker(store: _Vectors) -> str:
+    try:
+        return store.complete.read_text("utf-8") + ":" + ",".join(sorted(p.name for p in store.root.glob("*.json")))
+    except OSError:
+        return ",".join(sorted(p.name for p in store.root.glob("*.json"))) if store.root.is_dir() else ""
 
 
 def _natural(value: str) -> tuple[Any, ...]:
@@ -180,8 +191,7 @@ def _document(memory: Memory, path: str, sha: str, grp: int, seq: int, ctx: str)
         d.add_text(name, value)
     for tag in memory.tags:
         d.add_text("tag", tag)
-    body = "\n".join(p for p in (memory.text, memory.why, memory.how) if p)
-    for name, value in (("name", memory.name), ("description", memory.description), ("body", body),
+    for name, value in (("name", memory.name), ("description", memory.description), ("body", _body(memory)),
                         ("tags", " ".join(memory.tags)), ("ctx", ctx)):
         if value:
             d.add_text(name, ranking.normalise(value))
@@ -259,7 +269,7 @@ class _Vectors:
             return
         keep: dict[str, int] = {}
         for row, sha in enumerate(shas):
-            if sha in live:
+            if sha.split("#", 1)[0] in live:  # sentence rows are keyed "<blob sha>#<n>"
                 keep[sha] = row
         self.add(list(keep), matrix[list(keep.values())] if keep else np.zeros((0, matrix.shape[1]), np.float32))
         for meta in metas:
@@ -297,7 +307,9 @@ class Index:
         self._schema = _schema()
         self._index: Any = None
         self._seen = ""  # the HEAD this object's reader last reloaded at
-        self._vectors: tuple[str, list[str], Any] | None = None  # (marker, row shas, matrix)
+        self._vectors: tuple[str, list[str], Any, dict[int, int]] | None = None  # marker, shas, matrix, rows
+        self._sentences: tuple[str, Any, Any, dict[int, int]] | None = None
+        self._hood: tuple[str, rerank.Neighbourhood] | None = None
 
     # -- paths and small files ----------------------------------------------------------------------
     @property
@@ -480,6 +492,7 @@ class Index:
                     continue
                 ctx = "\n".join(m.text for m in map(memory, neighbours) if m is not None)
                 entry = entries[path]
+                entry[TOKS] = tuple(sorted(set(self._analyzer.analyze(_body(mem)))))
                 writer.add_document(_document(mem, path, entry[SHA], _grp_hash(entry[GROUP]), seq, ctx))
             writer.commit()
             # Waiting for merges costs up to ~0.4 s at 10k documents; a small refresh leaves them to run (or to
@@ -513,6 +526,7 @@ class Index:
         for paths in members.values():
             paths.sort(key=lambda p: (entries[p][CREATED], _natural(entries[p][ID]), p))
             for seq, path in enumerate(paths):
+                entries[path][SEQ] = seq
                 neighbours = paths[max(0, seq - window):seq] + paths[seq + 1:seq + 1 + window]
                 sig = hashlib.blake2b(json.dumps([seq, [(q, entries[q][SHA]) for q in neighbours]]).encode(),
                                       digest_size=8).hexdigest()
@@ -571,6 +585,7 @@ class Index:
         if embedder is None:
             return 0
         store = _Vectors(self._vector_dir(embedder.model_id))
+        sentences = _Vectors(self._vector_dir(embedder.model_id) / "sentences")
         with contextlib.suppress(OSError):
             if store.complete.read_text("utf-8") == head:
                 return 0
@@ -599,44 +614,79 @@ class Index:
                     texts = self._texts_for(searcher, chunk)
                     shas = [s for s in chunk if s in texts]
                     complete = complete and len(shas) == len(chunk)
-                    blocks = []
+                    blocks, keys, parts = [], [], []
                     for b in range(0, len(shas), _EMBED_BATCH):
                         batch = shas[b:b + _EMBED_BATCH]
-                        blocks.append(embedder.embed_documents([texts[s] for s in batch]))
+                        blocks.append(embedder.embed_documents([texts[s][0] for s in batch]))
+                        for sha in batch:
+                            said = texts[sha][1]
+                            keys += [f"{sha}#{n}" for n in range(len(said))]
+                            for start_at in range(0, len(said), _EMBED_BATCH):
+                                parts.append(embedder.embed_documents(said[start_at:start_at + _EMBED_BATCH]))
                         done += len(batch)
                         if progress:
                             progress(len(batch))
                     if shas:
                         import numpy as np
 
+                        if keys:  # sentences first: a memory with a vector is never embedded again
+                            sentences.add(keys, np.concatenate(parts))
                         store.add(shas, np.concatenate(blocks))
             store.compact(live)
+            sentences.compact(live)
             if complete:
                 atomic_write(store.complete, head.encode())
-            self._vectors = None
+            self._vectors = self._sentences = None
             return done
         finally:
             lock.close()
 
-    def _texts_for(self, searcher: Any, shas: list[str]) -> dict[str, str]:
+    def _texts_for(self, searcher: Any, shas: list[str]) -> dict[str, tuple[str, list[str]]]:
+        """What to embed for each blob: the memory's :func:`embedding_text` and its sentences (if several)."""
         query = tantivy.Query.term_set_query(self._schema, "sha", shas)
-        texts: dict[str, str] = {}
+        texts: dict[str, tuple[str, list[str]]] = {}
         for _score, addr in searcher.search(query, limit=max(1, len(shas))).hits:
             doc = searcher.doc(addr)
-            texts[doc["sha"][0]] = embedding_text(_memory_from_json(doc["doc"][0]))
+            memory = _memory_from_json(doc["doc"][0])
+            texts[doc["sha"][0]] = (embedding_text(memory), rerank.sentences(memory.text))
         return texts
 
-    def _load_vectors(self, embedder: Embedder) -> tuple[list[str], Any]:
+    def _load_vectors(self, embedder: Embedder) -> tuple[list[str], Any, dict[int, int]]:
+        """(row shas, matrix, sha64 → row) of the memory vectors, kept while the shards do not change."""
         store = _Vectors(self._vector_dir(embedder.model_id))
-        try:
-            shards = ",".join(sorted(p.name for p in store.root.glob("*.json")))
-            marker = store.complete.read_text("utf-8") + ":" + shards
-        except OSError:
-            marker = ""
+        marker = _shard_marker(store)
         if self._vectors is None or self._vectors[0] != marker:
             shas, matrix = store.load()
-            self._vectors = (marker, shas, matrix)
-        return self._vectors[1], self._vectors[2]
+            self._vectors = (marker, shas, matrix, {_sha64(sha): row for row, sha in enumerate(shas)})
+        return self._vectors[1], self._vectors[2], self._vectors[3]
+
+    def _load_sentences(self, embedder: Embedder) -> tuple[Any, Any, dict[int, int]]:
+        """(matrix with rows grouped by memory, start row of each memory's group, sha64 → group) of the
+        sentence vectors; ``matrix`` is None when no memory has several sentences."""
+        import numpy as np
+
+        store = _Vectors(self._vector_dir(embedder.model_id) / "sentences")
+        marker = _shard_marker(store)
+        if self._sentences is None or self._sentences[0] != marker:
+            keys, matrix = store.load()
+            if matrix is None or not keys:
+                self._sentences = (marker, None, None, {})
+            else:
+                owners = np.array([_sha64(k) for k in keys], dtype=np.uint64)
+                order = np.argsort(owners, kind="stable")
+                unique, starts = np.unique(owners[order], return_index=True)
+                self._sentences = (marker, matrix[order], starts, {int(u): i for i, u in enumerate(unique)})
+        return self._sentences[1], self._sentences[2], self._sentences[3]
+
+    def _neighbourhood(self) -> rerank.Neighbourhood:
+        """Neighbours and word sets of every indexed memory, from the state of the last refresh."""
+        marker = self._marker()
+        if self._hood is None or self._hood[0] != marker:
+            loaded = self._load_state()
+            entries = loaded[0] if loaded else {}
+            rows = [(_sha64(e[SHA]), _grp_hash(e[GROUP]), e[SEQ], e[TOKS]) for e in entries.values() if e[OK]]
+            self._hood = (marker, rerank.Neighbourhood.build(rows, self.tuning.context_window))
+        return self._hood[1]
 
     # -- search --------------------------------------------------------------------------------------
     def _notice(self, message: str) -> None:
@@ -702,9 +752,11 @@ class Index:
                 for key, score in self._bm25(searcher, terms, ranged, n, tuning).items():
                     bm25[key] = max(score, bm25.get(key, 0.0))
         vector: dict[tuple[int, int], float] = {}
+        vectors: rerank.QueryVectors | None = None
         if embedder is not None and mode != "bm25":
-            vector = self._vector(searcher, embedder, query, filters, n)
-        return self._rank(searcher, bm25, vector, k, now, when, terms, tuning)
+            vector, vectors = self._vector(searcher, embedder, query, filters, n)
+        return self._rank(searcher, bm25, vector, k, now, when, terms, tuning,
+                          vectors if mode == "hybrid" and tuning.fusion == "ltr" else None)
 
     def _bm25(self, searcher: Any, terms: QueryTerms, filters: list[tuple[Any, Any]], n: int,
               tuning: Tuning) -> dict[tuple[int, int], float]:
@@ -714,14 +766,19 @@ class Index:
         return {(a.segment_ord, a.doc): float(s) for s, a in hits}
 
     def _vector(self, searcher: Any, embedder: Embedder, query: str, filters: list[tuple[Any, Any]],
-                n: int) -> dict[tuple[int, int], float]:
+                n: int) -> tuple[dict[tuple[int, int], float], rerank.QueryVectors | None]:
         import numpy as np
 
-        shas, matrix = self._load_vectors(embedder)
+        shas, matrix, row_of = self._load_vectors(embedder)
         if matrix is None or not shas:
-            return {}
+            return {}, None
         qv = embedder.embed_query(ranking.normalise(query))
         sims = np.einsum("ij,j->i", matrix, qv)  # not matrix @ qv: OpenBLAS sgemv takes 8 ms at 10k x 384 here
+        sentence_matrix, starts, sentence_of = self._load_sentences(embedder)
+        best = np.maximum.reduceat(np.einsum("ij,j->i", sentence_matrix, qv), starts) \
+            if sentence_matrix is not None else np.zeros(0, np.float32)
+        vectors = rerank.QueryVectors(query=qv, matrix=matrix, cosines=sims, row_of=row_of,
+                                      sentence_of=sentence_of, sentence_best=best)
         take = min(len(shas), n * 2)
         rows = np.argpartition(-sims, take - 1)[:take] if take < len(shas) else np.arange(len(shas))
         by_sha64 = {_sha64(shas[r]): float(sims[r]) for r in rows}
@@ -729,14 +786,28 @@ class Index:
             (tantivy.Occur.Must, tantivy.Query.term_set_query(self._schema, "sha64", list(by_sha64))), *filters])
         hits = searcher.search(q, limit=len(by_sha64), count=False).hits
         if not hits:
-            return {}
+            return {}, vectors
         addrs = [a for _s, a in hits]
         values = searcher.fast_field_values("sha64", addrs)
         scored = {(a.segment_ord, a.doc): by_sha64.get(int(v or 0), 0.0) for a, v in zip(addrs, values, strict=True)}
-        return dict(sorted(scored.items(), key=lambda item: -item[1])[:n])
+        return dict(sorted(scored.items(), key=lambda item: -item[1])[:n]), vectors
+
+    def _signals(self, searcher: Any, keys: list[tuple[int, int]], columns: dict[str, list[Any]],
+                 fused: dict[tuple[int, int], float], bm25: dict[tuple[int, int], float], when: TimeRange | None,
+                 terms: QueryTerms, vectors: rerank.QueryVectors) -> dict[str, list[float]]:
+        words = list(terms.words) + list(terms.chars)
+        total = searcher.num_docs
+        weights = rerank.idf({w: searcher.doc_freq("body", w) for w in words}, total)
+        sha64 = [int(v or 0) for v in columns["sha64"]]
+        created = columns.get("created")
+        if when is not None and created is None:
+            created = searcher.fast_field_values("created", [tantivy.DocAddress(s, d) for s, d in keys])
+        return rerank.signals(keys, sha64, fused, bm25, _in_period(created, when, len(keys)), weights, self._neighbourhood(),
+                              vectors)
 
     def _rank(self, searcher: Any, bm25: dict[tuple[int, int], float], vector: dict[tuple[int, int], float],
-              k: int, now: datetime, when: TimeRange | None, terms: QueryTerms, tuning: Tuning) -> list[Hit]:
+              k: int, now: datetime, when: TimeRange | None, terms: QueryTerms, tuning: Tuning,
+              vectors: rerank.QueryVectors | None = None) -> list[Hit]:
         fused = ranking.fuse(bm25, vector, tuning)
         if not fused:
             return []
@@ -747,9 +818,21 @@ class Index:
             wanted.append("created")
         if tuning.context_weight > 0:
             wanted += ["grp", "seq"]
+        if vectors is not None:
+            wanted.append("sha64")
         columns = {name: searcher.fast_field_values(name, addrs) for name in wanted}
+        signals: dict[str, list[float]] = {}
+        if vectors is not None:  # the second stage: the model over every signal replaces the fused similarity
+            signals = self._signals(searcher, keys, columns, fused, bm25, when, terms, vectors)
+            fused = dict(zip(keys, rerank.combine(signals), strict=True))
+            tuning = replace(tuning, context_weight=0.0, time_boost=0.0)  # both are signals of the model
         scored = ranking.score(keys, fused, columns, bm25, vector, k=k, when=when, now=now,
                                weights=self.repo.config.ranking, tuning=tuning)
+        if signals:
+            slot = {key: i for i, key in enumerate(keys)}
+            scored = [(total, key, replace(parts, signals=tuple((name, values[slot[key]])
+                                                                for name, values in signals.items())))
+                      for total, key, parts in scored]
         highlight = terms.highlight_terms()
         hits: list[Hit] = []
         for score, key, parts in scored[:k]:
@@ -759,6 +842,13 @@ class Index:
             hits.append(Hit(id=memory.id, score=score, memory=memory, snippet=text, parts=parts,
                             path=doc["path"][0], highlights=marks))
         return hits
+
+
+def _in_period(created: list[Any] | None, when: TimeRange | None, n: int) -> list[bool]:
+    if when is None or created is None:
+        return [False] * n
+    start, end = when.start.timestamp(), when.end.timestamp()
+    return [c is not None and start <= c < end for c in created]
 
 
 def open_index(repo: MemoryRepo, *, embedder: Embedder | str | None = "auto", lock_wait: float = 2.0,

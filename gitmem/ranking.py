@@ -346,8 +346,9 @@ class Tuning:
     memories before and after this one from the same source (session). ``pair_weight`` scores adjacent query
     words found within ``pair_slop`` positions of each other. ``context_weight`` adds that share of the best
     neighbour's similarity. ``fusion`` ``convex`` mixes max-normalised BM25 with min-max-normalised cosine
-    (``vector_weight``); ``rrf`` is reciprocal-rank fusion. ``time_boost`` is added to the similarity of
-    memories created in a period the question names."""
+    (``vector_weight``); ``rrf`` is reciprocal-rank fusion; ``ltr`` (hybrid searches with a model) ranks the
+    convex mix's candidates again with :mod:`gitmem.rerank`'s model. ``time_boost`` is added to the similarity
+    of memories created in a period the question names."""
 
     boost_name: float = 2.0
     boost_description: float = 1.5
@@ -360,7 +361,7 @@ class Tuning:
     pair_slop: int = 2
     context_window: int = 2
     context_weight: float = 0.5
-    fusion: str = "convex"
+    fusion: str = "ltr"
     rrf_k: float = 60.0
     vector_weight: float = 0.4
     time_boost: float = 0.5
@@ -440,10 +441,14 @@ class ScoreParts:
     recency: float
     context: float = 0.0
     time: float = 0.0
+    signals: tuple[tuple[str, float], ...] = ()
+    """the second stage's inputs (:mod:`gitmem.rerank`), when it ranked this hit"""
 
     def items(self) -> list[tuple[str, float]]:
         """(name, value) pairs for printing; ``vector`` is left out when no model took part."""
-        return [(f.name, float(v)) for f in fields(self) if (v := getattr(self, f.name)) is not None]
+        plain = [(f.name, float(v)) for f in fields(self)
+                 if f.name != "signals" and (v := getattr(self, f.name)) is not None]
+        return plain + [(f"model.{name}", float(value)) for name, value in self.signals]
 
 
 def score(keys: Sequence[K], fused: Mapping[K, float], columns: Mapping[str, Sequence[int | None]],
@@ -515,11 +520,11 @@ def fuse(bm25: Mapping[K, float], vector: Mapping[K, float], tuning: Tuning) -> 
                 fused[key] = fused.get(key, 0.0) + w / (k + rank)
         top = 1.0 / (k + 1)
         return {key: value / top for key, value in fused.items()}
-    if tuning.fusion == "convex":
+    if tuning.fusion in ("convex", "ltr"):  # ltr: this is its first stage
         b = normalise_scores(bm25)
         v = _minmax(vector)
         return {key: (1 - weight) * b.get(key, 0.0) + weight * v.get(key, 0.0) for key in set(b) | set(v)}
-    raise SearchError(f"unknown fusion {tuning.fusion!r}", "use 'rrf' or 'convex'")
+    raise SearchError(f"unknown fusion {tuning.fusion!r}", "use 'ltr', 'convex' or 'rrf'")
 
 
 def _minmax(scores: Mapping[K, float]) -> dict[K, float]:
