@@ -802,8 +802,8 @@ class Index:
         created = columns.get("created")
         if when is not None and created is None:
             created = searcher.fast_field_values("created", [tantivy.DocAddress(s, d) for s, d in keys])
-        return rerank.signals(keys, sha64, fused, bm25, _in_period(created, when, len(keys)), weights, self._neighbourhood(),
-                              vectors)
+        return rerank.signals(keys, sha64, fused, bm25, _in_period(created, when, len(keys)), weights,
+                              self._neighbourhood(), vectors)
 
     def _rank(self, searcher: Any, bm25: dict[tuple[int, int], float], vector: dict[tuple[int, int], float],
               k: int, now: datetime, when: TimeRange | None, terms: QueryTerms, tuning: Tuning,
