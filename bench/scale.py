@@ -75,7 +75,8 @@ def fill_random_vectors(index: Index, embedder: Any) -> None:
 
     from gitmem.index import OK, SHA, _Vectors
 
-    state = index._load_state() or {}
+    loaded = index._load_state()
+    state = loaded[0] if loaded else {}
     shas = sorted({e[SHA] for e in state.values() if e[OK]})
     rng = np.random.default_rng(1)
     matrix = rng.standard_normal((len(shas), embedder.dim)).astype(np.float32)

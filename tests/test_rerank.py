@@ -1,0 +1,91 @@
+"""The second stage of hybrid search: its signals, its scaling, and what it finds with the packaged model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitmem.config import Config, EmbeddingConfig
+from gitmem.index import Index
+from gitmem.layout import init_repo
+from gitmem.rerank import Neighbourhood, combine, sentences
+from gitmem.store import MemoryRepo
+from tests.conftest import run_cli
+from tests.test_index import CountingEmbedder, model  # noqa: F401  (the module-scoped real model fixture)
+
+
+def test_sentences_worth_their_own_vector() -> None:
+    assert sentences("Use pytest -x for the shop.") == []  # one sentence: its memory vector covers it
+    assert sentences("Melanie: Thanks! We went camping with the kids last week. They loved the lake a lot.") == [
+        "Melanie: We went camping with the kids last week.", "Melanie: They loved the lake a lot."]
+    assert sentences("我们决定使用 PostgreSQL 数据库。因为 JSON 查询更快而且更稳定。") == [
+        "我们决定使用 PostgreSQL 数据库。", "因为 JSON 查询更快而且更稳定。"]
+
+
+def test_combine_scales_every_candidate_into_a_positive_range() -> None:
+    values = {name: [0.0, 0.5, 1.0] for name in ("bm25", "cosine", "context_cosine", "neighbour", "time",
+                                                    "coverage", "context_coverage", "sentence")}
+    scores = combine(values)
+    assert scores[0] == pytest.approx(0.01) and scores[2] == pytest.approx(1.0) and scores[0] < scores[1] < scores[2]
+    assert combine({name: [0.3] for name in values}) == [1.0]
+
+
+def test_neighbours_are_the_same_sources_nearest_positions() -> None:
+    hood = Neighbourhood([(1, 7, 0, ["a"]), (2, 7, 1, ["b"]), (3, 7, 2, ["c"]), (4, 7, 3, ["d"]),
+                          (5, 0, 0, ["e"]), (6, 9, 1, ["f"])], window=2)
+
+    def around(sha: int) -> set[int]:
+        return {hood.shas[j] for j in hood.near[hood.index[sha]].tolist() if j >= 0}
+
+    assert around(1) == {2, 3} and around(3) == {1, 2, 4}
+    assert around(5) == set() and around(6) == set()  # no source, or alone in its source: no neighbours
+    assert hood.tokens[hood.index[4]] == frozenset({"d"})
+    rows = hood.vector_rows({1: 10, 2: 11, 4: 13})  # memory 3 has no vector
+    assert rows[hood.index[3]].tolist()[0] == -1 and sorted(rows[hood.index[2]].tolist()) == [-1, -1, 10, 11, 13]
+
+
+def _repo(tmp_path: Path) -> MemoryRepo:
+    init_repo(tmp_path / "mem")
+    return MemoryRepo(Config(repo=tmp_path / "mem"))
+
+
+def test_a_sentence_buried_in_a_long_memory_is_found(tmp_path: Path, model: Any) -> None:  # noqa: F811
+    """The long memory's own vector is a blur of six topics; its sentence vector is not (the fused first
+    stage alone ranks the restore-scripts memory above it)."""
+    repo = _repo(tmp_path)
+    long_one = ("Ops notes: the dashboards moved to the new Grafana folder. Alerts page the secondary engineer on "
+                "weekends. The staging cluster is rebuilt from scratch monthly. Laptops get OS updates on the first "
+                "Tuesday. We snapshot the billing data and practice bringing it back every Sunday. The office wifi "
+                "password rotates quarterly.")
+    others = ["The billing service is written in Go", "Database migrations run in CI before deploys",
+              "We verify invoices against the ledger nightly", "Sunday is the quiet day for on-call",
+              "Backups are encrypted with the team's KMS key", "Restore scripts live in ops/restore",
+              "Billing exports go to the finance bucket", "How often is the test suite run? On every push"]
+    repo.import_records([{"text": long_one, "id": "ops"}] + [{"text": t, "id": f"f{i}"} for i, t in enumerate(others)])
+    counting = CountingEmbedder(model)
+    hits = Index(repo, embedder=counting).search("when do we practice restoring billing snapshots", k=3)
+    assert hits[0].id == "ops"
+    assert counting.documents == 9 + 6 + 2  # nine memories, the long one's six sentences, the last one's two
+    names = dict(hits[0].parts.items())
+    assert {"model.sentence", "model.context_coverage", "model.bm25"} <= set(names)
+    assert names["model.sentence"] > names["model.cosine"]
+    again = CountingEmbedder(model)  # another process: sentence vectors are cached too
+    assert Index(repo, embedder=again).search("restoring billing snapshots", k=1)[0].id == "ops"
+    assert again.documents == 0
+
+
+def test_explain_shows_the_models_inputs(tmp_path: Path, model: Any) -> None:  # noqa: F811
+    repo = _repo(tmp_path)
+    repo.remember("Backups are restored and verified every Sunday")
+    result = run_cli("--repo", str(repo.path), "search", "when are backups verified", "--explain")
+    assert result.code == 0 and "model.coverage" in result.out
+
+
+def test_bm25_only_search_keeps_the_first_stage(tmp_path: Path) -> None:
+    init_repo(tmp_path / "mem")
+    repo = MemoryRepo(Config(repo=tmp_path / "mem", embedding=EmbeddingConfig(model="none")))
+    repo.remember("Backups are restored and verified every Sunday")
+    (hit,) = Index(repo, embedder=None).search("backups verified")
+    assert not hit.parts.signals and hit.parts.vector is None
