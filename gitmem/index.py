@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -70,15 +71,32 @@ _EMBED_BATCH = 64
 @dataclass(frozen=True)
 class Hit:
     """One search result: the memory, its score and a snippet of its text (``highlights`` are character ranges
-    of matched terms inside ``snippet``)."""
+    of matched terms inside ``snippet``). The snippet is cut on first use: recall never needs one."""
 
     id: str
     score: float
     memory: Memory
-    snippet: str
     parts: ScoreParts
     path: str = ""
-    highlights: tuple[tuple[int, int], ...] = ()
+    terms: frozenset[str] = frozenset()
+    analyzer: Any = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def _cut(self) -> tuple[str, tuple[tuple[int, int], ...]]:
+        if self.analyzer is None:
+            return self.memory.text[:160], ()
+        text, marks = ranking.snippet(self.memory.text, set(self.terms), self.analyzer)
+        return text, tuple(marks)
+
+    @property
+    def snippet(self) -> str:
+        """About 160 characters around the densest cluster of matched words."""
+        return self._cut[0]
+
+    @property
+    def highlights(self) -> tuple[tuple[int, int], ...]:
+        """Character ranges of the matched words inside :attr:`snippet`."""
+        return self._cut[1]
 
 
 @dataclass
@@ -834,14 +852,13 @@ class Index:
             scored = [(total, key, replace(parts, signals=tuple((name, values[slot[key]])
                                                                 for name, values in signals.items())))
                       for total, key, parts in scored]
-        highlight = terms.highlight_terms()
+        highlight = frozenset(terms.highlight_terms())
         hits: list[Hit] = []
         for score, key, parts in scored[:k]:
             doc = searcher.doc(tantivy.DocAddress(*key))
             memory = _memory_from_json(doc["doc"][0])
-            text, marks = ranking.snippet(memory.text, highlight, self._analyzer)
-            hits.append(Hit(id=memory.id, score=score, memory=memory, snippet=text, parts=parts,
-                            path=doc["path"][0], highlights=marks))
+            hits.append(Hit(id=memory.id, score=score, memory=memory, parts=parts, path=doc["path"][0],
+                            terms=highlight, analyzer=self._analyzer))
         return hits
 
 
