@@ -198,7 +198,13 @@ def _memory_from_json(raw: bytes) -> Memory:
     for key in ("created", "updated", "expires"):
         if data.get(key):
             data[key] = datetime.fromisoformat(data[key])
-    return Memory(**data)
+    if len(data) < len(_MEMORY_NAMES):
+        return Memory(**data)  # an index written by another version: let the dataclass fill in defaults
+    # Every field is here and was validated when the file was indexed; a frozen dataclass's __init__ sets each
+    # of its ~20 fields through object.__setattr__ (~17 µs), filling __dict__ directly costs ~1 µs per hit.
+    memory = object.__new__(Memory)
+    memory.__dict__.update(data)
+    return memory
 
 
 def _document(memory: Memory, path: str, sha: str, grp: int, seq: int, ctx: str) -> Any:
@@ -774,8 +780,9 @@ class Index:
         vectors: rerank.QueryVectors | None = None
         if embedder is not None and mode != "bm25":
             vector, vectors = self._vector(searcher, embedder, query, filters, n)
-        return self._rank(searcher, bm25, vector, k, now, when, terms, tuning,
-                          vectors if mode == "hybrid" and tuning.fusion == "ltr" else None)
+        model = rerank.weights_for(embedder.model_id) if embedder is not None else None
+        second = vectors is not None and model is not None and mode == "hybrid" and tuning.fusion == "ltr"
+        return self._rank(searcher, bm25, vector, k, now, when, terms, tuning, vectors if second else None, model)
 
     def _bm25(self, searcher: Any, terms: QueryTerms, filters: list[tuple[Any, Any]], n: int,
               tuning: Tuning) -> dict[tuple[int, int], float]:
@@ -826,7 +833,7 @@ class Index:
 
     def _rank(self, searcher: Any, bm25: dict[tuple[int, int], float], vector: dict[tuple[int, int], float],
               k: int, now: datetime, when: TimeRange | None, terms: QueryTerms, tuning: Tuning,
-              vectors: rerank.QueryVectors | None = None) -> list[Hit]:
+              vectors: rerank.QueryVectors | None = None, model: dict[str, float] | None = None) -> list[Hit]:
         fused = ranking.fuse(bm25, vector, tuning)
         if not fused:
             return []
@@ -843,7 +850,7 @@ class Index:
         signals: dict[str, list[float]] = {}
         if vectors is not None:  # the second stage: the model over every signal replaces the fused similarity
             signals = self._signals(searcher, keys, columns, fused, bm25, when, terms, vectors)
-            fused = dict(zip(keys, rerank.combine(signals), strict=True))
+            fused = dict(zip(keys, rerank.combine(signals, model or rerank.WEIGHTS), strict=True))
             tuning = replace(tuning, context_weight=0.0, time_boost=0.0)  # both are signals of the model
         scored = ranking.score(keys, fused, columns, bm25, vector, k=k, when=when, now=now,
                                weights=self.repo.config.ranking, tuning=tuning)

@@ -7,6 +7,7 @@ these functions; ``docs/search.md`` explains every choice and the measurements b
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 import re
@@ -478,16 +479,17 @@ def score(keys: Sequence[K], fused: Mapping[K, float], columns: Mapping[str, Seq
         start, end = when.start.timestamp(), when.end.timestamp()
         timed = [tuning.time_boost if c is not None and start <= c < end else 0.0 for c in created]
     importance = [(v or 0) / 5 for v in columns["importance"]]
-    today = now.timestamp()
-    rec = [recency((today - (u or 0)) / 86400, weights.decay_lambda) for u in columns["updated"]]
-    totals = [weights.w_sim * (sims[i] + context[i] + timed[i]) + weights.w_imp * importance[i]
-              + weights.w_rec * rec[i] for i in range(n)]
+    today, rate, exp = now.timestamp(), weights.decay_lambda / 86400, math.exp
+    rec = [exp(-rate * max(0.0, today - (u or 0))) for u in columns["updated"]]  # recency(), inlined: 100 a query
+    w_sim, w_imp, w_rec = weights.w_sim, weights.w_imp, weights.w_rec
+    similarity = [a + b + c for a, b, c in zip(sims, context, timed, strict=True)]
+    totals = [w_sim * sim + w_imp * imp + w_rec * r for sim, imp, r in zip(similarity, importance, rec, strict=True)]
     # a candidate with no similarity at all (no word matched, the weakest cosine) is not a result, however
     # important or recent it is
-    best_first = sorted((i for i in range(n) if sims[i] + context[i] + timed[i] > 0), key=lambda i: -totals[i])[:k]
+    best_first = heapq.nlargest(k, (i for i in range(n) if similarity[i] > 0), key=totals.__getitem__)
     return [(totals[i], keys[i], ScoreParts(bm25=bm25.get(keys[i], 0.0),
                                            vector=vector.get(keys[i]) if vector else None,
-                                           similarity=sims[i] + context[i] + timed[i], importance=importance[i],
+                                           similarity=similarity[i], importance=importance[i],
                                            recency=rec[i], context=context[i], time=timed[i]))
             for i in best_first]
 

@@ -15,6 +15,7 @@ question names) and the vector top 100. This module scores them with signals a s
 
 The weights were fitted (pairwise logistic regression) on LoCoMo conversations 0–2 and checked on 3–4, which they
 never saw: hybrid Recall@10 on categories 1–4 went from 0.757 to 0.789 there, and multi-hop questions gained most.
+They are fitted per embedding model (:data:`MODEL_WEIGHTS`); a model without its own fit keeps the first stage.
 ``docs/search.md`` has the measurements. numpy is imported only here and only by a hybrid search.
 """
 
@@ -30,11 +31,26 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-#: signal → weight of the linear model (see the module docstring)
+#: signal → weight of the linear model for the packaged MiniLM (see the module docstring)
 WEIGHTS: dict[str, float] = {
     "bm25": 1.0, "cosine": 1.0, "context_cosine": 6.5, "neighbour": 0.6, "time": 2.5,
     "coverage": 1.1, "context_coverage": 3.6, "sentence": 6.8,
 }
+#: model id prefix → weights fitted for that model. Cosines of different models live on different scales
+#: (multilingual-e5's spread over a few hundredths), so the weights do not carry over: a model without its own
+#: fit keeps the first stage alone.
+MODEL_WEIGHTS: dict[str, dict[str, float]] = {
+    "minilm-l6": WEIGHTS,
+    "multilingual-e5-small": {
+        "bm25": 0.75, "cosine": 9.8, "context_cosine": 54.0, "neighbour": 0.83, "time": 2.9,
+        "coverage": 2.0, "context_coverage": 4.5, "sentence": 22.0,
+    },
+}
+
+
+def weights_for(model_id: str) -> dict[str, float] | None:
+    """The second stage's weights for an embedding model, or None when none were fitted for it."""
+    return next((w for prefix, w in MODEL_WEIGHTS.items() if model_id.startswith(prefix)), None)
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 _LABEL = re.compile(r"^([^\s:：][^:：\n]{0,29}[:：])\s+")

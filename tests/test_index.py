@@ -446,3 +446,11 @@ def test_deleting_a_memory_updates_its_neighbours_context(repo: MemoryRepo) -> N
     repo.forget("t1", "wrong", purge=True)
     assert index.refresh().indexed == 2  # both neighbours lost "bravo" from their context
     assert ids(index.search("bravo", mode="bm25")) == []
+
+
+def test_a_hit_carries_the_memory_as_stored(filled: tuple[MemoryRepo, str]) -> None:
+    """Hits are rebuilt from the index's stored JSON: they must equal what the repository holds."""
+    repo, pg = filled
+    (hit,) = Index(repo, embedder=None).search("PostgreSQL JSON", k=1, mode="bm25")
+    assert hit.id == pg and hit.memory == repo.get(pg) and hit.memory.to_dict() == repo.get(pg).to_dict()
+    assert replace(hit.memory, importance=5).importance == 5 and hit.memory.importance == 4

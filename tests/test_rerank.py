@@ -10,7 +10,7 @@ import pytest
 from gitmem.config import Config, EmbeddingConfig
 from gitmem.index import Index
 from gitmem.layout import init_repo
-from gitmem.rerank import Neighbourhood, combine, sentences
+from gitmem.rerank import Neighbourhood, combine, sentences, weights_for
 from gitmem.store import MemoryRepo
 from tests.conftest import run_cli
 from tests.test_index import CountingEmbedder, model  # noqa: F401  (the module-scoped real model fixture)
@@ -89,3 +89,15 @@ def test_bm25_only_search_keeps_the_first_stage(tmp_path: Path) -> None:
     repo.remember("Backups are restored and verified every Sunday")
     (hit,) = Index(repo, embedder=None).search("backups verified")
     assert not hit.parts.signals and hit.parts.vector is None
+
+
+def test_a_model_without_fitted_weights_keeps_the_first_stage(tmp_path: Path) -> None:
+    """Weights fitted on one model's cosines do not fit another's: such a model gets the fused first stage."""
+    from tests.test_index import FakeEmbedder
+
+    assert weights_for("minilm-l6-int8") is not None and weights_for("multilingual-e5-small-q4") is not None
+    assert weights_for("fake-letters") is None
+    repo = _repo(tmp_path)
+    repo.remember("Backups are restored and verified every Sunday")
+    (hit,) = Index(repo, embedder=FakeEmbedder()).search("backups verified", k=1)
+    assert hit.parts.vector is not None and not hit.parts.signals
