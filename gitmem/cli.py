@@ -427,7 +427,7 @@ def export(state: State, active: bool, output: Path | None) -> None:
 def _hook_issues(repo_path: Path) -> list[Any]:
     """Whether Claude Code runs gitmem's hooks (user or project settings) and the last hook errors."""
     from gitmem.claude_install import installed_events, settings_path
-    from gitmem.hooks import recent_errors
+    from gitmem.hookcontext import recent_errors
     from gitmem.layout import Issue
 
     found = []

@@ -48,7 +48,8 @@ def warm_directory(state: State, directory: Path, timeout: float) -> None:
     """Warm the recall block of ``directory`` within ``timeout`` seconds (the process ends itself after that)."""
     import signal
 
-    from gitmem.hooks import make_context, warm_recall
+    from gitmem.hookcontext import make_context
+    from gitmem.injection import warm_recall
 
     if timeout > 0 and hasattr(signal, "SIGALRM"):
         signal.signal(signal.SIGALRM, lambda *_: os._exit(0))  # bounded: never outlive the deadline

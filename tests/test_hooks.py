@@ -17,7 +17,7 @@ import pytest
 from gitmem import observe
 from gitmem.claude_install import HOOK_EVENTS, install, is_gitmem_command, merge, uninstall
 from gitmem.directives import detect_correction, detect_directives, directive_key
-from gitmem.hooks import recent_errors
+from gitmem.hookcontext import recent_errors
 from tests.conftest import assert_clean, git, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -387,7 +387,8 @@ def test_recall_block_is_cached_until_a_repository_moves(repo_path: Path, code: 
 
     import gitmem
     from gitmem.api import Repository
-    from gitmem.hooks import make_context, recall_block
+    from gitmem.hookcontext import make_context
+    from gitmem.injection import recall_block
 
     calls: list[int] = []
 
