@@ -163,6 +163,20 @@ class GitStore:
             pass
         return None
 
+    def head_files(self) -> list[Path]:
+        """The files that say which commit HEAD is: ``.git/HEAD`` and the loose ref it names (a ref only in
+        ``packed-refs`` gives just ``HEAD`` plus ``packed-refs``). git and gitmem replace them by rename, so a
+        new inode number shows that HEAD may have moved without reading them."""
+        files = [self.git_dir / "HEAD"]
+        try:
+            head = files[0].read_bytes().strip()
+        except OSError:
+            return files
+        if head.startswith(b"ref: "):
+            loose = self.git_dir / head[5:].strip().decode("utf-8", "replace")
+            files.append(loose if loose.is_file() else self.git_dir / "packed-refs")
+        return files
+
     def read_head_file(self, path: str, commit: bytes | None = None) -> bytes | None:
         """A file's content at HEAD (or at ``commit``), None when absent."""
         from dulwich.objects import Blob, Tree

@@ -155,6 +155,22 @@ def _sha64(sha: str) -> int:
     return int(sha[:16], 16)
 
 
+def _signature(files: list[Path]) -> tuple[tuple[int, int, int], ...] | None:
+    """(inode, mtime, size) of each file, None when one is missing: a cheap 'did anything replace these?'"""
+    try:
+        return tuple((st.st_ino, st.st_mtime_ns, st.st_size) for st in map(os.stat, files))
+    except OSError:
+        return None
+
+
+def _settled(signature: tuple[tuple[int, int, int], ...]) -> bool:
+    """Whether every file is older than its file system's timestamp tick, so that an unchanged signature
+    proves an unchanged file (whole-second timestamps need two seconds, finer ones 50 ms)."""
+    now = time.time_ns()
+    return all(now - mtime > (2_000_000_000 if mtime % 1_000_000_000 == 0 else 50_000_000)
+               for _ino, mtime, _size in signature)
+
+
 def _shard_marker(store: _Vectors) -> str:
     try:
         return store.complete.read_text("utf-8") + ":" + ",".join(sorted(p.name for p in store.root.glob("*.json")))
@@ -334,6 +350,8 @@ class Index:
         self._vectors: tuple[str, list[str], Any, dict[int, int]] | None = None  # marker, shas, matrix, rows
         self._sentences: tuple[str, Any, Any, dict[int, int]] | None = None
         self._hood: tuple[str, rerank.Neighbourhood] | None = None
+        # the HEAD, ref and index-marker files as they were when the index was last found current
+        self._fresh: tuple[list[Path], tuple[tuple[int, int, int], ...]] | None = None
 
     # -- paths and small files ----------------------------------------------------------------------
     @property
@@ -382,17 +400,23 @@ class Index:
 
     # -- refresh -------------------------------------------------------------------------------------
     def refresh(self, *, wait: float | None = None) -> RefreshStats:
-        """Bring the index up to the repository's HEAD (nothing to do costs one ref read and one small file).
+        """Bring the index up to the repository's HEAD (nothing to do costs three ``stat`` calls once the files
+        that name HEAD are older than a timestamp tick, else one ref read and one small file).
 
         When another process holds the index lock longer than ``wait`` (default ``lock_wait``) and an index
         exists, returns without writing and sets :attr:`stale`."""
         started = time.perf_counter()
         self.stale = False
+        if self._index is not None and self._fresh is not None and self._fresh[1] == _signature(self._fresh[0]):
+            return RefreshStats(seconds=time.perf_counter() - started)  # nothing was replaced since the last check
+        files = [*self.repo.git.head_files(), self._head_file]
+        before = _signature(files)
         head = self._current_head()
         if self._is_current(head):
             if self._index is None or self._seen != head:  # another process may have updated it: see its commit
                 self._open().reload()
                 self._seen = head
+            self._fresh = (files, before) if before is not None and _settled(before) else None
             return RefreshStats(seconds=time.perf_counter() - started)
         exists = (self._tantivy_dir / "meta.json").is_file()
         try:

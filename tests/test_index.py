@@ -454,3 +454,29 @@ def test_a_hit_carries_the_memory_as_stored(filled: tuple[MemoryRepo, str]) -> N
     (hit,) = Index(repo, embedder=None).search("PostgreSQL JSON", k=1, mode="bm25")
     assert hit.id == pg and hit.memory == repo.get(pg) and hit.memory.to_dict() == repo.get(pg).to_dict()
     assert replace(hit.memory, importance=5).importance == 5 and hit.memory.importance == 4
+
+
+def test_a_settled_index_notices_every_kind_of_head_move(repo: MemoryRepo) -> None:
+    """Once the files naming HEAD are older than a timestamp tick, a search only stats them; commits by git,
+    a branch switch and a reset must still show at the next search."""
+    import time
+
+    first = repo.remember("Use MySQL for the orders service")
+    index = Index(repo, embedder=None)
+    assert ids(index.search("orders", mode="bm25")) == [first.id]
+    time.sleep(0.1)
+    assert ids(index.search("orders", mode="bm25")) == [first.id]  # settled: the cheap path from here on
+    assert index._fresh is not None
+    path = repo.path / first.path
+    path.write_text(path.read_text("utf-8").replace("Use MySQL", "Use CockroachDB"), "utf-8")
+    git(repo.path, "commit", "-qam", "hand edit")
+    assert ids(index.search("CockroachDB", mode="bm25")) == [first.id]
+    time.sleep(0.1)
+    index.search("orders", mode="bm25")
+    git(repo.path, "checkout", "-q", "-b", "other", "HEAD~1")  # HEAD now names another branch
+    assert ids(index.search("CockroachDB", mode="bm25")) == [] and ids(index.search("MySQL", mode="bm25")) == [first.id]
+    time.sleep(0.1)
+    index.search("orders", mode="bm25")
+    git(repo.path, "checkout", "-q", "main")
+    git(repo.path, "reset", "-q", "--hard", "HEAD~1")
+    assert ids(index.search("CockroachDB", mode="bm25")) == []
