@@ -58,6 +58,8 @@ class Context:
         self._config: Config | None = None
         self._repository: Repository | None = None
         self._project: str | None = None
+        #: the directive and conflict files of the memory repository, once listed (gitmem.injection)
+        self.special_files: list[Path] | None = None
         self.repo, self.extra_patterns, self.project_override = self._settings()
 
     def _settings(self) -> tuple[Path, tuple[str, ...], str]:

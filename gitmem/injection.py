@@ -49,12 +49,17 @@ def _is_special(name: str) -> bool:
 
 def special_memory_files(ctx: Context, wanted: Callable[[str], bool]) -> list[Path]:
     """Directive and conflict files (``memories/<folder>/directive-*.md``, ``*-conflict-*.md``) whose name
-    passes ``wanted``.
+    passes ``wanted``; listed once per hook process (:func:`_special_files`)."""
+    if ctx.special_files is None:
+        ctx.special_files = _special_files(ctx)
+    return [path for path in ctx.special_files if wanted(path.name)]
 
-    Listing a folder of 10k memories costs ~20 ms, twice per session start; so each folder's special names
-    are kept in ``.cache/hook-files.json`` with the folder's mtime (which changes whenever a file is added,
-    removed or renamed in it) and listed again only when that moved. A listing taken too soon after the
-    folder's mtime is not trusted (:func:`_settled`), so a change in the same clock tick cannot hide."""
+
+def _special_files(ctx: Context) -> list[Path]:
+    """Listing a folder of 10k memories costs ~20 ms; so each folder's special names are kept in
+    ``.cache/hook-files.json`` with the folder's mtime (which changes whenever a file is added, removed or
+    renamed in it) and listed again only when that moved. A listing taken too soon after the folder's mtime is
+    not trusted (:func:`_settled`), so a change in the same clock tick cannot hide."""
     import os
     import time
 
@@ -86,8 +91,8 @@ def special_memory_files(ctx: Context, wanted: Callable[[str], bool]) -> list[Pa
             observe.write_json(cache_file, {"folders": folders})
         except OSError as exc:  # a cache that cannot be written only costs time
             log(ctx, f"file listing cache not written: {exc}")
-    return sorted(ctx.repo / "memories" / folder / name
-                  for folder, (_m, _t, names) in folders.items() for name in names if wanted(name))
+    return sorted(ctx.repo / "memories" / folder / name for folder, (_m, _t, names) in folders.items()
+                  for name in names)
 
 
 def stored_directives(ctx: Context, project: str) -> list[tuple[str, str, str]]:

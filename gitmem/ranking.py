@@ -479,8 +479,8 @@ def score(keys: Sequence[K], fused: Mapping[K, float], columns: Mapping[str, Seq
         start, end = when.start.timestamp(), when.end.timestamp()
         timed = [tuning.time_boost if c is not None and start <= c < end else 0.0 for c in created]
     importance = [(v or 0) / 5 for v in columns["importance"]]
-    today, rate, exp = now.timestamp(), weights.decay_lambda / 86400, math.exp
-    rec = [exp(-rate * max(0.0, today - (u or 0))) for u in columns["updated"]]  # recency(), inlined: 100 a query
+    today = now.timestamp()
+    rec = [recency((today - (u or 0)) / 86400, weights.decay_lambda) for u in columns["updated"]]
     w_sim, w_imp, w_rec = weights.w_sim, weights.w_imp, weights.w_rec
     similarity = [a + b + c for a, b, c in zip(sims, context, timed, strict=True)]
     totals = [w_sim * sim + w_imp * imp + w_rec * r for sim, imp, r in zip(similarity, importance, rec, strict=True)]

@@ -37,14 +37,6 @@ def count_tokens(text: str) -> int:
     return len(_tokenizer().encode(text, add_special_tokens=False).ids)
 
 
-def count_many(texts: list[str]) -> list[int]:
-    """Token counts of several texts in one batch call."""
-    if not texts:
-        return []
-    encodings = _tokenizer().encode_batch(texts, add_special_tokens=False)
-    return [len(e.ids) for e in encodings]
-
-
 class TokenCounter:
     """:func:`count_tokens` with the counts kept by text hash in a JSON file (derived state, e.g. under
     ``.cache/``): a recall whose lines were all counted before never loads the tokenizer, which costs ~60 ms
