@@ -306,11 +306,7 @@ def usage_path(repo_path: Path) -> Path:
 
 def read_usage(repo_path: Path) -> dict[str, dict[str, Any]]:
     """``{id: {"count": n, "last_used": iso}}``; an unreadable file counts as empty (it is derived state)."""
-    try:
-        data = json.loads(usage_path(repo_path).read_text("utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return read_json(usage_path(repo_path))
 
 
 def bump_usage(repo_path: Path, ids: list[str], now: datetime | None = None) -> None:
