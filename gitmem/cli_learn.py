@@ -91,6 +91,15 @@ def instincts_learn(state: State, sessions: tuple[str, ...], decay_days: float |
     _report(result, f"learned from {len(result.sessions)} sessions; {len(result.changes)} changes", as_json)
 
 
+def _print_lines(result: Any, as_json: bool) -> None:
+    """Print a result that describes itself: its JSON, or its ``lines()``."""
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    for line in result.lines():
+        click.echo(line)
+
+
 def _report(result: Any, headline: str, as_json: bool) -> None:
     """Print a learning result: its JSON, or a headline and one line per instinct change."""
     if as_json:
@@ -182,11 +191,7 @@ def capture(state: State, transcript: Path | None, session: str, project: str | 
     result = run(repo, transcript=transcript, session=session,
                  project=repo.config.project if project is None else project,
                  candidates=not no_candidates, dry_run=dry_run)
-    if as_json:
-        emit_json(result.to_dict())
-        return
-    for line in result.lines():
-        click.echo(line)
+    _print_lines(result, as_json)
 
 
 def _days(value: str) -> timedelta:
@@ -208,11 +213,7 @@ def gc(state: State, dry_run: bool, as_json: bool) -> None:
 
     repo = state.open()
     result = run(repo, dry_run=dry_run)
-    if as_json:
-        emit_json(result.to_dict())
-        return
-    for line in result.lines():
-        click.echo(line)
+    _print_lines(result, as_json)
 
 
 @cli.command()
@@ -228,11 +229,7 @@ def compact(state: State, min_size: int | None, dry_run: bool, as_json: bool) ->
 
     repo = state.open()
     result = run(repo, tag_limit=min_size or TAG_LIMIT, dry_run=dry_run)
-    if as_json:
-        emit_json(result.to_dict())
-        return
-    for line in result.lines():
-        click.echo(line)
+    _print_lines(result, as_json)
 
 
 @cli.command()
