@@ -25,3 +25,12 @@ def atomic_write(target: Path, content: bytes, *, mode: int | None = None) -> No
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         raise
+
+
+def settled(mtime_ns: int, seen_ns: int) -> bool:
+    """Whether what was read at ``seen_ns`` from a file or folder last changed at ``mtime_ns`` can be trusted
+    while its mtime stays the same: a change within the same timestamp tick would not move the mtime. File
+    systems with sub-second timestamps tick in milliseconds (50 ms of margin); whole-second ones (FAT, HFS+,
+    ext3) need two seconds."""
+    window = 2_000_000_000 if mtime_ns % 1_000_000_000 == 0 else 50_000_000
+    return seen_ns - mtime_ns > window

@@ -40,7 +40,7 @@ from gitmem import documents as docs
 from gitmem import ranking, rerank
 from gitmem.documents import Memory
 from gitmem.errors import DocumentError, GitmemError, SearchError, ValidationError
-from gitmem.fileio import atomic_write
+from gitmem.fileio import atomic_write, settled
 from gitmem.locks import LockTimeout, file_lock
 from gitmem.ranking import DEFAULT_TUNING, QueryTerms, ScoreParts, TimeRange, Tuning
 
@@ -161,14 +161,6 @@ def _signature(files: list[Path]) -> tuple[tuple[int, int, int], ...] | None:
         return tuple((st.st_ino, st.st_mtime_ns, st.st_size) for st in map(os.stat, files))
     except OSError:
         return None
-
-
-def _settled(signature: tuple[tuple[int, int, int], ...]) -> bool:
-    """Whether every file is older than its file system's timestamp tick, so that an unchanged signature
-    proves an unchanged file (whole-second timestamps need two seconds, finer ones 50 ms)."""
-    now = time.time_ns()
-    return all(now - mtime > (2_000_000_000 if mtime % 1_000_000_000 == 0 else 50_000_000)
-               for _ino, mtime, _size in signature)
 
 
 def _shard_marker(store: _Vectors) -> str:
@@ -416,7 +408,9 @@ class Index:
             if self._index is None or self._seen != head:  # another process may have updated it: see its commit
                 self._open().reload()
                 self._seen = head
-            self._fresh = (files, before) if before is not None and _settled(before) else None
+            now = time.time_ns()
+            self._fresh = (files, before) if before is not None and all(settled(m, now) for _i, m, _s in before) \
+                else None
             return RefreshStats(seconds=time.perf_counter() - started)
         exists = (self._tantivy_dir / "meta.json").is_file()
         try:

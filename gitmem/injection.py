@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem import observe
 from gitmem.errors import GitmemError
+from gitmem.fileio import settled
 from gitmem.hookcontext import Context, log, spawn_detached
 
 if TYPE_CHECKING:
@@ -35,14 +36,6 @@ def _priority(memory: Memory) -> str:
     return "high" if memory.importance >= 5 else "normal"
 
 
-def _settled(mtime_ns: int, seen_ns: int) -> bool:
-    """Whether what was read at ``seen_ns`` from a file or folder last changed at ``mtime_ns`` can be trusted
-    while the mtime stays the same: a change in the same timestamp tick would not move the mtime. File systems
-    with sub-second timestamps tick in milliseconds; whole-second ones (FAT, HFS+, ext3) need two seconds."""
-    window = 2_000_000_000 if mtime_ns % 1_000_000_000 == 0 else 50_000_000
-    return seen_ns - mtime_ns > window
-
-
 def _is_special(name: str) -> bool:
     return name.endswith(".md") and (name.startswith("directive-") or "-conflict-" in name)
 
@@ -59,7 +52,7 @@ def _special_files(ctx: Context) -> list[Path]:
     """Listing a folder of 10k memories costs ~20 ms; so each folder's special names are kept in
     ``.cache/hook-files.json`` with the folder's mtime (which changes whenever a file is added, removed or
     renamed in it) and listed again only when that moved. A listing taken too soon after the folder's mtime is
-    not trusted (:func:`_settled`), so a change in the same clock tick cannot hide."""
+    not trusted (:func:`gitmem.fileio.settled`), so a change in the same clock tick cannot hide."""
     import os
     import time
 
@@ -77,7 +70,7 @@ def _special_files(ctx: Context) -> list[Path]:
         except OSError:
             continue
         hit = cached.get(entry.name)
-        if isinstance(hit, list) and len(hit) == 3 and hit[0] == mtime and _settled(mtime, hit[1]):
+        if isinstance(hit, list) and len(hit) == 3 and hit[0] == mtime and settled(mtime, hit[1]):
             folders[entry.name] = hit
             continue
         try:
@@ -126,7 +119,7 @@ def stored_directives(ctx: Context, project: str) -> list[tuple[str, str, str]]:
         entry = cached.get(rel)
         # trusted when mtime and size match and it was read well after that mtime (no same-tick rewrite hides)
         if not (isinstance(entry, list) and len(entry) == 8 and entry[:2] == [info.st_mtime_ns, info.st_size]
-                and _settled(info.st_mtime_ns, entry[2])):
+                and settled(info.st_mtime_ns, entry[2])):
             entry = [info.st_mtime_ns, info.st_size, time.time_ns(), *_directive_of(ctx, path, rel)]
         seen[rel] = entry
         memory_id, owner, priority, text, active = entry[3:]

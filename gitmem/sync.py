@@ -272,7 +272,7 @@ def changes_between(store: GitStore, base: str, head: str) -> dict[str, tuple[by
             old, new = parse_rev(repo, base), parse_rev(repo, head)
         except (KeyError, ValueError):
             raise RepoError(f"cannot resolve {base}..{head}", "use revisions of the memory repository") from None
-        diff = _diff(repo, old.tree, new.tree)
+        diff = diff_trees(repo.object_store, old.tree, new.tree)
         return {path: (_file_at(repo, old.tree, path), _blob(repo, sha)) for path, sha in diff.items()}
 
 
@@ -341,14 +341,6 @@ def _blob(repo: Repo, sha: bytes | None) -> bytes | None:
     return repo.object_store[ObjectID(sha)].as_raw_string()
 
 
-def _entries(repo: Repo, tree: bytes) -> dict[bytes, tuple[int, bytes]]:
-    return tree_entries(repo.object_store, tree)
-
-
-def _diff(repo: Repo, old_tree: bytes | None, new_tree: bytes | None) -> dict[str, bytes | None]:
-    return diff_trees(repo.object_store, old_tree, new_tree)
-
-
 def _tree_of(repo: Repo, commit: bytes) -> bytes:
     obj = repo[ObjectID(commit)]
     assert isinstance(obj, Commit)
@@ -378,11 +370,11 @@ def _file_at(repo: Repo, tree: bytes | None, path: str) -> bytes | None:
         return None
     parts = path.encode().split(b"/")
     for part in parts[:-1]:
-        entry = _entries(repo, tree).get(part)
+        entry = tree_entries(repo.object_store, tree).get(part)
         if entry is None or entry[0] != TREE_MODE:
             return None
         tree = entry[1]
-    leaf = _entries(repo, tree).get(parts[-1])
+    leaf = tree_entries(repo.object_store, tree).get(parts[-1])
     if leaf is None or leaf[0] == TREE_MODE:
         return None
     return _blob(repo, leaf[1])
@@ -401,7 +393,7 @@ def _contents(repo: Repo, changes: Mapping[str, bytes | None]) -> dict[str, byte
 def fast_forward(store: GitStore, repo: Repo, local: bytes | None, remote_sha: bytes) -> list[str]:
     """Move to ``remote_sha`` (a descendant of ``local``); returns the paths that changed."""
     local_tree = _tree_of(repo, local) if local else None
-    files = _contents(repo, _diff(repo, local_tree, _tree_of(repo, remote_sha)))
+    files = _contents(repo, diff_trees(repo.object_store, local_tree, _tree_of(repo, remote_sha)))
     _check_clean(store, repo, local_tree, files)
     _apply(store, repo, local, remote_sha, files)
     return sorted(files)
@@ -412,8 +404,8 @@ def three_way(repo: Repo, base: bytes | None, local: bytes, remote_sha: bytes) -
     """The files to change on top of ``local`` to merge ``remote_sha`` (pure over the object store)."""
     base_tree = _tree_of(repo, base) if base else None
     local_tree, remote_tree = _tree_of(repo, local), _tree_of(repo, remote_sha)
-    ours = _diff(repo, base_tree, local_tree)
-    theirs = _diff(repo, base_tree, remote_tree)
+    ours = diff_trees(repo.object_store, base_tree, local_tree)
+    theirs = diff_trees(repo.object_store, base_tree, remote_tree)
     files: dict[str, bytes | None] = {}
     report = FileMerge()
     for path, their_sha in sorted(theirs.items()):

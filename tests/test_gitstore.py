@@ -42,6 +42,17 @@ def _reference_tree(files: dict[str, bytes]) -> bytes:
     return dirs[()].id
 
 
+def _committed(factory: pytest.TempPathFactory, before: dict[tuple[str, str], bytes]) -> tuple[Path, GitStore,
+                                                                                            dict[str, bytes]]:
+    """A fresh repository holding ``before`` (folder, name → content) as its first commit."""
+    path = factory.mktemp("r")
+    store = GitStore.init(path)
+    files = {f"{d}/{n}": c for (d, n), c in before.items()}
+    with store.locked():
+        store.commit(files, "before\n", AUTHOR)
+    return path, store, files
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     before=st.dictionaries(st.tuples(st.sampled_from(["a", "a.b", "a-b", "z"]), names), st.binary(max_size=8),
@@ -52,11 +63,7 @@ def _reference_tree(files: dict[str, bytes]) -> bytes:
 def test_tree_splice_matches_git_trees(tmp_path_factory: pytest.TempPathFactory,
                                        before: dict[tuple[str, str], bytes],
                                        edits: dict[tuple[str, str], bytes | None]) -> None:
-    path = tmp_path_factory.mktemp("r")
-    store = GitStore.init(path)
-    files = {f"{d}/{n}": c for (d, n), c in before.items()}
-    with store.locked():
-        store.commit(files, "before\n", AUTHOR)
+    path, store, files = _committed(tmp_path_factory, before)
     changes = {f"{d}/{n}": c for (d, n), c in edits.items()}
     expected = dict(files)
     for name, content in changes.items():
@@ -180,19 +187,21 @@ def test_tree_changes_match_git_diff(tmp_path_factory: pytest.TempPathFactory,
                                      before: dict[tuple[str, str], bytes],
                                      edits: dict[tuple[str, str], bytes | None]) -> None:
     """What the search index re-reads after a commit is exactly what ``git diff`` lists under the folder."""
-    path = tmp_path_factory.mktemp("r")
-    store = GitStore.init(path)
-    files = {f"{d}/{n}": c for (d, n), c in before.items()}
+    if not before:
+        return
+    path, store, files = _committed(tmp_path_factory, before)
+    first = store.head()
+    assert first is not None
+    changes = {f"{d}/{n}": c for (d, n), c in edits.items()}
+    changes = {p: c for p, c in changes.items() if c is not None or p in files}
+    if not changes:
+        return
     with store.locked():
-        first = store.commit(files, "before\n", AUTHOR) if files else None
-        changes = {f"{d}/{n}": c for (d, n), c in edits.items()}
-        changes = {p: c for p, c in changes.items() if c is not None or p in files}
-        if not changes or first is None:
-            return
         store.commit(changes, "edit\n", AUTHOR)
-    found = store.tree_changes(first, "m/")
+    found = store.tree_changes(first.decode(), "m/")
     assert found is not None
-    fields = git(path, "diff", "--no-renames", "--raw", "-z", "--abbrev=40", first, "HEAD", "--", "m/").split("\0")
+    fields = git(path, "diff", "--no-renames", "--raw", "-z", "--abbrev=40", first.decode(), "HEAD", "--", "m/")\
+        .split("\0")
     # -z: ":old_mode new_mode old_sha new_sha status\0path\0" per file, paths unquoted
     expected = {fields[i + 1]: (None if fields[i].split()[4] == "D" else fields[i].split()[3])
                 for i in range(0, len(fields) - 1, 2)}

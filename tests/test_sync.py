@@ -392,7 +392,8 @@ def test_review_branch_deleted_upstream_is_no_error(machines: tuple[MemoryRepo, 
 
 
 def test_tree_diff_matches_git(tmp_path: Path) -> None:
-    """sync's raw-bytes tree diff against ``git diff --name-only`` (files becoming folders and back included)."""
+    """The tree diff sync and the search index share, against ``git diff --name-only`` (files becoming folders
+    and back included)."""
     root = tmp_path / "r"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
@@ -414,9 +415,11 @@ def test_tree_diff_matches_git(tmp_path: Path) -> None:
         shas.append(git(root, "rev-parse", "HEAD^{tree}").strip().encode())
     from dulwich.repo import Repo
 
+    from gitmem.gitplumbing import diff_trees
+
     with Repo(str(root)) as repo:
         for old, new in [(0, 1), (1, 2), (0, 2), (2, 0)]:
-            ours = sync._diff(repo, shas[old], shas[new])
+            ours = diff_trees(repo.object_store, shas[old], shas[new])
             theirs = git(root, "diff", "--name-only", shas[old].decode(), shas[new].decode()).split()
             assert sorted(ours) == sorted(theirs)
             for path, sha in ours.items():
