@@ -360,6 +360,7 @@ class Tuning:
     char_weight: float = 0.3
     pair_weight: float = 0.5
     pair_slop: int = 2
+    pair_fields: str = "body"
     context_window: int = 2
     context_weight: float = 0.5
     fusion: str = "ltr"
@@ -381,6 +382,7 @@ def text_query(schema: Any, terms: QueryTerms, tuning: Tuning) -> Any:
     boosts = {"name": tuning.boost_name, "description": tuning.boost_description, "body": tuning.boost_body,
               "tags": tuning.boost_tags, "ctx": tuning.boost_ctx}
     words = list(terms.words)
+    pair_fields = tuning.pair_fields.split()
     subs: list[tuple[Any, Any]] = []
     for name, boost in boosts.items():
         if boost <= 0:
@@ -392,7 +394,7 @@ def text_query(schema: Any, terms: QueryTerms, tuning: Tuning) -> Any:
                                                boost * weight * tuning.bigram_weight)))
         for char, weight in terms.chars.items():
             subs.append((should, Q.boost_query(Q.term_query(schema, name, char), boost * weight * tuning.char_weight)))
-        if tuning.pair_weight > 0 and name in ("body", "ctx"):
+        if tuning.pair_weight > 0 and name in pair_fields:
             for a, b in itertools.pairwise(words):
                 subs.append((should, Q.boost_query(Q.phrase_query(schema, name, [a, b], slop=tuning.pair_slop),
                                                    boost * tuning.pair_weight)))
@@ -461,37 +463,59 @@ def score(keys: Sequence[K], fused: Mapping[K, float], columns: Mapping[str, Seq
     ``context_weight`` times the similarity of its best neighbour within ``context_window``."""
     n = len(keys)
     sims = [fused[key] for key in keys]
-    context = [0.0] * n
     grp, seq = columns.get("grp"), columns.get("seq")
-    if tuning.context_weight > 0 and grp is not None and seq is not None:
-        where = {(g, s): i for i, (g, s) in enumerate(zip(grp, seq, strict=True)) if g}
-        for i, (g, s) in enumerate(zip(grp, seq, strict=True)):
-            if g and s is not None:
-                best = 0.0
-                for d in range(1, tuning.context_window + 1):
-                    for j in (where.get((g, s - d)), where.get((g, s + d))):
-                        if j is not None and sims[j] > best:
-                            best = sims[j]
-                context[i] = tuning.context_weight * best
+    context = _context(sims, grp, seq, tuning.context_window, tuning.context_weight) \
+        if tuning.context_weight > 0 and grp is not None and seq is not None else [0.0] * n
     timed = [0.0] * n
     created = columns.get("created")
     if when is not None and created is not None and tuning.time_boost:
         start, end = when.start.timestamp(), when.end.timestamp()
         timed = [tuning.time_boost if c is not None and start <= c < end else 0.0 for c in created]
     importance = [(v or 0) / 5 for v in columns["importance"]]
-    today = now.timestamp()
-    rec = [recency((today - (u or 0)) / 86400, weights.decay_lambda) for u in columns["updated"]]
+    # recency() inlined: this runs for every candidate of every search
+    today, lam, exp = now.timestamp(), weights.decay_lambda / 86400, math.exp
+    rec = [exp(-lam * age) if (age := today - (u or 0)) > 0 else 1.0 for u in columns["updated"]]
     w_sim, w_imp, w_rec = weights.w_sim, weights.w_imp, weights.w_rec
     similarity = [a + b + c for a, b, c in zip(sims, context, timed, strict=True)]
     totals = [w_sim * sim + w_imp * imp + w_rec * r for sim, imp, r in zip(similarity, importance, rec, strict=True)]
     # a candidate with no similarity at all (no word matched, the weakest cosine) is not a result, however
     # important or recent it is
-    best_first = heapq.nlargest(k, (i for i in range(n) if similarity[i] > 0), key=totals.__getitem__)
+    best_first = heapq.nlargest(k, [i for i in range(n) if similarity[i] > 0], key=totals.__getitem__)
     return [(totals[i], keys[i], ScoreParts(bm25=bm25.get(keys[i], 0.0),
                                            vector=vector.get(keys[i]) if vector else None,
                                            similarity=similarity[i], importance=importance[i],
                                            recency=rec[i], context=context[i], time=timed[i]))
             for i in best_first]
+
+
+def _context(sims: Sequence[float], grp: Sequence[int | None], seq: Sequence[int | None], window: int,
+             weight: float) -> list[float]:
+    """``weight`` times the best similarity among each candidate's neighbours (same source group, position
+    within ``window``) that are candidates too."""
+    context = [0.0] * len(sims)
+    groups: dict[int, list[int]] = {}
+    for i, g in enumerate(grp):
+        if g and seq[i] is not None:
+            groups.setdefault(g, []).append(i)
+    for members in groups.values():
+        if len(members) < 2:  # most candidates are alone in their source: nothing to look up
+            continue
+        members.sort(key=lambda i: seq[i] or 0)
+        positions = [seq[i] or 0 for i in members]
+        for a, i in enumerate(members):
+            here, best = positions[a], 0.0
+            b = a - 1
+            while b >= 0 and here - positions[b] <= window:
+                if positions[b] != here and sims[members[b]] > best:
+                    best = sims[members[b]]
+                b -= 1
+            b = a + 1
+            while b < len(members) and positions[b] - here <= window:
+                if positions[b] != here and sims[members[b]] > best:
+                    best = sims[members[b]]
+                b += 1
+            context[i] = weight * best
+    return context
 
 
 def normalise_scores(scores: Mapping[K, float]) -> dict[K, float]:

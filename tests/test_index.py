@@ -15,7 +15,10 @@ from typing import Any
 
 import pytest
 from filelock import FileLock
+from hypothesis import given
+from hypothesis import strategies as st
 
+from gitmem import ranking
 from gitmem.config import Config, EmbeddingConfig, RankingConfig
 from gitmem.errors import SearchError, ValidationError
 from gitmem.index import Index, open_index
@@ -400,6 +403,36 @@ def test_hybrid_fusion_with_a_fake_embedder(repo: MemoryRepo) -> None:
     hits = index.search("alpha", k=3, mode="hybrid")
     assert hits[0].id == "words" and hits[0].parts.bm25 > 0 and hits[0].parts.vector is not None
     assert all(0.0 <= h.parts.similarity <= 1.0 + 1e-9 for h in hits)
+
+
+def test_vector_search_honours_filters_and_follows_changes(repo: MemoryRepo) -> None:
+    # the weakest cosine among the candidates is not a result: a far-off memory in each set takes that place
+    repo.remember("zzzz qqqq xxxx", category="decision")
+    repo.remember("zzzz qqqq jjjj")
+    a = repo.remember("Redis cache invalidation", category="decision", tags="cache")
+    b = repo.remember("Redis memory limit", category="constraint")
+    c = repo.remember("Redis version six")
+    index = Index(repo, embedder=FakeEmbedder())
+    assert {a.id, b.id, c.id} <= set(ids(index.search("redis", mode="vector")))
+    assert ids(index.search("redis", mode="vector", category="decision")) == [a.id]
+    assert ids(index.search("redis", mode="vector", tags="cache")) == [a.id]
+    repo.forget(c.id, "upgraded")
+    found = ids(index.search("redis", mode="vector"))  # the same Index object, after a commit
+    assert c.id not in found and {a.id, b.id} <= set(found)
+    assert c.id in ids(index.search("redis", mode="vector", include_deprecated=True))
+    d = repo.remember("Redis cluster has three nodes", category="decision")
+    assert {a.id, d.id} <= set(ids(index.search("redis", mode="vector", category="decision")))
+
+
+@given(st.lists(st.tuples(st.sampled_from([0, 1, 2]), st.integers(0, 8), st.floats(0, 1)), max_size=30),
+       st.integers(1, 3))
+def test_neighbour_context_is_the_best_similarity_within_the_window(
+        rows: list[tuple[int, int, float]], window: int) -> None:
+    grp, seq, sims = [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+    got = ranking._context(sims, grp, seq, window, 0.5)
+    for i, (g, s, _sim) in enumerate(rows):
+        near = [sims[j] for j, (h, t, _x) in enumerate(rows) if g and h == g and 0 < abs(t - s) <= window]
+        assert got[i] == pytest.approx(0.5 * max(near, default=0.0))
 
 
 # -- concurrency and cost ------------------------------------------------------------------------------
