@@ -707,9 +707,33 @@ class Index:
             texts[doc["sha"][0]] = (embedding_text(memory), rerank.sentences(memory.text))
         return texts
 
+    def _vectors_ready(self, embedder: Embedder) -> None:
+        """Embed what the index holds and the cache lacks, then remember in the snapshot when the vectors cover
+        its commit: nothing changes them until the next reload, so later searches skip every file check."""
+        snap = self._snapshot()
+        if snap.extra.get("vectors") == embedder.model_id:
+            return
+        head = self._seen or self._current_head()
+        self._ensure_vectors(head, self.progress)
+        with contextlib.suppress(OSError):
+            if head and _Vectors(self._vector_dir(embedder.model_id)).complete.read_text("utf-8") == head:
+                snap.extra["vectors"] = embedder.model_id
+
+    def _checked(self, name: str, embedder: Embedder) -> bool:
+        """True when ``name`` was loaded after the snapshot's vectors were complete (so it is still current);
+        marks it so otherwise, when they are complete now."""
+        snap = self._snapshot()
+        if snap.extra.get(name) == embedder.model_id:
+            return True
+        if snap.extra.get("vectors") == embedder.model_id:
+            snap.extra[name] = embedder.model_id
+        return False
+
     def _load_vectors(self, embedder: Embedder) -> tuple[list[str], Any, dict[int, int], list[int]]:
         """(row shas, matrix, sha64 → row, row → sha64) of the memory vectors, kept while the shards do not
         change."""
+        if self._checked("vectors loaded", embedder) and self._vectors is not None:
+            return self._vectors[1:]
         store = _Vectors(self._vector_dir(embedder.model_id))
         marker = _shard_marker(store)
         if self._vectors is None or self._vectors[0] != marker:
@@ -723,6 +747,8 @@ class Index:
         sentence vectors; ``matrix`` is None when no memory has several sentences."""
         import numpy as np
 
+        if self._checked("sentences loaded", embedder) and self._sentences is not None:
+            return self._sentences[1], self._sentences[2], self._sentences[3]
         store = _Vectors(self._vector_dir(embedder.model_id) / "sentences")
         marker = _shard_marker(store)
         if self._sentences is None or self._sentences[0] != marker:
@@ -798,7 +824,7 @@ class Index:
         if mode == "vector" and embedder is None:
             mode = "bm25"
         if embedder is not None:
-            self._ensure_vectors(self._seen or self._current_head(), self.progress)
+            self._vectors_ready(embedder)
         when = ranking.parse_time(query, now) if tuning.time_boost else None
         terms = ranking.analyze_query(query, self._analyzer)
         if terms.empty and embedder is None:
@@ -895,12 +921,7 @@ class Index:
             fused = dict(zip(keys, rerank.combine(signals, model or rerank.WEIGHTS), strict=True))
             tuning = replace(tuning, context_weight=0.0, time_boost=0.0)  # both are signals of the model
         scored = ranking.score(keys, fused, columns, bm25, vector, k=k, when=when, now=now,
-                               weights=self.repo.config.ranking, tuning=tuning)
-        if signals:
-            slot = {key: i for i, key in enumerate(keys)}
-            scored = [(total, key, replace(parts, signals=tuple((name, values[slot[key]])
-                                                                for name, values in signals.items())))
-                      for total, key, parts in scored]
+                               weights=self.repo.config.ranking, tuning=tuning, signals=signals)
         highlight = frozenset(terms.highlight_terms())
         hits: list[Hit] = []
         for score, key, parts in scored[:k]:

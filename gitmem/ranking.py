@@ -12,6 +12,7 @@ import itertools
 import math
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta
@@ -456,8 +457,10 @@ class ScoreParts:
 
 def score(keys: Sequence[K], fused: Mapping[K, float], columns: Mapping[str, Sequence[int | None]],
           bm25: Mapping[K, float], vector: Mapping[K, float], *, k: int, when: TimeRange | None, now: datetime,
-          weights: RankingConfig, tuning: Tuning) -> list[tuple[float, K, ScoreParts]]:
-    """The ``k`` best candidates with their final scores. ``columns`` holds, aligned with ``keys``, each
+          weights: RankingConfig, tuning: Tuning,
+          signals: Mapping[str, Sequence[float]] | None = None) -> list[tuple[float, K, ScoreParts]]:
+    """The ``k`` best candidates with their final scores (``signals``, aligned with ``keys``, go into each
+    hit's :class:`ScoreParts` as the second stage's inputs). ``columns`` holds, aligned with ``keys``, each
     candidate's ``importance`` and ``updated`` (epoch seconds), ``created`` when the question names a period,
     and its source group ``grp`` and position ``seq`` in it when neighbours count: a candidate then gains
     ``context_weight`` times the similarity of its best neighbour within ``context_window``."""
@@ -484,7 +487,9 @@ def score(keys: Sequence[K], fused: Mapping[K, float], columns: Mapping[str, Seq
     return [(totals[i], keys[i], ScoreParts(bm25=bm25.get(keys[i], 0.0),
                                            vector=vector.get(keys[i]) if vector else None,
                                            similarity=similarity[i], importance=importance[i],
-                                           recency=rec[i], context=context[i], time=timed[i]))
+                                           recency=rec[i], context=context[i], time=timed[i],
+                                           signals=tuple((name, values[i]) for name, values in signals.items())
+                                           if signals else ()))
             for i in best_first]
 
 
@@ -493,13 +498,15 @@ def _context(sims: Sequence[float], grp: Sequence[int | None], seq: Sequence[int
     """``weight`` times the best similarity among each candidate's neighbours (same source group, position
     within ``window``) that are candidates too."""
     context = [0.0] * len(sims)
-    groups: dict[int, list[int]] = {}
+    # most candidates are alone in their source: count in C first, then look only at the shared sources
+    shared = {g for g, count in Counter(grp).items() if count > 1 and g}
+    if not shared:
+        return context
+    groups: dict[int, list[int]] = {g: [] for g in shared}
     for i, g in enumerate(grp):
-        if g and seq[i] is not None:
-            groups.setdefault(g, []).append(i)
+        if g in shared and seq[i] is not None:
+            groups[g].append(i)
     for members in groups.values():
-        if len(members) < 2:  # most candidates are alone in their source: nothing to look up
-            continue
         members.sort(key=lambda i: seq[i] or 0)
         positions = [seq[i] or 0 for i in members]
         for a, i in enumerate(members):
@@ -525,7 +532,7 @@ def normalise_scores(scores: Mapping[K, float]) -> dict[K, float]:
     best = max(scores.values())
     if best <= 0:
         return dict.fromkeys(scores, 0.0)
-    return {key: max(0.0, value / best) for key, value in scores.items()}
+    return {key: value / best if value > 0 else 0.0 for key, value in scores.items()}
 
 
 def fuse(bm25: Mapping[K, float], vector: Mapping[K, float], tuning: Tuning) -> dict[K, float]:
@@ -547,9 +554,16 @@ def fuse(bm25: Mapping[K, float], vector: Mapping[K, float], tuning: Tuning) -> 
         top = 1.0 / (k + 1)
         return {key: value / top for key, value in fused.items()}
     if tuning.fusion in ("convex", "ltr"):  # ltr: this is its first stage
-        b = normalise_scores(bm25)
-        v = _minmax(vector)
-        return {key: (1 - weight) * b.get(key, 0.0) + weight * v.get(key, 0.0) for key in set(b) | set(v)}
+        # (1-w)·bm25/best + w·(cos-low)/(high-low), with the scalings folded into two factors
+        best = max(bm25.values())
+        low, high = min(vector.values()), max(vector.values())
+        b_scale = (1 - weight) / best if best > 0 else 0.0
+        v_scale = weight / (high - low) if high - low >= 1e-9 else 0.0
+        v_flat = weight if high - low < 1e-9 else 0.0  # every cosine equal: min-max gives them all 1
+        fused = {key: v_scale * (value - low) + v_flat for key, value in vector.items()}
+        for key, value in bm25.items():
+            fused[key] = fused.get(key, 0.0) + (b_scale * value if value > 0 else 0.0)
+        return fused
     raise SearchError(f"unknown fusion {tuning.fusion!r}", "use 'ltr', 'convex' or 'rrf'")
 
 

@@ -79,8 +79,6 @@ class Neighbourhood:
         import numpy as np
 
         self.window = window
-        self.index = {sha: i for i, (sha, _g, _s, _t) in enumerate(entries)}
-        """sha64 → position"""
         self.tokens = [frozenset(toks) for _sha, _g, _s, toks in entries]
         """position → the memory's distinct analyzed words"""
         by_slot = {(g, s): i for i, (_sha, g, s, _t) in enumerate(entries) if g}
@@ -92,8 +90,23 @@ class Neighbourhood:
                 for k, d in enumerate(offsets):
                     self.near[i, k] = by_slot.get((g, s + d), -1)
         self.shas = [sha for sha, _g, _s, _t in entries]
+        shas = np.array(self.shas, dtype=np.uint64)
+        self._order = np.argsort(shas, kind="stable")
+        self._sorted = shas[self._order]
         self._rows: tuple[int, NDArray[np.int64]] | None = None
         self._postings: dict[str, NDArray[np.int64]] = {}
+
+    def positions(self, sha64: Sequence[int]) -> NDArray[np.int64]:
+        """The position of each memory (by the first 64 bits of its blob SHA); ``len(shas)`` for one that is
+        not in the index state."""
+        import numpy as np
+
+        total = len(self.shas)
+        wanted = np.array(sha64, dtype=np.uint64)
+        if not total:
+            return np.full(len(wanted), total, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self._sorted, wanted), total - 1)
+        return np.where(self._sorted[at] == wanted, self._order[at], total).astype(np.int64)
 
     def having(self, word: str) -> NDArray[np.int64]:
         """The positions of the memories whose text has ``word`` (one scan of every memory the first time a
@@ -147,7 +160,7 @@ def signals(keys: Sequence[Any], sha64: Sequence[int], first_stage: Mapping[Any,
     import numpy as np
 
     n, total = len(keys), len(hood.shas)
-    at = np.array([hood.index.get(s, total) for s in sha64], dtype=np.int64)  # ``total``: not in the state
+    at = hood.positions(sha64)  # ``total``: not in the state
     known = at < total
     near = np.where(known[:, None], hood.near[np.where(known, at, 0)], -1)
     present = near >= 0

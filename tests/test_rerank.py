@@ -36,14 +36,19 @@ def test_neighbours_are_the_same_sources_nearest_positions() -> None:
     hood = Neighbourhood([(1, 7, 0, ["a"]), (2, 7, 1, ["b"]), (3, 7, 2, ["c"]), (4, 7, 3, ["d"]),
                           (5, 0, 0, ["e"]), (6, 9, 1, ["f"])], window=2)
 
+    def at(sha: int) -> int:
+        return int(hood.positions([sha])[0])
+
     def around(sha: int) -> set[int]:
-        return {hood.shas[j] for j in hood.near[hood.index[sha]].tolist() if j >= 0}
+        return {hood.shas[j] for j in hood.near[at(sha)].tolist() if j >= 0}
 
     assert around(1) == {2, 3} and around(3) == {1, 2, 4}
     assert around(5) == set() and around(6) == set()  # no source, or alone in its source: no neighbours
-    assert hood.tokens[hood.index[4]] == frozenset({"d"})
+    assert hood.tokens[at(4)] == frozenset({"d"})
+    assert hood.positions([99, 2**64 - 1, 0]).tolist() == [6, 6, 6]  # not in the state: one past the end
+    assert hood.having("c").tolist() == [at(3)] and hood.having("zz").tolist() == []
     rows = hood.vector_rows({1: 10, 2: 11, 4: 13})  # memory 3 has no vector
-    assert rows[hood.index[3]].tolist()[0] == -1 and sorted(rows[hood.index[2]].tolist()) == [-1, -1, 10, 11, 13]
+    assert rows[at(3)].tolist()[0] == -1 and sorted(rows[at(2)].tolist()) == [-1, -1, 10, 11, 13]
 
 
 def _repo(tmp_path: Path) -> MemoryRepo:
