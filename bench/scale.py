@@ -73,7 +73,8 @@ def fill_random_vectors(index: Index, embedder: Any) -> None:
     """Put random unit vectors in the cache for every indexed memory (same shapes as real ones)."""
     import numpy as np
 
-    from gitmem.index import OK, SHA, _Vectors
+    from gitmem.index import OK, SHA
+    from gitmem.vectorstore import VectorStore
 
     loaded = index._load_state()
     state = loaded[0] if loaded else {}
@@ -81,7 +82,7 @@ def fill_random_vectors(index: Index, embedder: Any) -> None:
     rng = np.random.default_rng(1)
     matrix = rng.standard_normal((len(shas), embedder.dim)).astype(np.float32)
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    store = _Vectors(index._vector_dir(embedder.model_id))
+    store = VectorStore(index._vector_dir(embedder.model_id))
     store.add(shas, matrix)
     store.complete.write_text(index._current_head())
 

@@ -24,11 +24,10 @@ import json
 import marshal
 import os
 import re
-import secrets
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -37,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import tantivy
 
 from gitmem import documents as docs
+from gitmem import indexdoc as idoc
 from gitmem import ranking, rerank
 from gitmem.documents import Memory
 from gitmem.errors import DocumentError, GitmemError, SearchError, ValidationError
@@ -44,30 +44,19 @@ from gitmem.fileio import atomic_write, settled
 from gitmem.locks import LockTimeout, file_lock
 from gitmem.ranking import DEFAULT_TUNING, QueryTerms, ScoreParts, TimeRange, Tuning
 from gitmem.snapshot import Key, Snapshot
+from gitmem.vectorstore import VectorStore
 
 if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import NDArray
 
     from gitmem.embed import Embedder
     from gitmem.store import MemoryRepo
 
 __all__ = ["Hit", "Index", "RefreshStats", "ScoreParts", "open_index"]
 
-_MEMORY_NAMES = tuple(f.name for f in fields(Memory))
-_TIMES = ("created", "updated", "expires")
-#: bump when the schema, the analyzer or what goes into a field changes: the index is then rebuilt (it also
-#: changes by itself with the fields of Memory, which the stored documents list in order)
-FORMAT = "4." + hashlib.blake2b(",".join(_MEMORY_NAMES).encode(), digest_size=4).hexdigest()
-#: bump when the text given to the embedding model changes: vectors are then recomputed
-VECTOR_RECIPE = 2
 MEMORY_PREFIX = f"{docs.MEMORIES_DIR}/"
-GLOBAL_PROJECT = ranking.GLOBAL_PROJECT
-TEXT_FIELDS = ("name", "description", "body", "tags", "ctx")
 Mode = Literal["hybrid", "bm25", "vector"]
 #: called with the number of memories just embedded (``tqdm.update`` fits)
 Progress = Callable[[int], object]
-_MAX_SHARDS = 8
 _MAX_SEGMENTS = 12
 _EMBED_BATCH = 64
 
@@ -125,40 +114,6 @@ def _entry(sha: str, group: str = "", created: int = 0, ok: bool = True, id: str
     return [sha, group, created, "", ok, id, 0, ""]
 
 
-# -- documents -------------------------------------------------------------------------------------------
-
-def _schema() -> Any:
-    b = tantivy.SchemaBuilder()
-    for name in ("path", "sha", "key", "type", "category", "project", "scope", "tag"):
-        b.add_text_field(name, stored=name in ("path", "sha"), tokenizer_name="raw", index_option="basic")
-    for name in TEXT_FIELDS:
-        b.add_text_field(name, tokenizer_name=ranking.TOKENIZER, index_option="position")
-    for name in ("deprecated", "importance", "grp", "seq", "sha64"):
-        b.add_unsigned_field(name, indexed=True, fast=True)
-    for name in ("created", "updated"):
-        b.add_integer_field(name, indexed=True, fast=True)
-    b.add_bytes_field("doc", stored=True, indexed=False)
-    return b.build()
-
-
-def _body(memory: Memory) -> str:
-    return "\n".join(p for p in (memory.text, memory.why, memory.how) if p)
-
-
-def _group(memory: Memory) -> str:
-    return f"{memory.source}:{memory.source_ref}" if memory.source_ref else ""
-
-
-def _grp_hash(group: str) -> int:
-    if not group:
-        return 0
-    return int.from_bytes(hashlib.blake2b(group.encode(), digest_size=8).digest(), "big") or 1
-
-
-def _sha64(sha: str) -> int:
-    return int(sha[:16], 16)
-
-
 def _signature(files: list[Path]) -> tuple[tuple[int, int, int], ...] | None:
     """(inode, mtime, size) of each file, None when one is missing: a cheap 'did anything replace these?'"""
     try:
@@ -167,150 +122,8 @@ def _signature(files: list[Path]) -> tuple[tuple[int, int, int], ...] | None:
         return None
 
 
-def _shard_marker(store: _Vectors) -> str:
-    try:
-        return store.complete.read_text("utf-8") + ":" + ",".join(sorted(p.name for p in store.root.glob("*.json")))
-    except OSError:
-        return ",".join(sorted(p.name for p in store.root.glob("*.json"))) if store.root.is_dir() else ""
-
-
 def _natural(value: str) -> tuple[Any, ...]:
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", value))
-
-
-def embedding_text(memory: Memory) -> str:
-    """What the embedding model sees of a memory (its cache key is the blob SHA plus :data:`VECTOR_RECIPE`)."""
-    parts = [memory.name, memory.description, memory.text]
-    if memory.why:
-        parts.append(f"Why: {memory.why}")
-    if memory.how:
-        parts.append(f"How to apply: {memory.how}")
-    if memory.tags:
-        parts.append("Tags: " + ", ".join(memory.tags))
-    return "\n".join(p for p in parts if p)
-
-
-def _memory_json(memory: Memory) -> bytes:
-    """The memory as a JSON array in :data:`_MEMORY_NAMES` order: decoding an array is 2.5 times faster than an
-    object with the same values (no keys to decode), and every hit of every search decodes one."""
-    values: list[Any] = []
-    for name in _MEMORY_NAMES:
-        value = getattr(memory, name)
-        if name in _TIMES:
-            value = docs.format_time(value) if value else None
-        elif name == "tags":
-            value = list(value)
-        values.append(value)
-    return json.dumps(values, ensure_ascii=False, default=str).encode()
-
-
-def _memory_from_json(raw: bytes) -> Memory:
-    values = json.loads(raw)
-    data = dict(zip(_MEMORY_NAMES, values, strict=True))
-    data["tags"] = tuple(data["tags"])
-    for key in _TIMES:
-        if data[key]:
-            data[key] = datetime.fromisoformat(data[key])
-    # Every field was validated when the file was indexed, and FORMAT changes with the field list; a frozen
-    # dataclass's __init__ sets each of its ~20 fields through object.__setattr__ (~17 µs), filling __dict__
-    # directly costs ~1 µs per hit.
-    memory = object.__new__(Memory)
-    memory.__dict__.update(data)
-    return memory
-
-
-def _document(memory: Memory, path: str, sha: str, grp: int, seq: int, ctx: str) -> Any:
-    d = tantivy.Document()
-    for name, value in (("path", path), ("sha", sha), ("key", memory.id), ("type", memory.type),
-                        ("category", memory.category), ("project", memory.project or GLOBAL_PROJECT),
-                        ("scope", memory.scope)):
-        d.add_text(name, value)
-    for tag in memory.tags:
-        d.add_text("tag", tag)
-    for name, value in (("name", memory.name), ("description", memory.description), ("body", _body(memory)),
-                        ("tags", " ".join(memory.tags)), ("ctx", ctx)):
-        if value:
-            d.add_text(name, ranking.normalise(value))
-    d.add_unsigned("deprecated", int(memory.deprecated))
-    d.add_unsigned("importance", memory.importance)
-    d.add_unsigned("grp", grp)
-    d.add_unsigned("seq", seq)
-    d.add_unsigned("sha64", _sha64(sha))
-    d.add_integer("created", int(memory.created.timestamp()))
-    d.add_integer("updated", int(memory.updated.timestamp()))
-    d.add_bytes("doc", _memory_json(memory))
-    return d
-
-
-def _git_blob_sha(data: bytes) -> str:
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-# -- vectors ---------------------------------------------------------------------------------------------
-
-class _Vectors:
-    """Embedding shards of one model: ``<name>.npy`` + ``<name>.json`` (row shas); the json is written last."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.complete = root / "COMPLETE"
-
-    def load(self) -> tuple[list[str], NDArray[np.float32] | None]:
-        import numpy as np
-
-        shas: list[str] = []
-        blocks: list[NDArray[np.float32]] = []
-        for meta in sorted(self.root.glob("*.json")):
-            try:
-                rows = json.loads(meta.read_text("utf-8"))
-                block = np.load(meta.with_suffix(".npy"))
-            except (OSError, ValueError):
-                continue  # a shard being written or damaged: its memories are embedded again
-            if block.ndim == 2 and len(rows) == block.shape[0]:
-                shas.extend(rows)
-                blocks.append(block.astype(np.float32, copy=False))
-        if not blocks:
-            return [], None
-        return shas, np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
-
-    def shas(self) -> set[str]:
-        """The SHAs that have a vector (reads only the small json files)."""
-        found: set[str] = set()
-        for meta in self.root.glob("*.json"):
-            with contextlib.suppress(OSError, ValueError):
-                if meta.with_suffix(".npy").is_file():
-                    found.update(json.loads(meta.read_text("utf-8")))
-        return found
-
-    def add(self, shas: list[str], matrix: NDArray[np.float32]) -> None:
-        import numpy as np
-
-        self.root.mkdir(parents=True, exist_ok=True)
-        name = f"{int(time.time() * 1000):x}-{secrets.token_hex(3)}"
-        tmp = self.root / f".{name}.npy.tmp"
-        with tmp.open("wb") as fh:
-            np.save(fh, np.ascontiguousarray(matrix, dtype=np.float32))
-        os.replace(tmp, self.root / f"{name}.npy")
-        atomic_write(self.root / f"{name}.json", json.dumps(shas).encode())
-
-    def compact(self, live: set[str]) -> None:
-        """Merge the shards into one holding only ``live`` rows (the caller holds the index lock)."""
-        metas = sorted(self.root.glob("*.json"))
-        if len(metas) <= _MAX_SHARDS:
-            return
-        import numpy as np
-
-        shas, matrix = self.load()
-        if matrix is None:
-            return
-        keep: dict[str, int] = {}
-        for row, sha in enumerate(shas):
-            if sha.split("#", 1)[0] in live:  # sentence rows are keyed "<blob sha>#<n>"
-                keep[sha] = row
-        self.add(list(keep), matrix[list(keep.values())] if keep else np.zeros((0, matrix.shape[1]), np.float32))
-        for meta in metas:
-            meta.unlink(missing_ok=True)
-            meta.with_suffix(".npy").unlink(missing_ok=True)
 
 
 # -- the index -------------------------------------------------------------------------------------------
@@ -340,7 +153,7 @@ class Index:
         self._embedder: Embedder | None = None if isinstance(embedder, str) or embedder is None else embedder
         self._embedder_resolved = not isinstance(embedder, str) or embedder.strip().lower() == "none"
         self._analyzer = ranking.build_analyzer()
-        self._schema = _schema()
+        self._schema = idoc.schema()
         self._index: Any = None
         self._snap: Snapshot | None = None  # the searcher every search uses until the next reload
         self._seen = ""  # the HEAD this object's reader last reloaded at
@@ -386,7 +199,7 @@ class Index:
         return self._snap
 
     def _is_current(self, head: str) -> bool:
-        return self._marker() == f"{FORMAT} {head}" and (self._tantivy_dir / "meta.json").is_file()
+        return self._marker() == f"{idoc.FORMAT} {head}" and (self._tantivy_dir / "meta.json").is_file()
 
     def _open(self, create: bool = False) -> Any:
         if self._index is None or create:
@@ -467,7 +280,7 @@ class Index:
         files; it is a cache, so a file from another Python version or a damaged one just means a rebuild)."""
         try:
             data = marshal.loads((self.dir / "state.bin").read_bytes())
-            if not isinstance(data, dict) or data.get("format") != FORMAT or \
+            if not isinstance(data, dict) or data.get("format") != idoc.FORMAT or \
                     data.get("window") != self.tuning.context_window:
                 return None
             files: dict[str, _Entry] = data["files"]
@@ -479,7 +292,7 @@ class Index:
         raw: bytes | None = None
         with contextlib.suppress(OSError):
             raw = (self.repo.path / path).read_bytes()
-        if raw is None or _git_blob_sha(raw) != sha:  # uncommitted edit in the work tree: index what is committed
+        if raw is None or idoc.git_blob_sha(raw) != sha:  # uncommitted edit in the work tree: index what is committed
             raw = self.repo.git.read_head_file(path)
         if raw is None:
             return DocumentError(f"{path}: missing from HEAD")
@@ -523,7 +336,7 @@ class Index:
                 stats.unreadable.append(item.message)
                 continue
             loaded[path] = item
-            entries[path] = _entry(tree[path], _group(item), int(item.created.timestamp()), True, item.id)
+            entries[path] = _entry(tree[path], idoc.group(item), int(item.created.timestamp()), True, item.id)
             affected.add(entries[path][GROUP])
         affected.discard("")
         plan = self._plan(entries, affected, set(changed))
@@ -549,8 +362,8 @@ class Index:
                 ctx = "\n".join(m.text for m in map(memory, neighbours) if m is not None)
                 entry = entries[path]
                 # one string, not a tuple: marshal reads and writes 10k strings far faster than 10k tuples
-                entry[TOKS] = " ".join(sorted(set(self._analyzer.analyze(_body(mem)))))
-                writer.add_document(_document(mem, path, entry[SHA], _grp_hash(entry[GROUP]), seq, ctx))
+                entry[TOKS] = " ".join(sorted(set(self._analyzer.analyze(idoc.body(mem)))))
+                writer.add_document(idoc.document(mem, path, entry[SHA], idoc.grp_hash(entry[GROUP]), seq, ctx))
             writer.commit()
             # Waiting for merges costs up to ~0.4 s at 10k documents; a small refresh leaves them to run (or to
             # be abandoned, which tantivy allows) unless segments have piled up.
@@ -562,9 +375,9 @@ class Index:
             raise
         stats.indexed, stats.removed = len(plan), len(removed)
         self.warnings = stats.unreadable
-        state_data = {"format": FORMAT, "window": self.tuning.context_window, "head": head, "files": entries}
+        state_data = {"format": idoc.FORMAT, "window": self.tuning.context_window, "head": head, "files": entries}
         atomic_write(self.dir / "state.bin", marshal.dumps(state_data))
-        atomic_write(self._head_file, f"{FORMAT} {head}".encode())
+        atomic_write(self._head_file, f"{idoc.FORMAT} {head}".encode())
         self._reload()
         return stats
 
@@ -634,15 +447,15 @@ class Index:
 
     def _vector_dir(self, model_id: str) -> Path:
         safe = re.sub(r"[^A-Za-z0-9._@-]+", "_", model_id)
-        return self.root / "vectors" / f"{safe}.r{VECTOR_RECIPE}"
+        return self.root / "vectors" / f"{safe}.r{idoc.VECTOR_RECIPE}"
 
     def _ensure_vectors(self, head: str, progress: Progress | None = None) -> int:
         """Embed every indexed memory whose blob SHA has no vector yet; returns how many were embedded."""
         embedder = self.embedder
         if embedder is None:
             return 0
-        store = _Vectors(self._vector_dir(embedder.model_id))
-        sentences = _Vectors(self._vector_dir(embedder.model_id) / "sentences")
+        store = VectorStore(self._vector_dir(embedder.model_id))
+        sentences = VectorStore(self._vector_dir(embedder.model_id) / "sentences")
         with contextlib.suppress(OSError):
             if store.complete.read_text("utf-8") == head:
                 return 0
@@ -698,13 +511,14 @@ class Index:
             lock.close()
 
     def _texts_for(self, searcher: Any, shas: list[str]) -> dict[str, tuple[str, list[str]]]:
-        """What to embed for each blob: the memory's :func:`embedding_text` and its sentences (if several)."""
+        """What to embed for each blob: the memory's :func:`~gitmem.indexdoc.embedding_text` and its sentences
+        (if several)."""
         query = tantivy.Query.term_set_query(self._schema, "sha", shas)
         texts: dict[str, tuple[str, list[str]]] = {}
         for _score, addr in searcher.search(query, limit=max(1, len(shas))).hits:
             doc = searcher.doc(addr)
-            memory = _memory_from_json(doc["doc"][0])
-            texts[doc["sha"][0]] = (embedding_text(memory), rerank.sentences(memory.text))
+            memory = idoc.memory_from_json(doc["doc"][0])
+            texts[doc["sha"][0]] = (idoc.embedding_text(memory), rerank.sentences(memory.text))
         return texts
 
     def _vectors_ready(self, embedder: Embedder) -> None:
@@ -716,7 +530,7 @@ class Index:
         head = self._seen or self._current_head()
         self._ensure_vectors(head, self.progress)
         with contextlib.suppress(OSError):
-            if head and _Vectors(self._vector_dir(embedder.model_id)).complete.read_text("utf-8") == head:
+            if head and VectorStore(self._vector_dir(embedder.model_id)).complete.read_text("utf-8") == head:
                 snap.extra["vectors"] = embedder.model_id
 
     def _checked(self, name: str, embedder: Embedder) -> bool:
@@ -734,11 +548,11 @@ class Index:
         change."""
         if self._checked("vectors loaded", embedder) and self._vectors is not None:
             return self._vectors[1:]
-        store = _Vectors(self._vector_dir(embedder.model_id))
-        marker = _shard_marker(store)
+        store = VectorStore(self._vector_dir(embedder.model_id))
+        marker = store.marker()
         if self._vectors is None or self._vectors[0] != marker:
             shas, matrix = store.load()
-            row_sha64 = [_sha64(sha) for sha in shas]
+            row_sha64 = [idoc.sha64(sha) for sha in shas]
             self._vectors = (marker, shas, matrix, {s: row for row, s in enumerate(row_sha64)}, row_sha64)
         return self._vectors[1:]
 
@@ -749,14 +563,14 @@ class Index:
 
         if self._checked("sentences loaded", embedder) and self._sentences is not None:
             return self._sentences[1], self._sentences[2], self._sentences[3]
-        store = _Vectors(self._vector_dir(embedder.model_id) / "sentences")
-        marker = _shard_marker(store)
+        store = VectorStore(self._vector_dir(embedder.model_id) / "sentences")
+        marker = store.marker()
         if self._sentences is None or self._sentences[0] != marker:
             keys, matrix = store.load()
             if matrix is None or not keys:
                 self._sentences = (marker, None, None, {})
             else:
-                owners = np.array([_sha64(k) for k in keys], dtype=np.uint64)
+                owners = np.array([idoc.sha64(k) for k in keys], dtype=np.uint64)
                 order = np.argsort(owners, kind="stable")
                 unique, starts = np.unique(owners[order], return_index=True)
                 self._sentences = (marker, matrix[order], starts, {int(u): i for i, u in enumerate(unique)})
@@ -774,7 +588,8 @@ class Index:
         if self._hood is None or self._hood[0] != marker:
             loaded = self._load_state()
             entries = loaded[0] if loaded else {}
-            rows = [(_sha64(e[SHA]), _grp_hash(e[GROUP]), e[SEQ], e[TOKS].split()) for e in entries.values() if e[OK]]
+            rows = [(idoc.sha64(e[SHA]), idoc.grp_hash(e[GROUP]), e[SEQ], e[TOKS].split())
+                    for e in entries.values() if e[OK]]
             self._hood = (marker, rerank.Neighbourhood(rows, self.tuning.context_window))
         return self._hood[1]
 
@@ -926,7 +741,7 @@ class Index:
         hits: list[Hit] = []
         for score, key, parts in scored[:k]:
             doc = searcher.doc(tantivy.DocAddress(*key))
-            memory = _memory_from_json(doc["doc"][0])
+            memory = idoc.memory_from_json(doc["doc"][0])
             hits.append(Hit(id=memory.id, score=score, memory=memory, parts=parts, path=doc["path"][0],
                             terms=highlight, analyzer=self._analyzer))
         return hits

@@ -18,7 +18,7 @@ LAYERS: dict[str, int] = {
     "layout": 2, "codebase": 2,
     "directives": 1, "observe": 2,
     "store": 3,
-    "index": 4, "ranking": 4, "rerank": 4, "snapshot": 1,
+    "index": 4, "ranking": 4, "rerank": 4, "snapshot": 1, "vectorstore": 1, "indexdoc": 4,
     "recall": 5,
     "api": 6,
     "hooks": 7, "hookcontext": 7, "injection": 7, "claude_install": 7,
