@@ -588,8 +588,8 @@ class Index:
         if self._hood is None or self._hood[0] != marker:
             loaded = self._load_state()
             entries = loaded[0] if loaded else {}
-            rows = [(idoc.sha64(e[SHA]), idoc.grp_hash(e[GROUP]), e[SEQ], e[TOKS].split())
-                    for e in entries.values() if e[OK]]
+            hashes = {g: idoc.grp_hash(g) for g in {e[GROUP] for e in entries.values()}}  # once per source
+            rows = [(idoc.sha64(e[SHA]), hashes[e[GROUP]], e[SEQ], e[TOKS]) for e in entries.values() if e[OK]]
             self._hood = (marker, rerank.Neighbourhood(rows, self.tuning.context_window))
         return self._hood[1]
 

@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gitmem.config import Config, EmbeddingConfig
 from gitmem.index import Index
@@ -33,8 +35,8 @@ def test_combine_scales_every_candidate_into_a_positive_range() -> None:
 
 
 def test_neighbours_are_the_same_sources_nearest_positions() -> None:
-    hood = Neighbourhood([(1, 7, 0, ["a"]), (2, 7, 1, ["b"]), (3, 7, 2, ["c"]), (4, 7, 3, ["d"]),
-                          (5, 0, 0, ["e"]), (6, 9, 1, ["f"])], window=2)
+    hood = Neighbourhood([(1, 7, 0, "a"), (2, 7, 1, "b x"), (3, 7, 2, "c"), (4, 7, 3, "d x"),
+                          (5, 0, 0, "e"), (6, 9, 1, "")], window=2)
 
     def at(sha: int) -> int:
         return int(hood.positions([sha])[0])
@@ -44,11 +46,40 @@ def test_neighbours_are_the_same_sources_nearest_positions() -> None:
 
     assert around(1) == {2, 3} and around(3) == {1, 2, 4}
     assert around(5) == set() and around(6) == set()  # no source, or alone in its source: no neighbours
-    assert hood.tokens[at(4)] == frozenset({"d"})
+    assert hood.having("x").tolist() == [at(2), at(4)] and hood.having("d").tolist() == [at(4)]
     assert hood.positions([99, 2**64 - 1, 0]).tolist() == [6, 6, 6]  # not in the state: one past the end
-    assert hood.having("c").tolist() == [at(3)] and hood.having("zz").tolist() == []
+    assert hood.having("c").tolist() == [at(3)] and hood.having("zz").tolist() == [] == hood.having("b x").tolist()
     rows = hood.vector_rows({1: 10, 2: 11, 4: 13})  # memory 3 has no vector
     assert rows[at(3)].tolist()[0] == -1 and sorted(rows[at(2)].tolist()) == [-1, -1, 10, 11, 13]
+
+
+@given(st.lists(st.tuples(st.sampled_from([0, 3, 8]), st.integers(0, 9),
+                          st.lists(st.sampled_from(["a", "b", "数", "据"]), unique=True)), max_size=25),
+       st.integers(1, 3), st.booleans())
+def test_neighbourhood_matches_a_plain_lookup(rows: list[tuple[int, int, list[str]]], window: int,
+                                              renumber: bool) -> None:
+    if renumber:  # as the index numbers them: each source's memories 0, 1, 2 … (the vectorised path)
+        last: dict[int, int] = {}
+        renumbered = []
+        for g, s, words in rows:
+            if g:
+                last[g] = last.get(g, -1) + 1
+            renumbered.append((g, last[g] if g else s, words))
+        rows = renumbered
+    slots: dict[tuple[int, int], int] = {}
+    entries = []
+    for g, s, words in rows:
+        if (g, s) in slots and g:
+            continue  # one memory per position in a source, as the index numbers them
+        slots[(g, s)] = len(entries)
+        entries.append((len(entries) + 100, g, s, " ".join(words)))
+    hood = Neighbourhood(entries, window)
+    offsets = [d for d in range(-window, window + 1) if d]
+    for i, (_sha, g, s, _words) in enumerate(entries):
+        expected = [slots.get((g, s + d), -1) if g else -1 for d in offsets]
+        assert hood.near[i].tolist() == expected
+    for word in ("a", "b", "数", "据", "c"):
+        assert hood.having(word).tolist() == [i for i, e in enumerate(entries) if word in e[3].split()]
 
 
 def _repo(tmp_path: Path) -> MemoryRepo:
