@@ -189,6 +189,12 @@ class Index:
         except OSError:
             return ""
 
+    @property
+    def _format(self) -> str:
+        """The layout this object reads and writes: the ``ctx`` field holds ``context_window`` neighbours, so an
+        index built for another window is rebuilt rather than read with the wrong neighbourhood."""
+        return f"{idoc.FORMAT}.w{self.tuning.context_window}"
+
     def _reload(self) -> None:
         self._open().reload()
         self._snap = None
@@ -199,7 +205,7 @@ class Index:
         return self._snap
 
     def _is_current(self, head: str) -> bool:
-        return self._marker() == f"{idoc.FORMAT} {head}" and (self._tantivy_dir / "meta.json").is_file()
+        return self._marker() == f"{self._format} {head}" and (self._tantivy_dir / "meta.json").is_file()
 
     def _open(self, create: bool = False) -> Any:
         if self._index is None or create:
@@ -377,7 +383,7 @@ class Index:
         self.warnings = stats.unreadable
         state_data = {"format": idoc.FORMAT, "window": self.tuning.context_window, "head": head, "files": entries}
         atomic_write(self.dir / "state.bin", marshal.dumps(state_data))
-        atomic_write(self._head_file, f"{idoc.FORMAT} {head}".encode())
+        atomic_write(self._head_file, f"{self._format} {head}".encode())
         self._reload()
         return stats
 

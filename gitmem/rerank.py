@@ -195,7 +195,8 @@ def signals(keys: Sequence[Any], sha64: Sequence[int], first_stage: Mapping[Any,
     n, total = len(keys), len(hood.shas)
     at = hood.positions(sha64)  # ``total``: not in the state
     known = at < total
-    near = np.where(known[:, None], hood.near[np.where(known, at, 0)], -1)
+    near = np.where(known[:, None], hood.near[np.where(known, at, 0)], -1) if total \
+        else np.full((n, 2 * hood.window), -1, dtype=np.int64)
     present = near >= 0
     slot_of = np.where(present, near, total)  # ``total`` indexes an extra all-zero row below
     # the best neighbour's first stage, among the candidates

@@ -22,7 +22,7 @@ from gitmem import ranking
 from gitmem.config import Config, EmbeddingConfig, RankingConfig
 from gitmem.errors import SearchError, ValidationError
 from gitmem.index import Index, open_index
-from gitmem.ranking import analyze_query, build_analyzer, parse_time, snippet
+from gitmem.ranking import DEFAULT_TUNING, analyze_query, build_analyzer, parse_time, snippet
 from gitmem.store import MemoryRepo
 from tests.conftest import assert_clean, git
 
@@ -254,6 +254,19 @@ def test_neighbours_of_the_same_session_give_context(repo: MemoryRepo) -> None:
     stats = index.refresh()
     assert stats.indexed == 3
     assert "s3" in ids(index.search("billing database cheaper", k=3, mode="bm25"))
+
+
+def test_an_index_built_for_another_context_window_is_rebuilt(repo: MemoryRepo, model: Any) -> None:
+    base = datetime(2026, 5, 1, 10, 0, tzinfo=UTC)
+    texts = ["Which database did we pick for the billing service?", "We went with the managed one.",
+             "It is cheaper than running our own.", "The landing page got the blue design."]
+    repo.import_records([{"text": t, "id": f"s{i}", "source": "sess-1",
+                          "created": (base + timedelta(seconds=i)).isoformat()} for i, t in enumerate(texts)])
+    assert "s1" in ids(Index(repo, embedder=model).search("which vendor runs the billing database", k=3))
+    narrow = Index(repo, embedder=model, tuning=replace(DEFAULT_TUNING, context_window=1))
+    assert narrow.refresh().rebuilt  # its ctx fields hold ±1 neighbours, not the ±2 on disk
+    hits = narrow.search("which vendor runs the billing database", k=3)
+    assert "s1" in ids(hits) and any(name == "model.neighbour" for name, _v in hits[0].parts.items())
 
 
 def test_time_expressions(repo: MemoryRepo) -> None:
