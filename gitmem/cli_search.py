@@ -183,7 +183,7 @@ def model_status(state: State, as_json: bool) -> None:
 def model_install(state: State, name: str, from_path: Path | None, checksums: Path | None,
                   variant: str | None) -> None:
     """Install an embedding model (checksums verified) under the models directory."""
-    from gitmem.models import install_model
+    from gitmem.modelinstall import install_model
 
     with _progress(f"install {name}") as bar:
         def progress(file: str, done: int, total: int | None) -> None:
@@ -206,7 +206,7 @@ def model_install(state: State, name: str, from_path: Path | None, checksums: Pa
 @pass_state
 def model_remove(state: State, name: str) -> None:
     """Delete an installed model."""
-    from gitmem.models import remove_model
+    from gitmem.modelinstall import remove_model
 
     if not remove_model(name, _models_dir(state)):
         raise GitmemError(f"model {name!r} is not installed", "see: gitmem model list")

@@ -89,14 +89,14 @@ def conflicts_of(repo: Any) -> list[tuple[Any, list[Any]]]:
 @pass_state
 def status_command(state: State, do_fetch: bool, as_json: bool) -> None:
     """Ahead/behind the remote, conflicted memories, and changes not yet committed."""
-    from gitmem import sync
+    from gitmem import remote, sync
 
     repo = state.open()
     branch = repo.config.sync.branch
     fetch_error = ""
     if do_fetch and repo.git.remote_url():
         try:
-            sync.fetch(repo.git, branch, timeout=repo.config.sync.timeout)
+            remote.fetch(repo.git, branch, timeout=repo.config.sync.timeout)
         except GitmemError as exc:
             fetch_error = str(exc)
     info = sync.status(repo.git, branch)
@@ -241,7 +241,7 @@ def propose_command(state: State, target: str | None, timeout: float | None, no_
 
 
 def _has_tracking(repo: Any, branch: str) -> bool:
-    from gitmem.sync import remote_branches
+    from gitmem.remote import remote_branches
 
     return branch in remote_branches(repo.git, branch)
 
@@ -289,7 +289,7 @@ def review_markdown(repo: Any, base: str, head: str) -> str:
     """A Markdown summary of the memory changes in ``base..head`` for a pull-request description."""
     from gitmem import documents as docs
     from gitmem.gitstore import parse_trailers
-    from gitmem.sync import changes_between, commits_between
+    from gitmem.remote import changes_between, commits_between
 
     changes = changes_between(repo.git, base, head)
     commits = commits_between(repo.git, base, head)
@@ -467,7 +467,7 @@ def uninstall_hook(hooks: Path) -> bool:
 
 
 def _code_root(code_dir: Path | None) -> Path:
-    from gitmem.sync import code_repo_root
+    from gitmem.codegit import code_repo_root
 
     root = code_repo_root(code_dir or Path.cwd())
     if root is None:
@@ -485,7 +485,7 @@ def git_hooks() -> None:
               help="Code repository (default: the one containing the working directory).")
 def git_hooks_install(code_dir: Path | None) -> None:
     """Install the post-commit hook (respects core.hooksPath; chains an existing hook; idempotent)."""
-    from gitmem.sync import hooks_dir
+    from gitmem.codegit import hooks_dir
 
     hooks = hooks_dir(_code_root(code_dir))
     action = install_hook(hooks, _gitmem_executable())
@@ -497,7 +497,7 @@ def git_hooks_install(code_dir: Path | None) -> None:
               help="Code repository (default: the one containing the working directory).")
 def git_hooks_uninstall(code_dir: Path | None) -> None:
     """Remove the post-commit hook and restore the hook it chained."""
-    from gitmem.sync import hooks_dir
+    from gitmem.codegit import hooks_dir
 
     hooks = hooks_dir(_code_root(code_dir))
     if uninstall_hook(hooks):
@@ -578,9 +578,9 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, code_d
                     dry_run: bool, deadline: float | None, quiet: bool, as_json: bool) -> None:
     """Learn decisions and constraints from code commits (message and diff) into memories of that project."""
     from gitmem.codebase import code_context
+    from gitmem.codegit import code_commit, code_range, count_range
     from gitmem.extract import findings_for_commit, interesting
     from gitmem.layout import is_memory_repo
-    from gitmem.sync import code_commit, code_range, count_range
 
     _set_deadline(deadline)
     root = _code_root(code_dir)

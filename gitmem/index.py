@@ -42,8 +42,9 @@ from gitmem.documents import Memory
 from gitmem.errors import DocumentError, GitmemError, SearchError, ValidationError
 from gitmem.fileio import atomic_write, settled
 from gitmem.locks import LockTimeout, file_lock
-from gitmem.ranking import DEFAULT_TUNING, QueryTerms, ScoreParts, TimeRange, Tuning
+from gitmem.ranking import DEFAULT_TUNING, QueryTerms, ScoreParts, Tuning
 from gitmem.snapshot import Key, Snapshot
+from gitmem.timeparse import TimeRange, parse_time
 from gitmem.vectorstore import VectorStore
 
 if TYPE_CHECKING:
@@ -646,7 +647,7 @@ class Index:
             mode = "bm25"
         if embedder is not None:
             self._vectors_ready(embedder)
-        when = ranking.parse_time(query, now) if tuning.time_boost else None
+        when = parse_time(query, now) if tuning.time_boost else None
         terms = ranking.analyze_query(query, self._analyzer)
         if terms.empty and embedder is None:
             raise SearchError(f"nothing to search for in {query.strip()[:60]!r}", "use words, not only punctuation")

@@ -28,18 +28,16 @@ from pathlib import Path
 from typing import Any
 
 from gitmem import documents as docs
+from gitmem.detectors import Call, read_observations, sessions_from
 from gitmem.errors import ConfigError
 from gitmem.fileio import atomic_write
 from gitmem.instincts import (
     DECAY_DAYS,
-    Call,
     Change,
     apply_finding,
     commit_changes,
     instinct_id,
     list_instincts,
-    read_observations,
-    sessions_from,
 )
 from gitmem.store import MemoryRepo
 

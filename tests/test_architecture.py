@@ -12,23 +12,24 @@ PACKAGE = Path(__file__).resolve().parents[1] / "gitmem"
 
 # Lower layers never import higher ones. Entry points (rank 9) may import anything.
 LAYERS: dict[str, int] = {
-    "errors": 0, "locks": 0, "fileio": 0,
+    "errors": 0, "locks": 0, "fileio": 0, "detectors": 0,
     "config": 1, "documents": 1, "redact": 1, "gitstore": 1, "gitplumbing": 1,
-    "embed": 1, "models": 1, "e5convert": 1, "tokens": 1,
+    "embed": 1, "models": 1, "modelinstall": 1, "e5convert": 1, "tokens": 1, "timeparse": 1,
+    "snapshot": 1, "vectorstore": 1,
     "layout": 2, "codebase": 2,
     "directives": 1, "observe": 2,
     "store": 3,
-    "index": 4, "ranking": 4, "rerank": 4, "snapshot": 1, "vectorstore": 1, "indexdoc": 4,
+    "index": 4, "indexdoc": 4, "ranking": 4, "rerank": 4,
     "recall": 5,
     "api": 6,
     "hooks": 7, "hookcontext": 7, "injection": 7, "claude_install": 7,
     "cli": 9, "cli_search": 9, "__init__": 9, "__main__": 9,
     "cli_hooks": 9, "hookmain": 9,
-    "sync": 1, "merge": 1, "extract": 1, "cli_sync": 9,
+    "sync": 1, "remote": 1, "codegit": 1, "merge": 1, "extract": 1, "cli_sync": 9,
     "instincts": 5, "capture": 6, "semantic": 6, "evolve": 6, "lifecycle": 6, "cli_learn": 9,
     "projects": 4, "scan": 1, "toolnotes": 1, "cli_project": 9,
 }
-GIT_MODULES = {"gitstore", "gitplumbing", "sync"}
+GIT_MODULES = {"gitstore", "gitplumbing", "remote", "sync", "codegit"}
 HEAVY = ("onnxruntime", "numpy", "tokenizers")
 HEAVY_ALLOWED = {"embed", "models", "e5convert", "tokens"}
 

@@ -38,17 +38,15 @@ from gitmem.embed import (
     load_embedder,
     packaged_model_files,
 )
+from gitmem.modelinstall import install_model, parse_checksum_file, remove_model
 from gitmem.models import (
     KNOWN_MODELS,
     MANIFEST_NAME,
     KnownModel,
     RemoteFile,
     files_for_path,
-    install_model,
     list_models,
     model_status,
-    parse_checksum_file,
-    remove_model,
 )
 
 np = pytest.importorskip("numpy")
@@ -336,7 +334,7 @@ def test_resolution_order(model_files: Path, tmp_path: Path, embedder: OnnxEmbed
 
 def test_importing_the_modules_loads_no_heavy_dependency() -> None:
     code = (
-        "import sys, gitmem.embed, gitmem.models, gitmem.e5convert\n"
+        "import sys, gitmem.embed, gitmem.models, gitmem.modelinstall, gitmem.e5convert\n"
         "heavy = {'numpy', 'onnxruntime', 'tokenizers', 'urllib.request'} & set(sys.modules)\n"
         "assert not heavy, heavy\n"
     )

@@ -22,8 +22,9 @@ from gitmem import ranking
 from gitmem.config import Config, EmbeddingConfig, RankingConfig
 from gitmem.errors import SearchError, ValidationError
 from gitmem.index import Index, open_index
-from gitmem.ranking import DEFAULT_TUNING, analyze_query, build_analyzer, parse_time, snippet
+from gitmem.ranking import DEFAULT_TUNING, analyze_query, build_analyzer, snippet
 from gitmem.store import MemoryRepo
+from gitmem.timeparse import parse_time
 from tests.conftest import assert_clean, git
 
 PG = "我们决定使用 PostgreSQL 而不是 MySQL，因为 JSON 查询更快"

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from gitmem import instincts as ins
+from gitmem.detectors import BY_PATTERN, Call, detect, sessions_from
 from gitmem.evolve import evolve, jaccard, keywords, merge_groups, plan
 from gitmem.observe import append_line
 from gitmem.store import MemoryRepo
@@ -43,14 +44,14 @@ def write_obs(repo_path: Path, rows: list[dict[str, Any]]) -> None:
         append_line(repo_path / "local" / "observations.jsonl", row)
 
 
-def calls(*spec: tuple[str, str]) -> list[ins.Call]:
+def calls(*spec: tuple[str, str]) -> list[Call]:
     out = []
     for tool, arg in spec:
         if tool == "Bash":
             command, _, output = arg.partition(" => ")
-            out.append(ins.Call(tool, command=command, output=output))
+            out.append(Call(tool, command=command, output=output))
         else:
-            out.append(ins.Call(tool, path=arg))
+            out.append(Call(tool, path=arg))
     return out
 
 
@@ -73,31 +74,31 @@ def test_confidence_arithmetic_at_the_bounds() -> None:
 
 # -- detectors ------------------------------------------------------------------------------------------
 def test_detectors_fire_on_their_pattern_and_not_on_others() -> None:
-    found = {d.pattern for d in ins.detect(calls(("Read", "a.py"), ("Edit", "a.py"), ("Read", "b.py"),
-                                                 ("Edit", "b.py")))}
+    found = {d.pattern for d in detect(calls(("Read", "a.py"), ("Edit", "a.py"), ("Read", "b.py"),
+                                             ("Edit", "b.py")))}
     assert found == {"read-before-edit"}
-    assert not ins.detect(calls(("Edit", "a.py"), ("Edit", "b.py"), ("Read", "c.py")))
-    searched = [ins.Call("Grep", output='{"filenames":["src/a.py","src/b.py"]}'), ins.Call("Edit", path="src/a.py"),
-                ins.Call("Edit", path="src/b.py")]
-    assert {d.pattern for d in ins.detect(searched)} == {"search-before-edit"}
-    assert not ins.detect([ins.Call("Grep", output="docs/x.md"), *calls(("Edit", "a.py"), ("Edit", "b.py"))])
+    assert not detect(calls(("Edit", "a.py"), ("Edit", "b.py"), ("Read", "c.py")))
+    searched = [Call("Grep", output='{"filenames":["src/a.py","src/b.py"]}'), Call("Edit", path="src/a.py"),
+                Call("Edit", path="src/b.py")]
+    assert {d.pattern for d in detect(searched)} == {"search-before-edit"}
+    assert not detect([Call("Grep", output="docs/x.md"), *calls(("Edit", "a.py"), ("Edit", "b.py"))])
     tested = calls(("Edit", "a.py"), ("Bash", "pytest -x"), ("Edit", "b.py"), ("Bash", "python -m pytest tests"))
-    assert "test-after-edit" in {d.pattern for d in ins.detect(tested)}
+    assert "test-after-edit" in {d.pattern for d in detect(tested)}
     linted = calls(("Edit", "a.py"), ("Bash", "ruff check ."), ("Edit", "b.py"), ("Bash", "ruff format"))
-    assert "lint-after-edit" in {d.pattern for d in ins.detect(linted)}
-    assert "status-before-commit" in {d.pattern for d in ins.detect(calls(
+    assert "lint-after-edit" in {d.pattern for d in detect(linted)}
+    assert "status-before-commit" in {d.pattern for d in detect(calls(
         ("Bash", "git status"), ("Bash", "git diff --staged"), ("Bash", "git commit -m x")))}
-    assert not ins.detect(calls(("Bash", "git commit -m x")))
+    assert not detect(calls(("Bash", "git commit -m x")))
     missing = calls(("Bash", "gh pr list => gh: command not found"), ("Bash", "which gh"))
-    assert {d.pattern for d in ins.detect(missing)} == {"check-missing-cli"}
+    assert {d.pattern for d in detect(missing)} == {"check-missing-cli"}
     retry = calls(("Bash", "make => error: x"), ("Bash", "make => error: x"), ("Bash", "make => error: x"))
-    assert {d.pattern for d in ins.detect(retry)} == {"no-blind-retry"}
+    assert {d.pattern for d in detect(retry)} == {"no-blind-retry"}
 
 
 def test_input_summaries_cut_short_still_give_the_path() -> None:
     rows = [{"session": "s", "phase": "post", "tool": "Edit", "time": "2026-11-01T09:00:00Z",
              "input": '{"file_path":"/x/a.py","old_string":"' + "z" * 480 + "…[+900]", "output": ""}]
-    assert ins.sessions_from(rows)["s"][0].path == "/x/a.py"
+    assert sessions_from(rows)["s"][0].path == "/x/a.py"
 
 
 # -- learning from real observation files ---------------------------------------------------------------
@@ -203,7 +204,7 @@ def test_distractor_sessions_make_no_instinct(repo: MemoryRepo, repo_path: Path)
 
 # -- evolve ---------------------------------------------------------------------------------------------
 def _instinct(pattern: str, domain: str, confidence: float, project: str = "p", action: str = "") -> ins.Instinct:
-    det = ins.BY_PATTERN.get(pattern)
+    det = BY_PATTERN.get(pattern)
     return ins.Instinct(id=ins.instinct_id(pattern, project), pattern=pattern, trigger=det.trigger if det else pattern,
                         action=action or (det.action if det else pattern), domain=domain, confidence=confidence,
                         project=project, evidence_count=int(confidence * 100))

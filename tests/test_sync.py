@@ -16,6 +16,7 @@ from gitmem import sync
 from gitmem.config import Config
 from gitmem.errors import RepoError
 from gitmem.layout import init_repo
+from gitmem.remote import fetch, remote_branches
 from gitmem.store import MemoryRepo
 
 AUTHOR = "Test User <test@example.com>"
@@ -226,7 +227,7 @@ def test_status_counts_ahead_behind_and_pending(machines: tuple[MemoryRepo, Memo
     a.remember("two")
     assert sync.status(a.git).ahead == 2
     _sync(a)
-    sync.fetch(b.git)
+    fetch(b.git)
     info = sync.status(b.git)
     assert (info.ahead, info.behind) == (0, 2)
     (b.path / "memories" / "global" / "stray.md").write_text("x")
@@ -387,7 +388,7 @@ def test_review_branch_deleted_upstream_is_no_error(machines: tuple[MemoryRepo, 
     git(b.path, "push", "-q", "origin", "main")
     git(remote, "branch", "-D", branch)
     result = _sync(a)
-    assert result.action == "fast-forward" and branch not in sync.remote_branches(a.git)
+    assert result.action == "fast-forward" and branch not in remote_branches(a.git)
     assert git(a.path, "rev-parse", "HEAD") == git(remote, "rev-parse", "main")
 
 
