@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gitmem import documents as docs
-from gitmem.cli_sync import install_hook
+from gitmem.cli_githooks import install_hook
 from gitmem.config import Config
 from gitmem.layout import init_repo
 from gitmem.store import MemoryRepo

@@ -149,7 +149,9 @@ def register_commands() -> None:
     from gitmem import cli_hooks  # noqa: F401, I001  (hook, install claude, uninstall claude)
     from gitmem import cli_search  # noqa: F401  (search, recall, reindex, model)
     from gitmem import cli_learn  # noqa: F401  (instincts, evolve, capture, gc, compact, digest)
-    from gitmem import cli_sync  # noqa: F401  (sync, status, resolve, git-hooks, extract, propose, review)
+    from gitmem import cli_sync  # noqa: F401  (sync, status, resolve)
+    from gitmem import cli_review  # noqa: F401  (propose, review)
+    from gitmem import cli_githooks  # noqa: F401  (git-hooks install, git-hooks uninstall, extract)
     from gitmem import cli_project  # noqa: F401  (project scan, project show)
 
 

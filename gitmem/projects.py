@@ -166,7 +166,7 @@ def _record_scan(repo_path: Path, project: str, now: float) -> None:
 def directive_refs(repo_path: Path, project: str) -> str:
     """The Directives section: a pointer to the directive memories (they are not copied here)."""
     from gitmem.documents import project_dir
-    from gitmem.scan import peek
+    from gitmem.stacks import peek
 
     lines = [f"Stored as memories tagged `directive` (`gitmem list --tag directive --project {project}`):"]
     folder = repo_path / "memories" / project_dir(project)

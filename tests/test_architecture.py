@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "gitmem"
 # Lower layers never import higher ones. Entry points (rank 9) may import anything.
 LAYERS: dict[str, int] = {
     "errors": 0, "locks": 0, "fileio": 0, "detectors": 0,
-    "config": 1, "documents": 1, "redact": 1, "gitstore": 1, "gitplumbing": 1,
+    "config": 1, "documents": 1, "redact": 1, "secretrules": 1, "gitstore": 1, "gitplumbing": 1,
     "embed": 1, "models": 1, "modelinstall": 1, "e5convert": 1, "tokens": 1, "timeparse": 1,
     "snapshot": 1, "vectorstore": 1,
     "layout": 2, "codebase": 2,
@@ -24,10 +24,10 @@ LAYERS: dict[str, int] = {
     "api": 6,
     "hooks": 7, "hookcontext": 7, "injection": 7, "claude_install": 7,
     "cli": 9, "cli_search": 9, "__init__": 9, "__main__": 9,
-    "cli_hooks": 9, "hookmain": 9,
+    "cli_hooks": 9, "hookmain": 9, "cli_review": 9, "cli_githooks": 9,
     "sync": 1, "remote": 1, "codegit": 1, "merge": 1, "extract": 1, "cli_sync": 9,
     "instincts": 5, "capture": 6, "semantic": 6, "evolve": 6, "lifecycle": 6, "cli_learn": 9,
-    "projects": 4, "scan": 1, "toolnotes": 1, "cli_project": 9,
+    "projects": 4, "scan": 1, "stacks": 1, "toolnotes": 1, "cli_project": 9,
 }
 GIT_MODULES = {"gitstore", "gitplumbing", "remote", "sync", "codegit"}
 HEAVY = ("onnxruntime", "numpy", "tokenizers")

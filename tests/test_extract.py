@@ -12,7 +12,7 @@ import pytest
 from conftest import assert_clean, git, run_cli
 
 from gitmem import documents as docs
-from gitmem.cli_sync import HOOK_SCRIPT
+from gitmem.cli_githooks import HOOK_SCRIPT
 from gitmem.config import Config
 from gitmem.extract import dependencies, findings_for_commit, from_message, interesting, license_name
 from gitmem.store import MemoryRepo

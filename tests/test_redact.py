@@ -18,7 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitmem.redact import KINDS, Redaction, contains_secret, redact
+from gitmem.redact import Redaction, contains_secret, redact
+from gitmem.secretrules import KINDS
 
 # The autouse ``isolated_env`` fixture of conftest.py is function-scoped; these pure-function
 # properties do not care that it is shared across the examples of one test.

@@ -348,7 +348,7 @@ def test_review_mode_proposes_a_branch_and_cleans_it_up(machines: tuple[MemoryRe
 
 
 def test_pull_request_urls() -> None:
-    from gitmem.cli_sync import pull_request_url
+    from gitmem.cli_review import pull_request_url
 
     assert pull_request_url("git@github.com:me/memory.git", "main", "gitmem/laptop/2026-11-30") == (
         "https://github.com/me/memory/compare/main...gitmem/laptop/2026-11-30?expand=1")
