@@ -259,8 +259,10 @@ class Index:
             self._notice("the search index is being updated by another gitmem process; "
                          "these results come from the index as it was")
             stats = RefreshStats()
+        index = self._open()
+        self._snap = None
         with contextlib.suppress(ValueError):
-            self._reload()
+            index.reload()
         self._seen = head if not self.stale else ""
         stats.seconds = time.perf_counter() - started
         return stats
