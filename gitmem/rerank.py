@@ -70,6 +70,26 @@ def sentences(text: str) -> list[str]:
     return [label + p for p in kept] if len(kept) >= 2 else []
 
 
+class _Lookup:
+    """Where each wanted value sits in an array of keys, by binary search (numpy's answer to a dict lookup for
+    thousands of values at once)."""
+
+    def __init__(self, keys: NDArray[Any]) -> None:
+        import numpy as np
+
+        self._order = np.argsort(keys, kind="stable")
+        self._sorted = keys[self._order]
+
+    def find(self, wanted: NDArray[Any], missing: int) -> NDArray[np.int64]:
+        """The index in ``keys`` of each wanted value; ``missing`` where it is not there."""
+        import numpy as np
+
+        if not len(self._sorted):
+            return np.full(len(wanted), missing, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self._sorted, wanted), len(self._sorted) - 1)
+        return np.where(self._sorted[at] == wanted, self._order[at], missing).astype(np.int64)
+
+
 class Neighbourhood:
     """Who is next to whom, and which words each memory uses, for every memory in the index (from its state),
     in arrays, so the second stage costs about a millisecond for 200 candidates and building it costs ~0.1 s
@@ -87,29 +107,19 @@ class Neighbourhood:
         seqs = np.fromiter((s for _sha, _g, s, _t in entries), dtype=np.int64, count=n)
         self.near = np.full((n, 2 * window), -1, dtype=np.int64)
         """position → the positions of its neighbours within the window (same source, by position; -1: none)"""
-        # Sorted by (source, position), the memory d positions further in a source is d places further when each
-        # source's positions are consecutive, as the index numbers them (0, 1, 2 … over its readable memories);
-        # any other numbering is looked up by (source, position), one memory at a time.
-        order = np.lexsort((seqs, groups))
-        g_sorted, s_sorted = groups[order], seqs[order]
-        together = (g_sorted[1:] == g_sorted[:-1]) & (g_sorted[1:] != 0)
+        # (source, position) as one sortable number per memory: a neighbour d positions away is the key + d
         offsets = [d for d in range(-window, window + 1) if d]
-        if bool(np.all(s_sorted[1:][together] - s_sorted[:-1][together] == 1)):
+        if n:
+            dense = np.unique(groups, return_inverse=True)[1].astype(np.int64)
+            shifted = seqs - seqs.min()
+            span = int(shifted.max()) + 2 * window + 1  # key + d never reaches into another source's range
+            keys = dense * span + shifted + window
+            slots = _Lookup(keys)
+            linked = groups != 0
             for k, d in enumerate(offsets):
-                j = np.arange(n) + d
-                jc = np.clip(j, 0, max(0, n - 1))
-                exact = (j >= 0) & (j < n) & (g_sorted != 0) & (g_sorted[jc] == g_sorted) & \
-                    (s_sorted[jc] == s_sorted + d)
-                self.near[order[exact], k] = order[jc[exact]]
-        else:
-            by_slot = {(g, s): i for i, (_sha, g, s, _t) in enumerate(entries) if g}
-            for i, (_sha, g, s, _t) in enumerate(entries):
-                if g:
-                    for k, d in enumerate(offsets):
-                        self.near[i, k] = by_slot.get((g, s + d), -1)
-        shas = np.array(self.shas, dtype=np.uint64)
-        self._order = np.argsort(shas, kind="stable")
-        self._sorted = shas[self._order]
+                found = slots.find(keys + d, -1)
+                self.near[:, k] = np.where(linked, found, -1)
+        self._by_sha = _Lookup(np.array(self.shas, dtype=np.uint64))
         # every memory's words in one string, " w1 w2 \n" per memory: finding " word " in it is one C scan
         self._words = "".join(f" {t} \n" for _sha, _g, _s, t in entries)
         lengths = np.fromiter((len(t) + 3 for _sha, _g, _s, t in entries), dtype=np.int64, count=n)
@@ -122,12 +132,7 @@ class Neighbourhood:
         not in the index state."""
         import numpy as np
 
-        total = len(self.shas)
-        wanted = np.array(sha64, dtype=np.uint64)
-        if not total:
-            return np.full(len(wanted), total, dtype=np.int64)
-        at = np.minimum(np.searchsorted(self._sorted, wanted), total - 1)
-        return np.where(self._sorted[at] == wanted, self._order[at], total).astype(np.int64)
+        return self._by_sha.find(np.array(sha64, dtype=np.uint64), len(self.shas))
 
     def having(self, word: str) -> NDArray[np.int64]:
         """The positions of the memories whose text has ``word`` (one scan of every memory's words the first
@@ -155,11 +160,8 @@ class Neighbourhood:
             keys = np.fromiter(row_of.keys(), dtype=np.uint64, count=len(row_of))
             values = np.fromiter(row_of.values(), dtype=np.int64, count=len(row_of))
             own = np.full(len(self.shas) + 1, -1, dtype=np.int64)
-            if len(keys):
-                order = np.argsort(keys, kind="stable")
-                mine = np.array(self.shas, dtype=np.uint64)
-                at = np.minimum(np.searchsorted(keys[order], mine), len(keys) - 1)
-                own[:-1] = np.where(keys[order][at] == mine, values[order][at], -1)
+            found = _Lookup(keys).find(np.array(self.shas, dtype=np.uint64), -1)
+            own[:-1] = np.where(found >= 0, values[np.maximum(found, 0)], -1)
             rows = np.concatenate([own[:-1, None], np.where(self.near >= 0, own[self.near], -1)], axis=1)
             self._rows = (id(row_of), rows)
         return self._rows[1]
