@@ -533,30 +533,21 @@ class Index:
     def _vectors_ready(self, embedder: Embedder) -> None:
         """Embed what the index holds and the cache lacks, then remember in the snapshot when the vectors cover
         its commit: nothing changes them until the next reload, so later searches skip every file check."""
-        snap = self._snapshot()
-        if snap.extra.get("vectors") == embedder.model_id:
+        if self._snapshot().vectors == embedder.model_id:
             return
         head = self._seen or self._current_head()
-        self._ensure_vectors(head, self.progress)
+        self._ensure_vectors(head, self.progress)  # may reload: the snapshot to mark is the one after it
         with contextlib.suppress(OSError):
             if head and VectorStore(self._vector_dir(embedder.model_id)).complete.read_text("utf-8") == head:
-                snap.extra["vectors"] = embedder.model_id
-
-    def _checked(self, name: str, embedder: Embedder) -> bool:
-        """True when ``name`` was loaded after the snapshot's vectors were complete (so it is still current);
-        marks it so otherwise, when they are complete now."""
-        snap = self._snapshot()
-        if snap.extra.get(name) == embedder.model_id:
-            return True
-        if snap.extra.get("vectors") == embedder.model_id:
-            snap.extra[name] = embedder.model_id
-        return False
+                self._load_vectors(embedder)
+                self._load_sentences(embedder)
+                self._snapshot().vectors = embedder.model_id
 
     def _load_vectors(self, embedder: Embedder) -> tuple[list[str], Any, dict[int, int], list[int]]:
         """(row shas, matrix, sha64 → row, row → sha64) of the memory vectors, kept while the shards do not
         change."""
-        if self._checked("vectors loaded", embedder) and self._vectors is not None:
-            return self._vectors[1:]
+        if self._vectors is not None and self._snapshot().vectors == embedder.model_id:
+            return self._vectors[1:]  # loaded once the vectors covered this state: nothing changed since
         store = VectorStore(self._vector_dir(embedder.model_id))
         marker = store.marker()
         if self._vectors is None or self._vectors[0] != marker:
@@ -570,7 +561,7 @@ class Index:
         sentence vectors; ``matrix`` is None when no memory has several sentences."""
         import numpy as np
 
-        if self._checked("sentences loaded", embedder) and self._sentences is not None:
+        if self._sentences is not None and self._snapshot().vectors == embedder.model_id:
             return self._sentences[1], self._sentences[2], self._sentences[3]
         store = VectorStore(self._vector_dir(embedder.model_id) / "sentences")
         marker = store.marker()
@@ -588,9 +579,9 @@ class Index:
     def _neighbourhood(self) -> rerank.Neighbourhood:
         """Neighbours and word sets of every indexed memory, from the state of the last refresh."""
         snap = self._snapshot()
-        if "hood" not in snap.extra:  # the state file changes only with a reload, which drops the snapshot
-            snap.extra["hood"] = self._hood_for(self._marker())
-        hood: rerank.Neighbourhood = snap.extra["hood"]
+        if snap.hood is None:  # the state file changes only with a reload, which drops the snapshot
+            snap.hood = self._hood_for(self._marker())
+        hood: rerank.Neighbourhood = snap.hood
         return hood
 
     def _hood_for(self, marker: str) -> rerank.Neighbourhood:

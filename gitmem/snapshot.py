@@ -27,8 +27,10 @@ class Snapshot:
 
     def __init__(self, searcher: Any) -> None:
         self.searcher = searcher
-        self.extra: dict[str, Any] = {}
-        """other per-state values the index keeps with this snapshot (the neighbourhood)"""
+        self.hood: Any = None
+        """the neighbourhood (:class:`gitmem.rerank.Neighbourhood`) of this state, built on first need"""
+        self.vectors = ""
+        """the embedding model whose vectors covered this state's commit when the index loaded them"""
         self._where: dict[int, Key] | None = None
         self._more: dict[int, list[Key]] = {}
         self._filters: dict[Hashable, tuple[bool, frozenset[Key]]] = {}
