@@ -259,10 +259,9 @@ class Index:
             self._notice("the search index is being updated by another gitmem process; "
                          "these results come from the index as it was")
             stats = RefreshStats()
-        index = self._open()
-        self._snap = None
+        self._open()  # a broken index says so here, before the reload's guard
         with contextlib.suppress(ValueError):
-            index.reload()
+            self._reload()
         self._seen = head if not self.stale else ""
         stats.seconds = time.perf_counter() - started
         return stats
