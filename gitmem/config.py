@@ -222,14 +222,14 @@ def _apply(base: Config, data: Mapping[str, Any], path: Path, *, allow_repo: boo
 
 
 def _check_patterns(path: Path, patterns: tuple[str, ...]) -> None:
-    import re
+    """Refuse, when the file is read, a pattern the linear-time engine cannot run (it would fail every write)."""
+    from gitmem.redact import PatternError, compile_pattern
 
     for pattern in patterns:
         try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ConfigError(f"{path}: redaction.extra_patterns: {pattern!r} is not a valid regular expression "
-                              f"({exc})", "fix or remove the pattern") from None
+            compile_pattern(pattern)
+        except PatternError as exc:
+            raise ConfigError(f"{path}: {exc.message}", exc.hint) from None
 
 
 def _check_ranking(ranking: RankingConfig, path: Path) -> None:

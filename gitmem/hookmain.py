@@ -20,8 +20,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-#: seconds after which a slow hook gives up and exits 0 (override with GITMEM_HOOK_DEADLINE)
+#: seconds after which a slow hook gives up and exits 0 (override with GITMEM_HOOK_DEADLINE); every event has one,
+#: so nothing (a locked file system, a pathological input) can hold the agent for Claude Code's whole hook timeout
 DEADLINES = {"session-start": 20.0, "pre-compact": 20.0, "stop": 20.0, "session-end": 5.0}
+DEFAULT_DEADLINE = 10.0
 MAX_INPUT = 16 * 1024 * 1024
 
 
@@ -81,14 +83,15 @@ def _report(event: str, exc: BaseException, ctx: Any, env: Mapping[str, str], ho
         pass
 
 
-def _watchdog(event: str, env: Mapping[str, str], out: TextIO) -> None:
-    deadline = DEADLINES.get(event)
+def _watchdog(event: str, env: Mapping[str, str], out: TextIO) -> Any:
+    """Start the timer that ends the process (exit 0) at the event's deadline; returns it, or None."""
+    deadline: float | None = DEADLINES.get(event, DEFAULT_DEADLINE)
     try:
         deadline = float(env.get("GITMEM_HOOK_DEADLINE") or deadline or 0)
     except ValueError:
-        deadline = DEADLINES.get(event)
+        deadline = DEADLINES.get(event, DEFAULT_DEADLINE)
     if not deadline:
-        return
+        return None
     import threading
 
     def expire() -> None:
@@ -102,6 +105,7 @@ def _watchdog(event: str, env: Mapping[str, str], out: TextIO) -> None:
     timer = threading.Timer(deadline, expire)
     timer.daemon = True
     timer.start()
+    return timer
 
 
 @contextlib.contextmanager
@@ -133,6 +137,7 @@ def run(event: str, data: bytes, *, env: Mapping[str, str], cwd: Path, home: Pat
     err = err or sys.stderr
     ctx: Any = None
     name = event
+    timer: Any = None
     try:
         from gitmem.hooks import HookInputError, dispatch, event_name, make_context
 
@@ -141,7 +146,7 @@ def run(event: str, data: bytes, *, env: Mapping[str, str], cwd: Path, home: Pat
             raise HookInputError(f"unknown event {event!r}", "use one of: session-start, user-prompt-submit, "
                                  "pre-tool-use, post-tool-use, pre-compact, stop, session-end")
         name = known
-        _watchdog(name, env, out)
+        timer = _watchdog(name, env, out)
         payload = _parse(data)
         ctx = make_context(payload, env=env, home=home, cwd=cwd, repo_option=repo_option)
         with _stdout_to_stderr(out, err):  # stdout carries exactly one JSON answer
@@ -158,6 +163,9 @@ def run(event: str, data: bytes, *, env: Mapping[str, str], cwd: Path, home: Pat
             except BaseException:
                 ctx = None
         _report(name, exc, ctx, env, home, err)
+    finally:
+        if timer is not None:  # the call is over: a process that runs more calls must not be ended later
+            timer.cancel()
     return 0
 
 

@@ -97,10 +97,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from typing import Any
 
-from gitmem.secretrules import BARE_GROUPS, CUSTOM, RULES, SHORTEST_SPECIFIC
+from gitmem.errors import ConfigError
+from gitmem.secretrules import BARE_GROUPS, CHECKED_GROUPS, CUSTOM, RULES, SHORTEST_SPECIFIC
 
-__all__ = ["Redaction", "contains_secret", "redact"]
+__all__ = ["PatternError", "Redaction", "compile_pattern", "contains_secret", "looks_like_secret", "redact"]
 
 
 @dataclass(frozen=True)
@@ -143,14 +145,19 @@ _REFERENCE = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+|[{\[(]"
 
 
 @cache
-def _compiled(index: int) -> tuple[re.Pattern[str], tuple[tuple[int, bool], ...], int]:
+def _compiled(index: int) -> tuple[re.Pattern[str], tuple[tuple[int, bool, bool], ...], int]:
     """Rule ``index``, compiled once on first use.
 
-    Returns the regex, its secret groups as (number, holds an unquoted value),
-    and the number of its ``_k`` group (0 if none).
+    Returns the regex, its secret groups as (number, holds an unquoted value,
+    is kept unless it looks like a secret), and the number of its ``_k`` group
+    (0 if none).
     """
     regex = re.compile(RULES[index][1])
-    secrets = tuple((number, name in BARE_GROUPS) for name, number in regex.groupindex.items() if name[:2] == "_s")
+    secrets = tuple(
+        (number, name in BARE_GROUPS, name in CHECKED_GROUPS)
+        for name, number in regex.groupindex.items()
+        if name[:2] == "_s"
+    )
     return regex, secrets, regex.groupindex.get("_k", 0)
 
 
@@ -173,10 +180,63 @@ def _aws_secret_re() -> re.Pattern[str]:
     return re.compile(r"[A-Za-z0-9/+]{40}")
 
 
+class PatternError(ConfigError):
+    """An extra redaction pattern that the linear-time engine cannot run."""
+
+
+def compile_pattern(pattern: str) -> Any:
+    """Compile one of the user's extra patterns with RE2, whose run time is linear in the text.
+
+    Python's ``re`` backtracks: one pattern such as ``(a+)+$`` from a ``gitmem.toml`` that travels with the
+    memories could freeze every hook of every machine.  RE2 never backtracks, so no pattern can; it refuses the
+    few constructs that need backtracking (look-around, back-references).  Raises :class:`PatternError`.
+    """
+    try:
+        import re2
+    except ImportError:  # pragma: no cover - google-re2 is a dependency
+        raise PatternError("redaction.extra_patterns needs the google-re2 package",
+                           "pip install google-re2, or remove the patterns") from None
+    if not isinstance(pattern, str) or not pattern:
+        raise PatternError(f"redaction.extra_patterns: {pattern!r} is not a non-empty string",
+                           "give each pattern as a string")
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print its own message on stderr
+    try:
+        regex = re2.compile(pattern, options=options)
+    except re2.error as exc:
+        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise PatternError(
+            f"redaction.extra_patterns: {pattern!r} is not a valid regular expression for RE2 ({reason})",
+            "patterns run on RE2, which has no look-around or back-references; rewrite or remove it in gitmem.toml",
+        ) from None
+    if regex.search("") is not None:
+        raise PatternError(f"redaction.extra_patterns: {pattern!r} matches the empty string",
+                           "make it match at least one character (e.g. + instead of *)")
+    return regex
+
+
 @lru_cache(maxsize=32)
-def _custom_patterns(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
-    """Compile the caller's extra patterns (raises :class:`re.error` if one is invalid)."""
-    return tuple(re.compile(p) for p in patterns)
+def _custom_patterns(patterns: tuple[str, ...]) -> tuple[Any, ...]:
+    """Compile the caller's extra patterns (raises :class:`PatternError` if one cannot be used)."""
+    return tuple(compile_pattern(p) for p in patterns)
+
+
+class _Matches:
+    """All non-empty matches of an extra pattern in one text, found in one linear pass, searched by position.
+
+    ``search(text, pos)`` answers like a compiled pattern's (the first match starting at ``pos`` or later), so
+    the scan treats extra patterns like the built-in rules without searching the text again for each match.
+    """
+
+    def __init__(self, regex: Any, text: str) -> None:
+        self.matches = [m for m in regex.finditer(text) if m.end() > m.start()]
+        self.starts = [m.start() for m in self.matches]
+
+    def search(self, text: str, pos: int = 0) -> Any:
+        from bisect import bisect_left
+
+        i = bisect_left(self.starts, pos)
+        return self.matches[i] if i < len(self.matches) else None
 
 
 def _triggered(lowered: str, *, specific_only: bool = False) -> list[int]:
@@ -214,7 +274,84 @@ def _is_placeholder(value: str, bare: bool) -> bool:
         value
     ):
         return True
-    return bare and ("." in value or value in "{[(") and _reference_re().fullmatch(value) is not None
+    return (
+        bare
+        and ("." in value or value in "{[(")
+        and _reference_re().fullmatch(value) is not None
+        and not _random_part(value)
+    )
+
+
+# Words that mix letters and digits but are vocabulary, not secrets ("token: sha256").
+_TECH_WORDS = frozenset((
+    "sha1", "sha256", "sha384", "sha512", "md5", "base64", "base32", "utf-8", "utf8", "utf-16", "x86_64", "aarch64",
+    "arm64", "amd64", "hs256", "hs512", "rs256", "es256", "aes128", "aes256", "oauth2", "oauth1", "http2", "http3",
+    "ipv4", "ipv6", "python3", "win32", "win64", "ed25519", "bcrypt2", "argon2", "argon2id", "pbkdf2",
+))
+# Characters that count as a "symbol" in a password-like word: not brackets, quotes, separators or ``/``.
+_SYMBOLS = frozenset("!#$%&*+=?@^|~\\")
+# Versions and quantities: v1.2.3, 2.0.1-rc1, 30s, 512MB, 1.5x.
+_QUANTITY = (
+    r"(?ai:v?[0-9]+(?:\.[0-9]+)+(?:[-+][0-9a-z.]+)?"
+    r"|[0-9]+(?:\.[0-9]+)?(?:ms|us|ns|s|m|h|d|w|kb|mb|gb|tb|kib|mib|gib|k|x|px|em|rem|%)"
+    r"|[^@\s]+@[^@\s]+\.[a-z]{2,})"  # an e-mail address
+)
+
+
+@cache
+def _quantity_re() -> re.Pattern[str]:
+    return re.compile(_QUANTITY)
+
+
+def _entropy(value: str) -> float:
+    """Shannon entropy of ``value`` in bits per character."""
+    import math
+
+    counts: dict[str, int] = {}
+    for ch in value:
+        counts[ch] = counts.get(ch, 0) + 1
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def looks_like_secret(word: str) -> bool:
+    """Whether one word, named as a password/token/secret in prose or after ``key:``, looks like a secret.
+
+    A secret mixes letters with digits or symbols (``hunter2``, ``Tr0ub4dor&3``) or is a long random-looking run
+    of letters (16+ characters, both cases, high entropy).  Kept: words (``required``, ``see``), numbers
+    (``pass: 120``), paths (``pwd: /srv/app``), URLs, versions, quantities, e-mail addresses and a few
+    technical words (``sha256``).
+    """
+    if len(word) < 6 or word.lower() in _TECH_WORDS:
+        return False
+    if word[0] in "/~\\" or word.startswith(("./", "../")) or "://" in word:
+        return False
+    has_letter = has_digit = has_symbol = has_upper = has_lower = False
+    for ch in word:
+        if ch.isalpha():
+            has_letter = True
+            has_upper = has_upper or ch.isupper()
+            has_lower = has_lower or ch.islower()
+        elif ch.isdigit():
+            has_digit = True
+        elif ch in _SYMBOLS:
+            has_symbol = True
+    if not has_letter:
+        return False
+    if not (has_digit or has_symbol):
+        return len(word) >= 16 and has_upper and has_lower and _entropy(word) >= 3.5
+    return _quantity_re().fullmatch(word) is None
+
+
+def _is_prose(value: str) -> bool:
+    """Whether a quoted value is a sentence (three or more words, none of them secret-like), not a secret."""
+    words = value.split()
+    return len(words) >= 3 and not any(looks_like_secret(w.strip(".,;:()[]{}!?")) for w in words)
+
+
+def _random_part(value: str) -> bool:
+    """Whether a dotted value has a part that looks random (``s.Xy12...``: a token, not ``self.token``)."""
+    return any(len(part) >= 16 and looks_like_secret(part) for part in value.split("."))
 
 
 def _key_before(text: str, start: int) -> str:
@@ -237,22 +374,34 @@ def _refine(value: str, key: str, kind: str) -> str:
     return kind
 
 
-def _replacement(index: int, match: re.Match[str]) -> tuple[str, str] | None:
-    """The kind and replacement text for a match of rule ``index``, or None to keep the match as it is."""
+def _replacement(index: int, match: Any) -> tuple[str, str, int] | None:
+    """The kind, the replacement text and where the replaced text ends (the match's end, or past it for a
+    passphrase) for a match of rule ``index``, or None to keep the match as it is."""
     if index >= len(RULES):  # a caller's extra pattern: its whole match, unless empty
-        return (CUSTOM, f"[REDACTED:{CUSTOM}]") if match.end() > match.start() else None
+        return (CUSTOM, f"[REDACTED:{CUSTOM}]", match.end()) if match.end() > match.start() else None
     kind, _, _, generic = RULES[index]
     if not kind:  # an existing marker
         return None
     _, secret_groups, keyword_group = _compiled(index)
     start, end = match.span()
-    bare = False
-    for group, is_bare in secret_groups:
+    bare = checked = quoted = False
+    for group, is_bare, is_checked in secret_groups:
         if match.start(group) >= 0:
             start, end = match.span(group)
-            bare = is_bare
+            bare, checked = is_bare, is_checked
+            quoted = start > 0 and match.string[start - 1] in "\"'`"
             break
     text = match.string
+    passphrase = bool(keyword_group) and "phrase" in (match.group(keyword_group) or "").lower()
+    if checked and passphrase and not quoted:  # a passphrase is words: the rest of the line
+        line_end = text.find("\n", start)
+        end = len(text) if line_end < 0 else line_end
+        while end > start + 1 and text[end - 1] in " \t\r":
+            end -= 1
+        checked = False
+    if checked:  # a word after "key:" or in prose: without its closing punctuation
+        while end - start > 1 and text[end - 1] in ".,;:)]}":
+            end -= 1
     value = text[start:end]
     if generic:
         stripped = value.strip()
@@ -260,21 +409,26 @@ def _replacement(index: int, match: re.Match[str]) -> tuple[str, str] | None:
             return None
         if _is_placeholder(stripped, bare) and not _specific_kind(value, at_start=False):
             return None
+        if checked and not quoted and not looks_like_secret(stripped) and not _specific_kind(value, at_start=True):
+            return None
+        if quoted and not passphrase and _is_prose(stripped):
+            return None
         key = ""
         if keyword_group and (bare or len(value) == 40):
             key = _key_before(text, match.start(keyword_group)) + match.group(keyword_group)
             if bare and value == key.rsplit(".", 1)[-1]:  # self.token = token
                 return None
         kind = _refine(value, key, kind)
-    return kind, f"{text[match.start() : start]}[REDACTED:{kind}]{text[end : match.end()]}"
+    return kind, f"{text[match.start() : start]}[REDACTED:{kind}]{text[end : match.end()]}", max(end, match.end())
 
 
-def _custom_end(match: re.Match[str]) -> int:
+def _custom_end(match: Any) -> int:
     """Where a caller's match ends, widened to the end of a marker it would cut.
 
     Built-in rules never end inside a marker; a caller's pattern might.
     """
-    text, end = match.string, match.end()
+    text: str = match.string
+    end: int = match.end()
     opening = text.rfind("[REDACTED:", max(match.start(), end - 60), end)
     if opening >= 0:
         marker = _marker_re().match(text, opening)
@@ -283,7 +437,7 @@ def _custom_end(match: re.Match[str]) -> int:
     return end
 
 
-def _scan(text: str, found: list[str], customs: Sequence[re.Pattern[str]] = (), *, first_only: bool = False) -> str:
+def _scan(text: str, found: list[str], customs: Sequence[Any] = (), *, first_only: bool = False) -> str:
     """One pass of the triggered rules and the caller's patterns over ``text``.
 
     Appends each kind redacted to ``found``.  This does what ``re.sub`` with the
@@ -292,9 +446,9 @@ def _scan(text: str, found: list[str], customs: Sequence[re.Pattern[str]] = (), 
     rule is compiled on its own, once, and searched with its own fast prefix.
     The heap holds the next match of each rule, by position then priority.
     """
-    regexes = {i: _compiled(i)[0] for i in _triggered(text.lower())}
-    regexes.update((len(RULES) + n, pattern) for n, pattern in enumerate(customs))
-    heap: list[tuple[int, int, re.Match[str]]] = []
+    regexes: dict[int, Any] = {i: _compiled(i)[0] for i in _triggered(text.lower())}
+    regexes.update((len(RULES) + n, _Matches(pattern, text)) for n, pattern in enumerate(customs))
+    heap: list[tuple[int, int, Any]] = []
     for i, regex in regexes.items():
         match = regex.search(text)
         if match is not None:
@@ -311,7 +465,8 @@ def _scan(text: str, found: list[str], customs: Sequence[re.Pattern[str]] = (), 
         if result is not None:
             found.append(result[0])
             pieces += (text[copied : match.start()], result[1])
-            copied = end
+            copied = max(end, result[2])
+            end = copied
             if first_only:
                 break
         # Search again, after this match, this rule and every rule whose next match overlaps it.
@@ -333,11 +488,13 @@ def redact(text: str, *, extra_patterns: Sequence[str] = ()) -> Redaction:
 
     Args:
         text: Any string; this never raises on it.
-        extra_patterns: Regular expressions (``re`` syntax) of further secrets;
-            their whole matches are redacted as kind ``custom``.  They take
-            part in the same pass as the built-in rules, which win a tie at
-            the same position; a match that would cut an existing marker is
-            widened to its end.  An invalid pattern raises :class:`re.error`.
+        extra_patterns: Regular expressions (RE2 syntax, run in linear time) of
+            further secrets; their whole matches are redacted as kind
+            ``custom``.  They take part in the same pass as the built-in
+            rules, which win a tie at the same position; a match that would
+            cut an existing marker is widened to its end.  A pattern RE2
+            cannot run, or one that matches the empty string, raises
+            :class:`PatternError`.
 
     Returns:
         The redacted text and the kinds found.  Redacting the result again

@@ -39,7 +39,7 @@ Writing a rule
 
 from __future__ import annotations
 
-__all__ = ["BARE_GROUPS", "CUSTOM", "KINDS", "RULES", "SHORTEST_SPECIFIC", "Rule"]
+__all__ = ["BARE_GROUPS", "CHECKED_GROUPS", "CUSTOM", "KINDS", "RULES", "SHORTEST_SPECIFIC", "Rule"]
 
 # A row of the pattern table: (kind, pattern, triggers, generic).
 #
@@ -94,12 +94,14 @@ _QUOTED = (
 )
 # A YAML block scalar (``key: |`` and indented lines); the first indent is kept.
 _BLOCK = r"[|>][-+0-9]{0,2}[ \t]*\r?\n(?P<_i>[ \t]+)(?P<_sblk>[^\n]*(?:\n[ \t]+[^\n]*)*)"
-# After "=": one word, without trailing punctuation.
-_EQ_BARE = r"(?P<_seq>(?:" + _NM + r"[^\s\"'`])*" + _NM + r"[^\s\"'`,;.)\]}])"
-# After ":": up to the end of the line or a comma/semicolon, trimmed.
+# After "=": one word, without trailing punctuation
+# (``;`` and ``&`` end it: they separate the fields of connection strings and query strings.)
+_EQ_BARE = r"(?P<_seq>(?:" + _NM + r"[^\s\"'`;&])*" + _NM + r"[^\s\"'`,;&.)\]}])"
+# After ":": one word, without trailing punctuation; :mod:`gitmem.redact` keeps it unless it looks like a secret
+# (prose such as "Password: must be at least 12 characters" or "pwd: /srv/app" is left alone).
 _COLON_BARE = (
     r"(?P<_scol>" + _CJK_STOP + r"[^\s\"'`,;]"
-    r"(?:(?:" + _NM + _CJK_STOP + r"[^\n\r,;])*" + _NM + r"(?!，|；|。)[^\s,;.)\]}])?)"
+    r"(?:(?:" + _NM + _CJK_STOP + r"[^\s,;])*" + _NM + r"(?!，|；|。)[^\s,;.)\]}])?)"
 )
 _ASSIGNMENT = (
     _KEYWORD + _SEP + r"(?:" + _QUOTED + r"|(?(_c)" + _BLOCK + r"|(?!))"
@@ -117,6 +119,26 @@ _CLI_FLAG = (
     r"--(?<![A-Za-z0-9_-]--)(?ai:[a-z0-9-]{0,30}?(?:password|passwd|passphrase|secret|token"
     r"|api-?key|access-key|private-key|client-secret))[ \t]+(?![-$<])" + _NM
     + r"(?=[^\s\"'`]*[0-9!#%&*+=?@^~])(?P<_s>[^\s\"'`]+)"
+)
+# A secret named in prose: "the admin password is hunter2X9!", "the root password for staging is ...",
+# "db password was reset to ...", "数据库密码是 ...".  Up to six words may stand between the keyword and the verb;
+# :mod:`gitmem.redact` keeps the value unless it looks like a secret ("the password is required" stays).
+_PROSE = (
+    r"(?<![A-Za-z0-9_])(?P<_k>(?ai:pass(?:word|phrase|wd)|pwd|secret|token|api[ _-]?key|access[ _-]?key"
+    r"|credentials?))s?"
+    r"(?:[ \t]+(?!(?ai:is|was|are|set|changed|reset|now)[ \t])[A-Za-z0-9][A-Za-z0-9_.'-]{0,30}){0,6}"
+    r"[ \t]+(?ai:is|was|are|(?:was[ \t]+|is[ \t]+|has[ \t]+been[ \t]+)?(?:set|changed|reset)[ \t]+to)"
+    r"(?:[ \t]+(?ai:now|still|just))?[ \t]*:?[ \t]+[\"'`]?" + _NM + r"(?P<_sprose>[^\s\"'`]+)"
+    r"|(?:密码|口令|密钥|令牌)(?:是|为)[ \t]*[\"'`]?" + _NM + r"(?P<_sprose2>[^\s\"'`，。；]+)"
+)
+# ``.netrc``: "machine HOST login USER password VALUE".
+_NETRC = r"(?<![A-Za-z0-9_])login[ \t]+[^\s]+[ \t]+password[ \t]+" + _NM + r"(?P<_s>[^\s]+)"
+# Command lines that carry a password in a short flag: ``mysql -pVALUE``, ``sshpass -p VALUE``,
+# ``curl -u user:VALUE``.
+_SHORT_FLAG = (
+    r"(?<![A-Za-z0-9_-])mysql(?:dump|admin|sh)?[ \t](?:[^\n]{0,200}?[ \t])?-p(?P<_s>[^\s\"'`-][^\s\"'`]{2,})"
+    r"|(?<![A-Za-z0-9_-])sshpass[ \t]+-p[ \t]*[\"']?" + _NM + r"(?P<_s2>[^\s\"']+)"
+    r"|(?<![A-Za-z0-9_-])(?:-u|--user)[ \t=]+[\"']?[^\s:\"'/]+:" + _NM + r"(?P<_s3>[^\s\"'@]+)"
 )
 # A PEM private key block, through the matching END line or to the end of the text.
 _PEM_DASH = r"----(?:-)?[ ]?"
@@ -194,10 +216,10 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "stripe-key",
-        _word("sk_", r"(?:live|test)_[A-Za-z0-9]{16,}", "A-Za-z0-9_")
-        + "|" + _word("rk_", r"(?:live|test)_[A-Za-z0-9]{16,}", "A-Za-z0-9_")
+        _word("sk_", r"(?:live|test|prod)_[A-Za-z0-9]{16,}", "A-Za-z0-9_")
+        + "|" + _word("rk_", r"(?:live|test|prod)_[A-Za-z0-9]{16,}", "A-Za-z0-9_")
         + "|" + _word("whsec_", r"[A-Za-z0-9]{24,}", "A-Za-z0-9_"),
-        ("sk_live_", "rk_live_", "sk_test_", "rk_test_", "whsec_"),
+        ("sk_live_", "rk_live_", "sk_test_", "rk_test_", "sk_prod_", "rk_prod_", "whsec_"),
     ),
     _rule(
         "aws-access-key",
@@ -206,8 +228,103 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule("google-api-key", _word("AIza", r"[0-9A-Za-z_-]{35}"), ("aiza",)),
     _rule("npm-token", _word("npm_", r"[A-Za-z0-9]{36}", "A-Za-z0-9_"), ("npm_",)),
-    _rule("pypi-token", _word("pypi-AgEIcHlwaS5vcmc", r"[A-Za-z0-9_-]{50,}"), ("pypi-ageichlwas5vcmc",)),
+    _rule(
+        "pypi-token",
+        _word("pypi-AgE", r"(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50,}"),
+        ("pypi-ageichlwas5vcmc", "pypi-agendgvzdc5wexbplm9yzw"),
+    ),
     _rule("huggingface-token", _word("hf_", r"[A-Za-z0-9]{30,}", "A-Za-z0-9_"), ("hf_",)),
+    _rule("huggingface-token", _word("api_org_", r"[A-Za-z]{30,}", "A-Za-z0-9_"), ("api_org_",)),
+    # Cloud providers.
+    _rule(
+        "azure-client-secret",
+        r"Q~(?<=(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}[0-9]Q~)[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])",
+        ("q~",),
+    ),
+    _rule(
+        "azure-storage-key",
+        r"(?<![A-Za-z0-9])(?ai:account_?key|shared_?access_?key)[\"']?[ \t]*[=:][ \t]*[\"']?"
+        r"(?P<_s>[A-Za-z0-9+/]{20,}={0,2})",
+        ("accountkey", "account_key", "sharedaccesskey", "shared_access_key"),
+    ),
+    _rule("azure-sas-token", r"[?&]sig=(?P<_s>[A-Za-z0-9%+/]{30,}(?:=|%3[Dd]){0,2})", ("sig=",)),
+    _rule(
+        "gcp-service-account-key",
+        r"[\"']?private_key_id[\"']?[ \t]*[:=][ \t]*[\"']?(?P<_s>[0-9a-f]{40})(?![0-9a-f])",
+        ("private_key_id",),
+    ),
+    _rule(
+        "google-oauth",
+        _word("GOCSPX-", r"[A-Za-z0-9_-]{24,}") + "|" + _word("ya29.", r"[A-Za-z0-9_-]{20,}")
+        + "|" + _word("1//0", r"[A-Za-z0-9_-]{35,}", "A-Za-z0-9_/-"),
+        ("gocspx-", "ya29.", "1//0"),
+    ),
+    _rule("alibaba-access-key", _word("LTAI", r"[A-Za-z0-9]{20}(?![A-Za-z0-9])"), ("ltai",)),
+    _rule("databricks-token", _word("dapi", r"[a-f0-9]{32}(?:-[0-9])?(?![A-Za-z0-9])"), ("dapi",)),
+    _rule("digitalocean-token", _word("do", r"[opr]_v1_[a-f0-9]{64}"), ("_v1_",)),
+    _rule("heroku-key", _word("HRKU-", r"[A-Za-z0-9_-]{20,}"), ("hrku-",)),
+    _rule("vault-token", _word("hv", r"[sbr]\.[A-Za-z0-9_-]{24,}"), ("hvs.", "hvb.", "hvr.")),
+    _rule("doppler-token", _word("dp.", r"(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"), ("dp.",)),
+    _rule("pulumi-token", _word("pul-", r"[a-f0-9]{40}(?![A-Za-z0-9])"), ("pul-",)),
+    _rule("planetscale-token", _word("pscale_", r"(?:tkn|pw|oauth)_[A-Za-z0-9_.=-]{32,}"), ("pscale_",)),
+    _rule("supabase-token", _word("sb", r"(?:p_[a-f0-9]{40}|_secret_[A-Za-z0-9_-]{20,})"), ("sbp_", "sb_secret_")),
+    _rule("tailscale-key", _word("tskey-", r"[a-z]+-[A-Za-z0-9-]{20,}"), ("tskey-",)),
+    _rule("terraform-token", r"(?<![A-Za-z0-9])[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}", ("atlasv1",)),
+    _rule("flyio-token", _word("f", r"(?:o1_[A-Za-z0-9_-]{40,}|m[12][ar]?_[A-Za-z0-9+/]{60,}={0,3})"),
+          ("fo1_", "fm1", "fm2_")),
+    _rule("docker-hub-token", _word("dckr_", r"(?:pat|oat)_[A-Za-z0-9_-]{20,}"), ("dckr_",)),
+    _rule(
+        "dynatrace-token",
+        _word("dt0c01.", r"[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}") + "|" + _word("dt0s", r"[0-9]{2}\.[A-Za-z0-9.]{20,}"),
+        ("dt0c01.", "dt0s"),
+    ),
+    _rule("newrelic-key", _word("NR", r"(?:AK|II|JS|RA|RI|RS)-[A-Za-z0-9]{19,}"),
+          ("nrak-", "nrii-", "nrjs-", "nrra-", "nrri-", "nrrs-")),
+    _rule("grafana-token", _word("gl", r"(?:sa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|c_[A-Za-z0-9+/]{32,}={0,3})"),
+          ("glsa_", "glc_")),
+    _rule("sentry-token", _word("sntry", r"[us]_[A-Za-z0-9+/_=.-]{40,}"), ("sntryu_", "sntrys_")),
+    _rule("atlassian-token", _word("ATATT", r"[A-Za-z0-9_=-]{100,}") + "|" + _word("ATCTT", r"[A-Za-z0-9_=-]{100,}"),
+          ("atatt", "atctt")),
+    # Messaging, e-mail, payments, commerce.
+    _rule("sendgrid-key", _word("SG.", r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,50}"), ("sg.",)),
+    _rule("mailgun-key", _word("key-", r"[0-9a-z]{32}(?![A-Za-z0-9])") + "|"
+          + r"(?<![A-Za-z0-9-])[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}(?![A-Za-z0-9-])", ("key-", "-")),
+    _rule("mailchimp-key", r"(?<![A-Za-z0-9])[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9])", ("-us",)),
+    _rule(
+        "twilio-key",
+        r"(?:SK|AC)(?<![A-Za-z0-9_-](?:SK|AC))[0-9a-f]{32}(?![A-Za-z0-9])",
+        ("sk", "ac"),
+    ),
+    _rule("telegram-bot-token", r"(?<![0-9])[0-9]{5,16}:A[A-Za-z0-9_-]{34}(?![A-Za-z0-9_-])", (":a",)),
+    _rule("shopify-token", _word("shp", r"(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"), ("shpat_", "shpca_", "shppa_", "shpss_")),
+    _rule("square-token",
+          _word("sq0", r"(?:csp|atp|idp)-[A-Za-z0-9_-]{22,}") + "|" + _word("EAAA", r"[A-Za-z0-9_-]{40,}"),
+          ("sq0", "eaaa")),
+    _rule("postman-key", _word("PMAK-", r"[A-Za-z0-9]{24}-[A-Za-z0-9]{34}"), ("pmak-",)),
+    _rule("notion-token",
+          _word("ntn_", r"[A-Za-z0-9]{40,}") + "|" + _word("secret_", r"[A-Za-z0-9]{43}(?![A-Za-z0-9])"),
+          ("ntn_", "secret_")),
+    _rule("linear-key", _word("lin_", r"(?:api|oauth)_[A-Za-z0-9]{40}"), ("lin_api_", "lin_oauth_")),
+    # Developer platforms and AI services.
+    _rule("rubygems-key", _word("rubygems_", r"[a-f0-9]{48}"), ("rubygems_",)),
+    _rule("figma-token", _word("fig", r"[dou]_[A-Za-z0-9_-]{40,}"), ("figd_", "figo_", "figu_")),
+    _rule("age-secret-key", _word("AGE-SECRET-KEY-1", r"[0-9A-Z]{58}"), ("age-secret-key-1",)),
+    _rule("onepassword-token", _word("ops_eyJ", r"[A-Za-z0-9+/]{100,}={0,3}"), ("ops_eyj",)),
+    _rule("groq-key", _word("gsk_", r"[A-Za-z0-9]{48,}"), ("gsk_",)),
+    _rule("xai-key", _word("xai-", r"[A-Za-z0-9]{70,}"), ("xai-",)),
+    _rule("perplexity-key", _word("pplx-", r"[A-Za-z0-9]{40,}"), ("pplx-",)),
+    _rule("replicate-token", _word("r8_", r"[A-Za-z0-9]{37}(?![A-Za-z0-9])"), ("r8_",)),
+    _rule("langsmith-key", _word("lsv2_", r"(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}"), ("lsv2_",)),
+    _rule("pinecone-key", _word("pcsk_", r"[A-Za-z0-9_]{40,}"), ("pcsk_",)),
+    _rule("openshift-token", _word("sha256~", r"[A-Za-z0-9_-]{43}"), ("sha256~",)),
+    _rule("facebook-token", _word("EAA", r"[BCDGIMOSUZ][A-Za-z0-9]{90,}"), ("eaa",)),
+    _rule("easypost-key", _word("EZ", r"[AT]K[A-Za-z0-9]{54}"), ("ezak", "eztk")),
+    _rule("airtable-token", _word("pat", r"[A-Za-z0-9]{14}\.[a-f0-9]{64}"), ("pat",)),
+    _rule("buildkite-token", _word("bk", r"ua_[a-f0-9]{40}"), ("bkua_",)),
+    _rule("netlify-token", _word("nfp_", r"[A-Za-z0-9]{36,}"), ("nfp_",)),
+    _rule("sourcegraph-token", _word("sgp_", r"(?:[a-f0-9]{16}_)?[a-f0-9]{40}"), ("sgp_",)),
+    _rule("prefect-token", _word("pnu_", r"[A-Za-z0-9]{36}"), ("pnu_",)),
+    _rule("readme-token", _word("rdme_", r"[a-z0-9]{70}"), ("rdme_",)),
     _rule(
         "aws-secret-key",
         r"(?<![A-Za-z0-9_])(?ai:(?:aws_?)?secret_?access_?key)[\"']?[ \t]{0,16}[:=]?[ \t]{0,16}[\"']?"
@@ -227,6 +344,8 @@ RULES: tuple[Rule, ...] = (
         ("bearer",),
         generic=True,
     ),
+    _rule("password", _NETRC, ("login",), also=("password",), generic=True),
+    _rule("password", _SHORT_FLAG, ("mysql", "sshpass", "-u", "--user"), generic=True),
     _rule("password", _XML, ("password>", "passwd>", "secret>", "token>", "key>"), generic=True),
     _rule("password", _CLI_FLAG, ("--",), also=("pass", "secret", "token", "key"), generic=True),
     _rule(
@@ -234,6 +353,13 @@ RULES: tuple[Rule, ...] = (
         _ASSIGNMENT,
         ("pass", "pwd", "secret", "token", "credential", "key", "密码", "口令", "密钥", "令牌"),
         also=("=", ":", "："),
+        generic=True,
+    ),
+    _rule(
+        "password",
+        _PROSE,
+        ("pass", "pwd", "secret", "token", "key", "credential", "密码", "口令", "密钥", "令牌"),
+        also=(" is", " was", " are", " to", "是", "为"),
         generic=True,
     ),
 )
@@ -246,6 +372,8 @@ KINDS: tuple[str, ...] = (*dict.fromkeys(rule[0] for rule in RULES if rule[0]), 
 
 #: Secret groups of unquoted assignment values (of :data:`_EQ_BARE` and :data:`_COLON_BARE`).
 BARE_GROUPS = ("_seq", "_scol")
+#: Secret groups whose value is kept unless it looks like a secret (a word after ``:``, a value named in prose).
+CHECKED_GROUPS = ("_scol", "_sprose", "_sprose2")
 #: The shortest match of any specific (non-generic) rule (``slack-token``):
 #: :mod:`gitmem.redact` does not try to refine shorter values.
 SHORTEST_SPECIFIC = 15

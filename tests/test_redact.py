@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitmem.redact import Redaction, contains_secret, redact
+from gitmem.redact import PatternError, Redaction, contains_secret, redact
 from gitmem.secretrules import KINDS
 
 # The autouse ``isolated_env`` fixture of conftest.py is function-scoped; these pure-function
@@ -117,6 +117,7 @@ CASES: list[tuple[str, str, str]] = [
     ("password", "<password>" + "hunter2" + "</password>", "hunter2"),
     ("password", "**Password:** " + "hunter2", "hunter2"),
     ("password", "passphrase: " + "correct horse battery staple", "horse battery"),
+    ("password", 'passphrase = "' + "correct horse battery staple" + '"', "horse battery"),
     ("password", "client_secret: |\n  " + "abc123\n  def456" + "\nnext: 1", "def456"),
     ("password", "数据库密码：" + "hunter2" + "，用户名：bob", "hunter2"),
     ("bearer-token", "curl -H 'Authorization: Bearer " + BEARER_TOKEN + "' https://api.example.com", BEARER_TOKEN),
@@ -126,6 +127,77 @@ CASES: list[tuple[str, str, str]] = [
     ("pypi-token", f"twine upload -p {PYPI_TOKEN} dist/*", PYPI_TOKEN),
     ("huggingface-token", f"huggingface-cli login with {HUGGINGFACE_TOKEN}", HUGGINGFACE_TOKEN),
     ("discord-webhook", f"notify {DISCORD_WEBHOOK}", DISCORD_WEBHOOK[-40:]),
+    *[(kind, f"{context} {token} done", token) for kind, context, token in [
+        ("huggingface-token", "org token", "api_" + "org_" + fill("QwErTyUiOp", 34)),
+        ("azure-client-secret", "client secret", "Ab" + "c8Q~" + fill("x7-Yz_9.w", 34)),
+        ("alibaba-access-key", "RAM user", "LT" + "AI" + fill("k9Xb2", 20)),
+        ("databricks-token", "workspace", "da" + "pi" + fill("0a1b2c3d4e", 32)),
+        ("digitalocean-token", "droplet", "do" + "p_v1_" + fill("a1b2c3d4e5f6", 64)),
+        ("heroku-key", "dyno", "HR" + "KU-AA" + fill("Zx9_Yw8-", 58)),
+        ("vault-token", "vault", "hv" + "s." + fill("CAESIJ7x_", 90)),
+        ("doppler-token", "doppler", "dp." + "pt." + fill("Gh5Jk7Lm9", 43)),
+        ("pulumi-token", "pulumi", "pu" + "l-" + fill("0f1e2d3c", 40)),
+        ("planetscale-token", "db", "pscale" + "_pw_" + fill("Qw3-Er5_", 43)),
+        ("supabase-token", "supabase", "sb" + "p_" + fill("9a8b7c6d", 40)),
+        ("tailscale-key", "tailnet", "tskey" + "-auth-" + fill("kQ7w", 12) + "CNTRL-" + fill("Zy8x", 33)),
+        ("terraform-token", "tfc", fill("Ab1Cd2", 14) + ".atlas" + "v1." + fill("Xy9_Zw8-", 64)),
+        ("flyio-token", "fly", "fo" + "1_" + fill("Mn5-Op6_", 43)),
+        ("docker-hub-token", "hub", "dckr" + "_pat_" + fill("Rt4-Yu5_", 27)),
+        ("dynatrace-token", "dt", "dt0c01." + fill("ABC12", 24) + "." + fill("XYZ98", 64)),
+        ("newrelic-key", "nr", "NR" + "AK-" + fill("Q1W2E3", 27)),
+        ("grafana-token", "grafana", "gl" + "sa_" + fill("Pq8Rs9", 32) + "_" + fill("a1b2", 8)),
+        ("sentry-token", "sentry", "sntry" + "u_" + fill("0a9b8c7d", 64)),
+        ("atlassian-token", "jira", "ATA" + "TT3xFfGF0" + fill("Lm4_Np5-", 180)),
+        ("sendgrid-key", "mail", "SG." + fill("Ab3_Cd4-", 22) + "." + fill("Ef5-Gh6_", 43)),
+        ("mailgun-key", "mailgun", "key" + "-" + fill("3ax6xnjp29", 32)),
+        ("mailgun-key", "mailgun", fill("0a1b2c3d", 32) + "-" + fill("9e8f", 8) + "-" + fill("7a6b", 8)),
+        ("mailchimp-key", "list", fill("f0e1d2c3", 32) + "-us" + "12"),
+        ("twilio-key", "twilio", "S" + "K" + fill("0123456789abcdef", 32)),
+        ("telegram-bot-token", "bot", "1234567" + "89:AA" + fill("Hk9_Lm8-Np7", 33)),
+        ("shopify-token", "shop", "shp" + "at_" + fill("0a1b2c3d4e5f", 32)),
+        ("square-token", "square", "sq0" + "csp-" + fill("Ab3-Cd4_", 43)),
+        ("postman-key", "postman", "PM" + "AK-" + fill("0a1b2c", 24) + "-" + fill("3d4e5f", 34)),
+        ("notion-token", "notion", "nt" + "n_" + fill("12345678901", 11) + fill("AbCdE9", 35)),
+        ("linear-key", "linear", "lin" + "_api_" + fill("Qw8Er7Ty6", 40)),
+        ("rubygems-key", "gem", "rubygems" + "_" + fill("0a1b2c3d", 48)),
+        ("figma-token", "figma", "fig" + "d_" + fill("Uv5-Wx6_", 40)),
+        ("age-secret-key", "age", "AGE-SECRET" + "-KEY-1" + fill("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58)),
+        ("onepassword-token", "op", "ops" + "_eyJ" + fill("Ab3Cd4+Ef5/", 250)),
+        ("groq-key", "groq", "gs" + "k_" + fill("Ab3Cd4Ef5", 52)),
+        ("xai-key", "grok", "xa" + "i-" + fill("Gh6Ij7Kl8", 80)),
+        ("perplexity-key", "pplx", "pp" + "lx-" + fill("Mn9Op0Qr1", 48)),
+        ("replicate-token", "replicate", "r" + "8_" + fill("St2Uv3Wx4", 37)),
+        ("langsmith-key", "langsmith", "lsv" + "2_pt_" + fill("0a1b2c3d", 32) + "_" + fill("9f8e", 10)),
+        ("pinecone-key", "pinecone", "pc" + "sk_" + fill("Yz5_Ab6", 60)),
+        ("openshift-token", "oc", "sha" + "256~" + fill("Cd7-Ef8_", 43)),
+        ("facebook-token", "graph", "EA" + "AB" + fill("Gh9Ij0Kl1", 120)),
+        ("easypost-key", "shipping", "EZ" + "AK" + fill("Mn2Op3", 54)),
+        ("airtable-token", "airtable", "pa" + "t" + fill("Qr4St5", 14) + "." + fill("0a1b2c3d", 64)),
+        ("buildkite-token", "ci", "bk" + "ua_" + fill("4e5f6a7b", 40)),
+        ("netlify-token", "netlify", "nf" + "p_" + fill("Uv6Wx7", 40)),
+        ("sourcegraph-token", "sg", "sg" + "p_" + fill("8c9d0e1f", 40)),
+        ("prefect-token", "prefect", "pn" + "u_" + fill("Yz8Ab9", 36)),
+        ("readme-token", "readme", "rd" + "me_" + fill("a1b2c3", 70)),
+        ("google-oauth", "oauth client", "GOC" + "SPX-" + fill("Cd0-Ef1_", 28)),
+        ("google-oauth", "access", "ya" + "29." + fill("Gh2_Ij3-", 120)),
+    ]],
+    ("azure-storage-key", "DefaultEndpointsProtocol=https;AccountName=shop;AccountKey=" + fill("Kl4+Mn5/", 86)
+     + "==;EndpointSuffix=core.windows.net", fill("Kl4+Mn5/", 86)),
+    ("azure-storage-key", "Endpoint=sb://shop.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey="
+     + fill("Op6+Qr7/", 43) + "=", fill("Op6+Qr7/", 43)),
+    ("azure-sas-token", "https://shop.blob.core.windows.net/c/a.csv?sv=2022-11-02&sp=r&sig=" + fill("St8%2BUv9", 44)
+     + "%3D", fill("St8%2BUv9", 44)),
+    ("gcp-service-account-key", '{"type": "service_account", "private_key_id": "' + fill("0a1b2c3d4e", 40) + '"}',
+     fill("0a1b2c3d4e", 40)),
+    ("password", "the admin password is " + "hunter2" + "X9!", "hunter2X9!"),
+    ("password", "The root password for the staging box is " + "Tr0ub4dor&3" + " (change it)", "Tr0ub4dor&3"),
+    ("password", "数据库密码是 " + "abc123" + "XYZ", "abc123XYZ"),
+    ("password", "machine api.example.com login bot password " + "s3cr3t" + "Pw", "s3cr3tPw"),
+    ("password", "mysql -u root -p" + "Sup3r" + "Pw shop", "Sup3rPw"),
+    ("password", "sshpass -p '" + "Sup3r" + "Pw' ssh deploy@web1", "Sup3rPw"),
+    ("password", "curl -u admin:" + "Sup3r" + "Pw https://ci.example.com", "Sup3rPw"),
+    ("password", "Server=tcp:db,1433;User ID=app;Password=" + "Sup3r" + "Pw;Encrypt=true", "Sup3rPw"),
+    ("password", "export VAULT_TOKEN=s." + fill("Ab3Cd4Ef5", 24), fill("Ab3Cd4Ef5", 24)),
 ]
 
 
@@ -214,6 +286,19 @@ PROSE = [
     "use the --token flag to authenticate",
     "密码错误时请联系管理员重置。",
     "The AKIA prefix marks AWS access keys; ghp_ marks GitHub tokens.",
+    # Keyword rules need a value that looks like a secret, not any word after a colon.
+    "CI summary: pass: 120, fail: 0",
+    "pwd: /srv/app",
+    "Password: must be at least 12 characters",
+    "Password: required",
+    "Token: see the vault",
+    "credentials: from the instance profile",
+    "token: sha256, version: 1.2.3",
+    "the password is required and the token is optional",
+    "the admin password was changed to something stronger",
+    "secret: shop/prod in the vault",
+    '"password_hint": "must be at least 12 characters long"',
+    "request 320c0bde-8c5f-4e2a-9671-cf8e42bfbc5c failed; commit 3f9a1c2d4e5b6a7c8d9e0f1a2b3c4d5e6f7a8b9c",
 ]
 
 # Code that names a secret without holding one.  Our documented choice: references (calls, subscripts,
@@ -288,17 +373,30 @@ def test_extra_patterns() -> None:
         "ticket [REDACTED:custom] filed", ("custom",)
     )
     assert redact("internal id 7f3a", extra_patterns=[r"(?i)ID [0-9A-F]+"]).text == "internal [REDACTED:custom]"
-    # A pattern that can match the empty string does not loop and redacts only non-empty matches.
-    assert redact("abc", extra_patterns=[r"x*"]) == Redaction("abc", ())
-    assert redact("axxb", extra_patterns=[r"x*"]).text == "a[REDACTED:custom]b"
+    # A pattern that matches the empty string would redact nothing useful: it is refused.
+    with pytest.raises(PatternError, match="empty string"):
+        redact("abc", extra_patterns=[r"x*"])
     # A match that would cut an existing marker in two swallows the whole marker instead.
     assert redact("id [REDACTED:jwt] end", extra_patterns=[r"id [^\]]*"]).text == "[REDACTED:custom] end"
     # A single string is one pattern, not a sequence of one-character patterns.
     assert redact("ticket ACME-1234 filed", extra_patterns=r"ACME-\d+").text == "ticket [REDACTED:custom] filed"
     # Without extra patterns the same text is unchanged.
     assert redact("ticket ACME-1234 filed").text == "ticket ACME-1234 filed"
-    with pytest.raises(re.error):
+    with pytest.raises(PatternError, match="not a valid regular expression"):
         redact("x", extra_patterns=["("])
+    # Look-around needs backtracking, which the linear-time engine refuses, with a hint.
+    with pytest.raises(PatternError) as refused:
+        redact("x", extra_patterns=[r"(?<=id )\d+"])
+    assert "look-around" in (refused.value.hint or "")
+
+
+def test_a_catastrophic_pattern_runs_in_linear_time() -> None:
+    # '(a+)+$' takes exponential time in a backtracking engine: 30 characters would already take minutes.
+    text = "a" * 200_000 + "!"
+    start = time.perf_counter()
+    assert redact(text, extra_patterns=[r"(a+)+$", r"(x|x)*y"]) == Redaction(text, ())
+    assert redact("aaaa", extra_patterns=[r"(a+)+$"]).text == "[REDACTED:custom]"
+    assert time.perf_counter() - start < 5
 
 
 def test_never_raises_on_odd_strings() -> None:
