@@ -39,15 +39,20 @@ def log_internal_error(repo: Path | None, exc: BaseException) -> Path:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as fh:
-            fh.write(f"{datetime.now(UTC).isoformat()} gitmem {' '.join(sys.argv[1:])[:200]}\n")
-            fh.write("".join(traceback.format_exception(exc)))
+            from gitmem.redact import redact
+
+            fh.write(f"{datetime.now(UTC).isoformat()} gitmem {redact(' '.join(sys.argv[1:])).text[:200]}\n")
+            fh.write(redact("".join(traceback.format_exception(exc))).text)
     except OSError:
         pass
     return path
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
-    click.echo(f"gitmem: error: {message}", err=True)
+    """Say one line on stderr and exit. The line is redacted: errors may quote the input they refuse."""
+    from gitmem.redact import redact
+
+    click.echo(f"gitmem: error: {redact(message).text}", err=True)
     sys.exit(code)
 
 
@@ -460,3 +465,52 @@ def doctor(state: State, as_json: bool) -> None:
             click.echo(f"{issue.level:7} {issue.path}: {issue.message}")
     if any(i.level == "error" for i in issues):
         sys.exit(1)
+
+
+@cli.command("purge-secrets")
+@click.option("--yes", is_flag=True, help="Rewrite history (without it, only the plan is printed).")
+@json_option
+@pass_state
+def purge_secrets(state: State, yes: bool, as_json: bool) -> None:
+    """Rewrite history without the secrets it holds (prints the plan; changes nothing without --yes)."""
+    from gitmem.leaks import purge, scan
+
+    repo = state.open()
+    patterns = repo.config.redaction.extra_patterns
+    found = scan(repo.git, extra_patterns=patterns)
+    push = f"git -C {repo.path} push --force origin main"
+    if not found.leaks:
+        if as_json:
+            emit_json({"leaks": [], "rewritten": 0})
+        else:
+            click.echo(f"no secret in {found.commits} commits and {found.blobs} file versions: nothing to purge")
+        return
+    if not yes:
+        if as_json:
+            emit_json({"leaks": [{"place": leak.place, "path": leak.path, "commit": leak.commit,
+                                  "kinds": list(leak.kinds)} for leak in found.leaks], "refs": list(found.refs)})
+            return
+        click.echo(f"{len(found.leaks)} places in history hold secrets:")
+        for leak in found.leaks:
+            click.echo(f"  {leak}")
+        click.echo("With --yes, gitmem will:\n"
+                   f"  1. rewrite {', '.join(r for r in found.refs if not r.startswith('refs/remotes/'))}: each "
+                   "secret becomes [REDACTED:kind] (redacted-kind in file names and ids); dates, authors and "
+                   "the shape of history are kept, commits before the first secret keep their SHA\n"
+                   "  2. delete the remote-tracking refs and the reflogs, remove the old objects and rebuild "
+                   "the search index\n"
+                   f"Then replace the remote's history ({push}), have every other clone cloned again (a sync "
+                   "from an old clone would bring the secrets back), and rotate the secrets: they were exposed.")
+        return
+    with repo.git.locked():
+        result = purge(repo.git, found, extra_patterns=patterns)
+    repo.reindex()
+    if as_json:
+        emit_json({"rewritten": result.rewritten, "refs": result.refs, "dropped": result.dropped,
+                   "pruned": result.pruned})
+        return
+    click.echo(f"rewrote {result.rewritten} commits; {len(result.dropped)} remote-tracking refs deleted; "
+               f"{result.pruned} old objects removed")
+    for ref, (old, new) in result.refs.items():
+        click.echo(f"  {ref}: {old[:10]} -> {new[:10]}")
+    click.echo(f"next: {push}; clone again on every other machine; rotate the secrets")

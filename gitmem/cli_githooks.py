@@ -211,6 +211,7 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, code_d
     from gitmem.codegit import code_commit, code_range, count_range
     from gitmem.extract import findings_for_commit, interesting
     from gitmem.layout import is_memory_repo
+    from gitmem.redact import redact
 
     _set_deadline(deadline)
     root = _code_root(code_dir)
@@ -232,8 +233,9 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, code_d
         findings = [] if reason else findings_for_commit(commit.message, commit.files)
         stored = store_findings(repo, project, commit, findings, known) if repo is not None and findings else []
         added += len(stored)
-        report.append({"commit": commit.sha, "skipped": reason,
-                       "findings": [{"text": f.text, "category": f.category, "why": f.why} for f in findings],
+        report.append({"commit": commit.sha, "skipped": reason,  # printed: redacted like what is stored
+                       "findings": [{"text": redact(f.text).text, "category": f.category, "why": redact(f.why).text}
+                                    for f in findings],
                        "added": [m.id for m in stored]})
 
     if rev_range:

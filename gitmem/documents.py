@@ -120,12 +120,27 @@ def slugify(text: str, max_length: int = 48, *, keep_dots: bool = False) -> str:
     return slug
 
 
-def new_id(text: str) -> str:
-    """A fresh id: a slug of the text and 6 random hex digits, e.g. ``use-postgresql-not-mysql-3f9a1c``."""
+def id_slug(text: str) -> str:
+    """The readable part of an id derived from ``text``: its ASCII words, at most 40 characters (``memory`` when
+    it has none). Derived ids are ASCII on purpose: see "Ids and file names" in docs/store.md."""
+    slug = re.sub(r"[^0-9a-z]+", "-", slugify(text, 80)).strip("-")
+    return slugify(slug, 40) or "memory"
+
+
+def new_id(text: str, *, suffix: str = "") -> str:
+    """A fresh id: a slug of the text and 6 random hex digits (or ``suffix``), e.g.
+    ``use-postgresql-not-mysql-3f9a1c``."""
     import secrets
 
-    slug = slugify(text, 40) or "memory"
-    return f"{slug}-{secrets.token_hex(3)}"
+    return f"{id_slug(text)}-{suffix or secrets.token_hex(3)}"
+
+
+def is_derived_id(memory_id: str, text: str) -> bool:
+    """Whether ``memory_id`` is what :func:`new_id` makes of ``text`` (as opposed to an id given by a caller).
+    Ids derived before derived ids became ASCII-only (they kept CJK characters) count too."""
+    if len(memory_id) < 8 or memory_id[-7] != "-" or not all(c in "0123456789abcdef" for c in memory_id[-6:]):
+        return False
+    return memory_id[:-7] in (id_slug(text), slugify(text, 40) or "memory")
 
 
 _ASCII_WORD = frozenset("0123456789abcdefghijklmnopqrstuvwxyz")

@@ -13,7 +13,7 @@ import contextlib
 import os
 import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -82,9 +82,13 @@ def format_message(subject: str, trailers: Mapping[str, str | list[str]], body: 
 class GitStore:
     """A memory repository on disk: a git work tree whose branch ``main`` holds the memories."""
 
-    def __init__(self, path: Path, *, lock_timeout: float = 30.0) -> None:
+    def __init__(self, path: Path, *, lock_timeout: float = 30.0, extra_patterns: Sequence[str] = ()) -> None:
         self.path = Path(path)
         self.lock_timeout = lock_timeout
+        #: the user's redaction patterns, applied with the built-in rules by :meth:`scrub_files`/:meth:`scrub_text`
+        self.extra_patterns = tuple(extra_patterns)
+        #: kinds of secrets the last :meth:`commit` (or scrub) removed, in order of first appearance
+        self.last_redaction: list[str] = []
         git_dir = self.path / ".git"
         if not git_dir.is_dir():
             raise RepoNotFoundError(
@@ -337,14 +341,59 @@ class GitStore:
                 "wait for it to finish and try again",
             ) from None
 
+    # -- the redaction gate -------------------------------------------------------------------------------
+    def scrub_text(self, text: str) -> str:
+        """``text`` with every secret redacted; the kinds found are added to :attr:`last_redaction`."""
+        from gitmem.redact import redact
+
+        result = redact(text, extra_patterns=self.extra_patterns)
+        self.last_redaction.extend(k for k in result.kinds if k not in self.last_redaction)
+        return result.text
+
+    def scrub_files(self, changes: Mapping[str, bytes | None]) -> dict[str, bytes | None]:
+        """The files of a commit with every secret redacted from their content; a path that holds a secret is
+        refused (:class:`RepoError`): a file name cannot be redacted without changing what it names, so ids and
+        project names are checked, or derived from redacted text, before they become paths. Content that is not
+        UTF-8 is refused when its Latin-1 reading holds a secret."""
+        from gitmem.redact import redact
+
+        cleaned: dict[str, bytes | None] = {}
+        for path, content in changes.items():
+            named = redact(path, extra_patterns=self.extra_patterns)
+            if named.kinds:
+                raise RepoError(f"refusing to commit a file whose name holds a secret ({', '.join(named.kinds)}): "
+                                f"{named.text!r}", "use an id or project name without the secret")
+            if content is None:
+                cleaned[path] = None
+                continue
+            try:
+                text = content.decode("utf-8")
+            except UnicodeDecodeError:
+                found = redact(content.decode("latin-1"), extra_patterns=self.extra_patterns).kinds
+                if found:
+                    raise RepoError(f"refusing to commit {path}: binary content holds a secret ({', '.join(found)})",
+                                    "remove the secret from the file") from None
+                cleaned[path] = content
+                continue
+            scrubbed = self.scrub_text(text)
+            cleaned[path] = content if scrubbed == text else scrubbed.encode("utf-8")
+        return cleaned
+
     def commit(self, changes: Mapping[str, bytes | None], message: str, author: str) -> str:
         """Write ``changes`` (path → content, None deletes) to the work tree and commit them as one commit.
 
-        The caller holds :meth:`locked`. Returns the new commit SHA, or ``""`` when nothing changed.
+        Every commit of gitmem goes through here, and this is the redaction gate: secrets are redacted from
+        every file's content and from the message (subject, body and trailers), and a path that holds a secret
+        is refused (:meth:`scrub_files`), whatever the caller forgot; :attr:`last_redaction` lists the kinds
+        removed. The caller holds :meth:`locked`. Returns the new commit SHA, or ``""`` when nothing changed.
         """
         from dulwich.objects import Blob, Commit, ObjectID
 
         from gitmem.gitplumbing import TreeEditor
+
+        self.last_redaction = []
+        changes = self.scrub_files(changes)
+        message = self.scrub_text(message)
 
         with self.open() as repo:
             try:

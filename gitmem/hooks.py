@@ -94,9 +94,12 @@ def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] 
     ctx.require_repo()
     project = ctx.project
     if directives:
-        items = [{"text": observe.summarise(d.text, 400, ctx.extra_patterns), "priority": d.priority,
-                  "category": d.category, "key": d.key, "project": project, "time": observe.now_iso()}
-                 for d in directives]
+        from gitmem.directives import directive_key
+
+        texts = [observe.summarise(d.text, 400, ctx.extra_patterns) for d in directives]
+        items = [{"text": text, "priority": d.priority, "category": d.category,  # key: of the redacted text
+                  "key": directive_key(text), "project": project, "time": observe.now_iso()}
+                 for d, text in zip(directives, texts, strict=True)]
 
         def add(entry: dict[str, Any]) -> None:
             pending = [p for p in entry.get("pending", []) if isinstance(p, dict)]

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem.fileio import atomic_write
 from gitmem.locks import LockTimeout, file_lock
-from gitmem.redact import redact
+from gitmem.redact import redact, redact_value
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -68,11 +68,18 @@ def summarise(value: Any, limit: int = SUMMARY_CHARS, extra_patterns: tuple[str,
     if isinstance(value, str):
         text = value
     else:
+        # Redact the parsed values first: in JSON text, escaped quotes and newlines would hide
+        # ``{"api_key": "..."}`` or a quoted password inside a command from the rules.
+        value = redact_value(value, extra_patterns=extra_patterns)[0]
         try:
             text = json.dumps(value, ensure_ascii=False, default=str, separators=(",", ":"))
         except (TypeError, ValueError):
             text = str(value)
-    text = " ".join(text[: limit * 4].split())
+    cut = limit * 4 + 1024
+    if len(text) > cut:  # cut at a space, so no secret is cut into a prefix the rules no longer recognise
+        space = max(text.rfind(" ", 0, cut), text.rfind("\n", 0, cut))
+        text = text[: space if space > limit * 4 else cut]
+    text = " ".join(redact(text, extra_patterns=extra_patterns).text.split())
     text = redact(text, extra_patterns=extra_patterns).text
     if len(text) > limit:
         text = text[:limit] + f"…[+{len(text) - limit}]"

@@ -102,7 +102,10 @@ from typing import Any
 from gitmem.errors import ConfigError
 from gitmem.secretrules import BARE_GROUPS, CHECKED_GROUPS, CUSTOM, RULES, SHORTEST_SPECIFIC
 
-__all__ = ["PatternError", "Redaction", "compile_pattern", "contains_secret", "looks_like_secret", "redact"]
+__all__ = [
+    "PatternError", "Redaction", "compile_pattern", "contains_secret", "find_secrets", "looks_like_secret", "redact",
+    "redact_value",
+]
 
 
 @dataclass(frozen=True)
@@ -374,11 +377,13 @@ def _refine(value: str, key: str, kind: str) -> str:
     return kind
 
 
-def _replacement(index: int, match: Any) -> tuple[str, str, int] | None:
-    """The kind, the replacement text and where the replaced text ends (the match's end, or past it for a
-    passphrase) for a match of rule ``index``, or None to keep the match as it is."""
+def _replacement(index: int, match: Any) -> tuple[str, str, int, str] | None:
+    """The kind, the replacement text, where the replaced text ends (the match's end, or past it for a
+    passphrase) and the secret itself, for a match of rule ``index``; None to keep the match as it is."""
     if index >= len(RULES):  # a caller's extra pattern: its whole match, unless empty
-        return (CUSTOM, f"[REDACTED:{CUSTOM}]", match.end()) if match.end() > match.start() else None
+        if match.end() <= match.start():
+            return None
+        return CUSTOM, f"[REDACTED:{CUSTOM}]", match.end(), match.group(0)
     kind, _, _, generic = RULES[index]
     if not kind:  # an existing marker
         return None
@@ -419,7 +424,8 @@ def _replacement(index: int, match: Any) -> tuple[str, str, int] | None:
             if bare and value == key.rsplit(".", 1)[-1]:  # self.token = token
                 return None
         kind = _refine(value, key, kind)
-    return kind, f"{text[match.start() : start]}[REDACTED:{kind}]{text[end : match.end()]}", max(end, match.end())
+    replaced = f"{text[match.start() : start]}[REDACTED:{kind}]{text[end : match.end()]}"
+    return kind, replaced, max(end, match.end()), value
 
 
 def _custom_end(match: Any) -> int:
@@ -437,7 +443,8 @@ def _custom_end(match: Any) -> int:
     return end
 
 
-def _scan(text: str, found: list[str], customs: Sequence[Any] = (), *, first_only: bool = False) -> str:
+def _scan(text: str, found: list[str], customs: Sequence[Any] = (), *, first_only: bool = False,
+          values: list[str] | None = None) -> str:
     """One pass of the triggered rules and the caller's patterns over ``text``.
 
     Appends each kind redacted to ``found``.  This does what ``re.sub`` with the
@@ -464,6 +471,8 @@ def _scan(text: str, found: list[str], customs: Sequence[Any] = (), *, first_onl
         result = _replacement(index, match)
         if result is not None:
             found.append(result[0])
+            if values is not None:
+                values.append(result[3])
             pieces += (text[copied : match.start()], result[1])
             copied = max(end, result[2])
             end = copied
@@ -513,8 +522,73 @@ def redact(text: str, *, extra_patterns: Sequence[str] = ()) -> Redaction:
     return Redaction(text, tuple(dict.fromkeys(found)))
 
 
+def find_secrets(text: str, *, extra_patterns: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """Every secret :func:`redact` would remove from ``text``, as (kind, the secret as it appears)."""
+    if isinstance(extra_patterns, str):
+        extra_patterns = (extra_patterns,)
+    customs = _custom_patterns(tuple(extra_patterns)) if extra_patterns else ()
+    kinds: list[str] = []
+    values: list[str] = []
+    for _ in range(_MAX_PASSES):
+        before = len(kinds)
+        redacted = _scan(text, kinds, customs, values=values)
+        if len(kinds) == before:
+            break
+        text = redacted
+    return [(kind, value) for kind, value in zip(kinds, values, strict=True) if "[REDACTED:" not in value]
+
+
 def contains_secret(text: str) -> bool:
     """Whether :func:`redact` (without extra patterns) would redact anything in ``text``."""
     found: list[str] = []
     _scan(text, found, first_only=True)
     return bool(found)
+
+
+def redact_value(value: Any, *, extra_patterns: Sequence[str] = ()) -> tuple[Any, tuple[str, ...]]:
+    """A JSON-like value (dicts, lists, strings, numbers) with every string redacted, and the kinds found.
+
+    Strings are redacted as they are, not JSON-escaped (so quotes and newlines inside a command do not hide a
+    secret), and a string under a key is judged with its key too: ``{"api_key": "..."}`` is redacted as
+    ``api_key: "..."`` would be.  Keys are redacted like any string.
+    """
+    found: list[str] = []
+
+    def text(string: str) -> str:
+        result = redact(string, extra_patterns=extra_patterns)
+        found.extend(result.kinds)
+        return result.text
+
+    def under(key: str, string: str) -> str:
+        quote = next((q for q in "\"'`" if q not in string), "")
+        if not quote or "\n" in string:
+            return string
+        prefix = f"{key}: {quote}"
+        result = redact(f"{prefix}{string}{quote}", extra_patterns=extra_patterns)
+        if not result.kinds:
+            return string
+        found.extend(result.kinds)
+        if result.text.startswith(prefix) and result.text.endswith(quote):
+            return result.text[len(prefix) : -1]
+        return f"[REDACTED:{result.kinds[0]}]"
+
+    def walk(item: Any, depth: int) -> Any:
+        if isinstance(item, str):
+            return text(item)
+        if depth > 64:  # deeper than any tool input: kept as one redacted string
+            return text(repr(item))
+        if isinstance(item, dict):
+            out: dict[Any, Any] = {}
+            for key, inner in item.items():
+                clean_key = text(key) if isinstance(key, str) else key
+                cleaned = walk(inner, depth + 1)
+                if isinstance(cleaned, str) and isinstance(clean_key, str):
+                    cleaned = under(clean_key, cleaned)
+                out[clean_key] = cleaned
+            return out
+        if isinstance(item, (list, tuple)):
+            return [walk(inner, depth + 1) for inner in item]
+        return item
+
+    cleaned = walk(value, 0)
+    return cleaned, tuple(dict.fromkeys(found))

@@ -18,7 +18,7 @@ from gitmem.documents import Memory
 from gitmem.errors import DocumentError, GitmemError, NotFoundError, ValidationError
 from gitmem.gitstore import GitStore, LogEntry, format_message
 from gitmem.layout import Issue, check_layout
-from gitmem.redact import redact
+from gitmem.redact import redact, redact_value
 
 #: fields an import record may carry; anything else is refused so a typo is not silently dropped
 IMPORT_FIELDS = frozenset({
@@ -28,6 +28,7 @@ IMPORT_FIELDS = frozenset({
     "path", "schema_version", "conflicted", "source_ref",
 })
 _MAX_TRAILER_IDS = 20
+_MAX_LEAKS_SHOWN = 20
 
 
 @dataclass
@@ -46,7 +47,7 @@ class MemoryRepo:
 
     def __init__(self, config: Config, *, lock_timeout: float = 30.0) -> None:
         self.config = config
-        self.git = GitStore(config.repo, lock_timeout=lock_timeout)
+        self.git = GitStore(config.repo, lock_timeout=lock_timeout, extra_patterns=config.redaction.extra_patterns)
         self.path = self.git.path
         #: unreadable files met by the last :meth:`list`, as (path, reason)
         self.warnings: list[DocumentError] = []
@@ -153,7 +154,13 @@ class MemoryRepo:
         return self.git.author(self.config.author)
 
     def _clean(self, memory: Memory) -> Memory:
-        """Redact secrets in every free-text field; remember what kinds were found."""
+        """Redact secrets in every field before the memory is written; remember what kinds were found.
+
+        Free text (body, name, description, why, how, tags, source, reasons, unknown frontmatter keys) is
+        redacted. Names that become file names cannot be redacted without changing what they name: an id derived
+        from the text is derived again from the redacted text, and an id or a project given by the caller that
+        holds a secret is refused with a :class:`ValidationError`. The commit helper checks again
+        (:meth:`GitStore.commit`), so a field added later cannot slip through."""
         patterns = self.config.redaction.extra_patterns
         kinds: list[str] = []
 
@@ -164,11 +171,28 @@ class MemoryRepo:
             kinds.extend(k for k in result.kinds if k not in kinds)
             return result.text
 
+        def refuse(value: str, what: str) -> None:
+            result = redact(value, extra_patterns=patterns) if value else None
+            if result is not None and result.kinds:
+                raise ValidationError(f"the {what} holds a secret ({', '.join(result.kinds)}): {result.text!r}",
+                                      f"choose a {what} without it: it becomes a file name in git history")
+
+        text = scrub(memory.text)
+        memory_id = memory.id
+        if docs.is_derived_id(memory_id, memory.text):
+            if text != memory.text:
+                memory_id = docs.new_id(text, suffix=memory_id[-6:])
+        else:
+            refuse(memory_id, "id")
+        refuse(memory.project, "project")
+        extra = redact_value(memory.extra, extra_patterns=patterns) if memory.extra else (memory.extra, ())
+        kinds.extend(k for k in extra[1] if k not in kinds)
         cleaned = replace(
             memory,
-            text=scrub(memory.text), name=scrub(memory.name), description=scrub(memory.description),
+            id=memory_id, text=text, name=scrub(memory.name), description=scrub(memory.description),
             why=scrub(memory.why), how=scrub(memory.how), source_ref=scrub(memory.source_ref),
-            tags=tuple(scrub(t) for t in memory.tags),
+            tags=tuple(scrub(t) for t in memory.tags), deprecated_reason=scrub(memory.deprecated_reason),
+            superseded_by=scrub(memory.superseded_by), extra=extra[0],
         )
         self.last_redaction = kinds
         return cleaned
@@ -188,9 +212,20 @@ class MemoryRepo:
     def _source_label(memory: Memory) -> str:
         return f"{memory.source}:{memory.source_ref}" if memory.source_ref else memory.source
 
+    def _raw_tags(self, value: Any) -> Any:
+        """Tags redacted before they are lower-cased (a lower-cased AWS key is no longer recognised)."""
+        patterns = self.config.redaction.extra_patterns
+        if isinstance(value, str):
+            return redact(value, extra_patterns=patterns).text
+        if isinstance(value, (list, tuple)):
+            return [redact(t, extra_patterns=patterns).text if isinstance(t, str) else t for t in value]
+        return value
+
     def remember(self, text: str, **fields: Any) -> Memory:
         """Store a new memory and commit it. Keyword fields are those of :func:`gitmem.documents.make_memory`
         (``type``, ``category``, ``importance``, ``tags``, ``scope``, ``project``, ``why``, ``how``, ...)."""
+        if "tags" in fields:
+            fields["tags"] = self._raw_tags(fields["tags"])
         memory = self._clean(docs.make_memory(text, **fields))
         with self.git.locked():
             if fields.get("id") is not None:
@@ -273,7 +308,7 @@ class MemoryRepo:
                source: str = "cli") -> Memory:
         """Deprecate a memory (the file stays, with ``deprecated: true`` and the reason), or with ``purge``
         delete its file; either way git history keeps every version."""
-        reason = " ".join((reason or "").split())
+        reason = " ".join(redact(reason or "", extra_patterns=self.config.redaction.extra_patterns).text.split())
         if not reason:
             raise ValidationError("a reason is required to forget a memory", "pass --reason \"why it is wrong\"")
         with self.git.locked():
@@ -333,14 +368,13 @@ class MemoryRepo:
         redacted = 0
         for number, record in enumerate(records, start=1):
             try:
-                memory = self._record_to_memory(record)
+                memory = self._clean(self._record_to_memory(record))
             except ValidationError as exc:
                 raise ValidationError(f"record {number}: {exc.message}", exc.hint or "fix the record") from None
             if memory.id in seen:
                 raise ValidationError(f"record {number}: id '{memory.id}' already used by record {seen[memory.id]}",
                                       "ids must be unique within an import")
             seen[memory.id] = number
-            memory = self._clean(memory)
             redacted += bool(self.last_redaction)
             prepared.append(memory)
             if progress:
@@ -373,8 +407,7 @@ class MemoryRepo:
                 )
         return result
 
-    @staticmethod
-    def _record_to_memory(record: Mapping[str, Any]) -> Memory:
+    def _record_to_memory(self, record: Mapping[str, Any]) -> Memory:
         if not isinstance(record, Mapping):
             raise ValidationError("a record must be a JSON object", 'e.g. {"text": "..."}')
         unknown = sorted(set(record) - IMPORT_FIELDS)
@@ -394,7 +427,7 @@ class MemoryRepo:
             type=record.get("type"),
             category=record.get("category") or "background",
             importance=record.get("importance", 3),
-            tags=record.get("tags"),
+            tags=self._raw_tags(record.get("tags")),
             scope=record.get("scope"),
             project=record.get("project") or "",
             name=record.get("name") or "",
@@ -438,7 +471,24 @@ class MemoryRepo:
                 issues.append(Issue("error", rel, f"id '{item.id}' is also used by {ids[item.id]}"))
             ids.setdefault(item.id, rel)
         issues.append(Issue("ok", "memories/", f"{count} memories readable"))
+        issues.extend(self._history_issues())
         return issues
+
+    def _history_issues(self) -> builtins.list[Issue]:
+        """Secrets already in history (contents, file names, messages), with how to purge them."""
+        from gitmem.leaks import scan
+
+        found = scan(self.git, extra_patterns=self.config.redaction.extra_patterns)
+        if not found.leaks:
+            return [Issue("ok", "history", f"no secret in {found.commits} commits and {found.blobs} file versions")]
+        shown = [Issue("error", leak.path or "commit message", f"secret in history: {leak}")
+                 for leak in found.leaks[:_MAX_LEAKS_SHOWN]]
+        more = len(found.leaks) - len(shown)
+        shown.append(Issue("error", "history", f"{len(found.leaks)} places in history hold secrets"
+                           + (f" ({more} more not shown)" if more > 0 else "")
+                           + ": rotate them, then run 'gitmem purge-secrets' to see the plan and "
+                           "'gitmem purge-secrets --yes' to rewrite history (see docs/store.md)"))
+        return shown
 
 
 def _parent(git: GitStore, sha: str) -> bytes | None:

@@ -213,6 +213,7 @@ def merge_remote(store: GitStore, remote_sha: bytes, *, author: str, remote: str
             return result
         bases = find_merge_base(repo, [ObjectID(local), ObjectID(remote_sha)])
         files, report = three_way(repo, bases[0] if bases else None, local, remote_sha)
+        files = store.scrub_files(files)  # the merge commit passes the same redaction gate as every commit
         local_tree = _tree_of(repo, local)
         _check_clean(store, repo, local_tree, files)
         editor = TreeEditor(repo)
@@ -236,7 +237,7 @@ def merge_remote(store: GitStore, remote_sha: bytes, *, author: str, remote: str
         offset = -time.timezone if time.localtime().tm_isdst == 0 else -time.altzone
         commit.author_timezone = commit.commit_timezone = offset
         commit.encoding = b"UTF-8"
-        commit.message = merge_message(remote, branch, files, report).encode()
+        commit.message = store.scrub_text(merge_message(remote, branch, files, report)).encode()
         repo.object_store.add_object(commit)
         _apply(store, repo, local, commit.id, files)
         result.action = "merged"

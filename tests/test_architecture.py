@@ -28,8 +28,9 @@ LAYERS: dict[str, int] = {
     "sync": 1, "remote": 1, "codegit": 1, "merge": 1, "extract": 1, "cli_sync": 9,
     "instincts": 5, "capture": 6, "semantic": 6, "evolve": 6, "lifecycle": 6, "cli_learn": 9,
     "projects": 4, "scan": 1, "stacks": 1, "toolnotes": 1, "cli_project": 9,
+    "leaks": 1, "leaks.history": 1,
 }
-GIT_MODULES = {"gitstore", "gitplumbing", "remote", "sync", "codegit"}
+GIT_MODULES = {"gitstore", "gitplumbing", "remote", "sync", "codegit", "leaks.history"}
 HEAVY = ("onnxruntime", "numpy", "tokenizers")
 HEAVY_ALLOWED = {"embed", "models", "e5convert", "tokens"}
 
@@ -69,35 +70,52 @@ def _module_level_imports(path: Path) -> set[str]:
 
 
 def _modules() -> list[Path]:
-    return [p for p in PACKAGE.glob("*.py")]
+    """Every module of the package, subpackages included."""
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def _name(path: Path) -> str:
+    """A module's name inside the package: ``store``, ``leaks`` (its ``__init__``), ``leaks.history``."""
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" and len(parts) > 1 else parts)
+
+
+def _target(imported: str) -> str | None:
+    """The LAYERS key of an import of ``gitmem.X`` (the most specific known name), or None."""
+    rest = imported.removeprefix("gitmem.")
+    parts = rest.split(".")
+    for end in range(len(parts), 0, -1):
+        if ".".join(parts[:end]) in LAYERS:
+            return ".".join(parts[:end])
+    return None
 
 
 def test_every_module_has_a_layer() -> None:
-    missing = [p.stem for p in _modules() if p.stem not in LAYERS]
+    missing = [_name(p) for p in _modules() if _name(p) not in LAYERS]
     assert not missing, f"add these modules to LAYERS: {missing}"
 
 
 def test_dependencies_point_down() -> None:
     wrong = []
     for path in _modules():
-        rank = LAYERS.get(path.stem, 9)
+        rank = LAYERS.get(_name(path), 9)
         for name in _imports(path):
             if name.startswith("gitmem."):
-                target = name.split(".")[1]
-                if target in LAYERS and LAYERS[target] > rank:
-                    wrong.append(f"{path.stem} (layer {rank}) imports {target} (layer {LAYERS[target]})")
+                target = _target(name)
+                if target is not None and LAYERS[target] > rank:
+                    wrong.append(f"{_name(path)} (layer {rank}) imports {target} (layer {LAYERS[target]})")
     assert not wrong, "\n".join(wrong)
 
 
 def test_only_the_repo_layer_touches_git() -> None:
-    offenders = [p.stem for p in _modules() if p.stem not in GIT_MODULES
+    offenders = [_name(p) for p in _modules() if _name(p) not in GIT_MODULES
                  and any(n == "dulwich" or n.startswith("dulwich.") for n in _imports(p))]
     assert not offenders
 
 
 def test_heavy_imports_stay_in_the_embedding_layer() -> None:
     """numpy/onnxruntime/tokenizers load only when a module that needs them runs the code that needs them."""
-    offenders = [(p.stem, n) for p in _modules() if p.stem not in HEAVY_ALLOWED
+    offenders = [(_name(p), n) for p in _modules() if _name(p) not in HEAVY_ALLOWED
                  for n in _module_level_imports(p) if n.split(".")[0] in HEAVY]
     assert not offenders
 
