@@ -412,14 +412,14 @@ def _replacement(index: int, match: Any) -> tuple[str, str, int, str] | None:
         stripped = value.strip()
         if not stripped or _marker_re().fullmatch(stripped):
             return None
-        if _is_placeholder(stripped, bare) and not _specific_kind(value, at_start=False):
-            return None
         if checked and not quoted and not looks_like_secret(stripped) and not _specific_kind(value, at_start=True):
+            return None  # the cheapest test first: most prose candidates stop here
+        if _is_placeholder(stripped, bare) and not _specific_kind(value, at_start=False):
             return None
         if quoted and not passphrase and _is_prose(stripped):
             return None
         key = ""
-        if keyword_group and (bare or len(value) == 40):
+        if keyword_group and match.start(keyword_group) >= 0 and (bare or len(value) == 40):
             key = _key_before(text, match.start(keyword_group)) + match.group(keyword_group)
             if bare and value == key.rsplit(".", 1)[-1]:  # self.token = token
                 return None

@@ -64,9 +64,12 @@ _NM = r"(?!\[REDACTED:)"  # the next character does not start a marker
 _CJK_STOP = r"(?!，|；)"
 
 # Generic assignments: a keyword that ends the key, a separator, a value.
+# (Each keyword pattern starts with a look-ahead on its possible first characters: a position that cannot start a
+# keyword then fails on one set test instead of on every alternative, which makes the scan ~2.5 times faster.)
 _KEYWORD = (
-    r"(?<![/\\])(?P<_k>(?ai:pass(?:word|wd|phrase)|secrets?|token|credentials?"
-    r"|(?:api|access|secret|private|auth|client|signing|encryption|master|app)[_-]?key"
+    r"(?=[AaCcEeLlMmPpSsTtWw][A-Za-z]|密|口|令)(?<![/\\])(?P<_k>(?ai:pass(?:word|wd|phrase)|secrets?|token|credentials?"
+    r"|(?:api|access|secret|private|auth|client|signing|encryption|master|app|storage|account|subscription"
+    r"|service|webhook|license|admin)[ _-]?key"
     r"|(?<![A-Za-z])(?:pass|pwd))"
     r"|密码|口令|密钥|令牌)"
 )
@@ -120,16 +123,26 @@ _CLI_FLAG = (
     r"|api-?key|access-key|private-key|client-secret))[ \t]+(?![-$<])" + _NM
     + r"(?=[^\s\"'`]*[0-9!#%&*+=?@^~])(?P<_s>[^\s\"'`]+)"
 )
+# A value worth checking (by :mod:`gitmem.redact`): it holds a digit or a symbol, or is 16+ characters long.
+# Most prose ("the password is required") fails this look-ahead inside the regex, at no cost in Python.
+_SECRETISH = r"(?=[^\s\"'`]{16}|[^\s\"'`]*[0-9!#$%&*+=?@^|~\\])"
 # A secret named in prose: "the admin password is hunter2X9!", "the root password for staging is ...",
 # "db password was reset to ...", "数据库密码是 ...".  Up to six words may stand between the keyword and the verb;
 # :mod:`gitmem.redact` keeps the value unless it looks like a secret ("the password is required" stays).
 _PROSE = (
-    r"(?<![A-Za-z0-9_])(?P<_k>(?ai:pass(?:word|phrase|wd)|pwd|secret|token|api[ _-]?key|access[ _-]?key"
-    r"|credentials?))s?"
+    # The keyword's first letter is consumed first, so that ``re`` scans for it with a character set; the
+    # look-behinds then check the letter before it and which keyword it starts.
+    r"(?P<_k>[AaCcPpSsTt](?<![A-Za-z0-9_].)(?ai:(?<=p)(?:ass(?:word|phrase|wd)|wd)|(?<=s)ecret|(?<=t)oken"
+    r"|(?<=a)(?:pi|ccess)[ _-]?key|(?<=c)redentials?))s?"
     r"(?:[ \t]+(?!(?ai:is|was|are|set|changed|reset|now)[ \t])[A-Za-z0-9][A-Za-z0-9_.'-]{0,30}){0,6}"
     r"[ \t]+(?ai:is|was|are|(?:was[ \t]+|is[ \t]+|has[ \t]+been[ \t]+)?(?:set|changed|reset)[ \t]+to)"
-    r"(?:[ \t]+(?ai:now|still|just))?[ \t]*:?[ \t]+[\"'`]?" + _NM + r"(?P<_sprose>[^\s\"'`]+)"
-    r"|(?:密码|口令|密钥|令牌)(?:是|为)[ \t]*[\"'`]?" + _NM + r"(?P<_sprose2>[^\s\"'`，。；]+)"
+    r"(?:[ \t]+(?ai:now|still|just))?[ \t]*:?[ \t]+[\"'`]?" + _NM + _SECRETISH + r"(?P<_sprose>[^\s\"'`]+)"
+)
+_PROSE_CJK = r"(?:密码|口令|密钥|令牌)(?:是|为)[ \t]*[\"'`]?" + _NM + r"(?P<_sprose2>[^\s\"'`，。；]+)"
+# "use password Tr0ub4dor&3 to log in": a password word right before a value that looks like a secret.
+_PROSE_BARE = (
+    r"[Pp](?<![A-Za-z0-9_].)(?ai:ass(?:word|phrase|wd)|wd)[ \t]+[\"'`]?" + _NM + _SECRETISH
+    + r"(?P<_sprose3>[^\s\"'`]{6,})"
 )
 # ``.netrc``: "machine HOST login USER password VALUE".
 _NETRC = r"(?<![A-Za-z0-9_])login[ \t]+[^\s]+[ \t]+password[ \t]+" + _NM + r"(?P<_s>[^\s]+)"
@@ -204,9 +217,9 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "gitlab-token",
-        _word("gl", r"(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-[A-Za-z0-9_-]{20,}")
+        _word("gl", r"(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas|ffct)-[A-Za-z0-9_-]{20,}")
         + "|" + _word("GR1348941", r"[A-Za-z0-9_-]{20,}"),
-        ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glcbt-", "glimt-", "glptt-", "glagent-", "gloas-",
+        ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glcbt-", "glimt-", "glptt-", "glagent-", "gloas-", "glffct-",
          "gr1348941"),
     ),
     _rule(
@@ -248,6 +261,21 @@ RULES: tuple[Rule, ...] = (
         ("accountkey", "account_key", "sharedaccesskey", "shared_access_key"),
     ),
     _rule("azure-sas-token", r"[?&]sig=(?P<_s>[A-Za-z0-9%+/]{30,}(?:=|%3[Dd]){0,2})", ("sig=",)),
+    # Azure's identifiable keys carry a signature inside (AZDO for DevOps tokens, AzFu/AzSe/+ACR/AzCa/APIM for
+    # Functions, Search, Container Registry, Cache and API Management keys); Cosmos DB and storage keys are
+    # 64 random bytes in base64 (88 characters ending in "=="), unlike an npm "sha512-" integrity hash.
+    _rule(
+        "azure-key",
+        r"(?<![A-Za-z0-9+/])(?:[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4}"
+        r"|[A-Za-z0-9+/_-]{30,80}(?:AzFu|AzSe|\+ACR|AzCa|APIM)[A-Za-z0-9+/_-]{2,12}={0,2})(?![A-Za-z0-9+/])",
+        ("azdo", "azfu", "azse", "+acr", "azca", "apim"),
+    ),
+    _rule(
+        "azure-storage-key",
+        r"(?<![A-Za-z0-9+/=-])(?<!sha512-)(?=[A-Za-z0-9+/]{0,85}[0-9])(?=[A-Za-z0-9+/]{0,85}[A-Z])"
+        r"[A-Za-z0-9+/]{86}==(?![A-Za-z0-9+/=])",
+        ("==",),
+    ),
     _rule(
         "gcp-service-account-key",
         r"[\"']?private_key_id[\"']?[ \t]*[:=][ \t]*[\"']?(?P<_s>[0-9a-f]{40})(?![0-9a-f])",
@@ -260,7 +288,9 @@ RULES: tuple[Rule, ...] = (
         ("gocspx-", "ya29.", "1//0"),
     ),
     _rule("alibaba-access-key", _word("LTAI", r"[A-Za-z0-9]{20}(?![A-Za-z0-9])"), ("ltai",)),
-    _rule("databricks-token", _word("dapi", r"[a-f0-9]{32}(?:-[0-9])?(?![A-Za-z0-9])"), ("dapi",)),
+    _rule("databricks-token", _word("dapi", r"[a-f0-9]{32}(?:-[0-9])?(?![A-Za-z0-9])") + "|"
+          + _word("dose", r"[a-f0-9]{32}(?![A-Za-z0-9])"), ("dapi", "dose")),
+    _rule("cloudflare-key", _word("v1.0-", r"[a-f0-9]{24}-[a-f0-9]{100,}"), ("v1.0-",)),
     _rule("digitalocean-token", _word("do", r"[opr]_v1_[a-f0-9]{64}"), ("_v1_",)),
     _rule("heroku-key", _word("HRKU-", r"[A-Za-z0-9_-]{20,}"), ("hrku-",)),
     _rule("vault-token", _word("hv", r"[sbr]\.[A-Za-z0-9_-]{24,}"), ("hvs.", "hvb.", "hvr.")),
@@ -333,6 +363,18 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "basic-auth",
+        r"auth(?<=[\"']auth)[\"'][ \t]*:[ \t]*[\"'](?P<_s>[A-Za-z0-9+/]{12,}={0,2})[\"']",
+        ("\"auth\"", "'auth'"),
+    ),
+    _rule("basic-auth", _word("_auth", r"[ \t]*=[ \t]*[\"']?(?P<_s>[A-Za-z0-9+/]{12,}={0,2})", "A-Za-z0-9"),
+          ("_auth",)),
+    _rule(
+        "private-key",
+        r"(?<![A-Za-z0-9_-])client-key-data:[ \t]*(?P<_s>[A-Za-z0-9+/]{20,}={0,2})",
+        ("client-key-data",),
+    ),
+    _rule(
+        "basic-auth",
         r"(?<![A-Za-z0-9_-])(?ai:(?:proxy-)?authorization)[\"']?[ \t]{0,16}[:=][ \t]{0,16}[\"']?"
         r"(?ai:basic)[ \t]+(?P<_s>[A-Za-z0-9+/]{8,}={0,2})",
         ("authorization",),
@@ -340,8 +382,10 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "bearer-token",
-        r"(?<![A-Za-z0-9_])(?ai:bearer)[ \t]+(?=[A-Za-z._~+/-]{0,300}[0-9])(?P<_s>[A-Za-z0-9._~+/-]{16,}=*)",
-        ("bearer",),
+        r"(?<![A-Za-z0-9_])(?ai:bearer)[ \t]+(?=[A-Za-z._~+/-]{0,300}[0-9])(?P<_s>[A-Za-z0-9._~+/-]{16,}=*)"
+        r"|(?<![A-Za-z0-9_-])(?ai:authorization)[\"']?[ \t]*[:=][ \t]*[\"']?(?ai:token|api-?key|sso-key)[ \t]+"
+        r"(?=[A-Za-z._~+/:-]{0,300}[0-9])(?P<_s2>[A-Za-z0-9._~+/:-]{16,}=*)",
+        ("bearer", "authorization"),
         generic=True,
     ),
     _rule("password", _NETRC, ("login",), also=("password",), generic=True),
@@ -358,10 +402,12 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "password",
         _PROSE,
-        ("pass", "pwd", "secret", "token", "key", "credential", "密码", "口令", "密钥", "令牌"),
-        also=(" is", " was", " are", " to", "是", "为"),
+        ("pass", "pwd", "secret", "token", "key", "credential"),
+        also=(" is", " was", " are", " to"),
         generic=True,
     ),
+    _rule("password", _PROSE_CJK, ("密码", "口令", "密钥", "令牌"), also=("是", "为"), generic=True),
+    _rule("password", _PROSE_BARE, ("pass", "pwd"), generic=True),
 )
 
 #: The kind of the matches of a caller's ``extra_patterns`` (see :func:`gitmem.redact.redact`).
@@ -373,7 +419,7 @@ KINDS: tuple[str, ...] = (*dict.fromkeys(rule[0] for rule in RULES if rule[0]), 
 #: Secret groups of unquoted assignment values (of :data:`_EQ_BARE` and :data:`_COLON_BARE`).
 BARE_GROUPS = ("_seq", "_scol")
 #: Secret groups whose value is kept unless it looks like a secret (a word after ``:``, a value named in prose).
-CHECKED_GROUPS = ("_scol", "_sprose", "_sprose2")
+CHECKED_GROUPS = ("_scol", "_sprose", "_sprose2", "_sprose3")
 #: The shortest match of any specific (non-generic) rule (``slack-token``):
 #: :mod:`gitmem.redact` does not try to refine shorter values.
 SHORTEST_SPECIFIC = 15

@@ -204,7 +204,8 @@ def test_code_commit_extraction(tmp_path: Path, item: tuple[str, str], before: s
     (code / "requirements.txt").write_text(f"requests\n# {written}\n")
     (code / ".env.example").write_text(f"API_TOKEN={written}\n")
     git(code, "add", ".")
-    git(code, "commit", "-q", "-m", f"Switch HTTP client from urllib to requests {planted(written, before, '')}")
+    git(code, "commit", "-q", "--allow-empty", "-m",
+        f"Switch HTTP client from urllib to requests {planted(written, before, '')}")
     commit = code_commit(code, "HEAD", lambda path: True)
     findings = findings_for_commit(commit.message, commit.files)
     assert findings
