@@ -22,6 +22,7 @@ from dulwich.objects import ObjectID, Tree, parse_tree
 from dulwich.repo import Repo
 
 from gitmem.errors import RepoError
+from gitmem.fileio import crash_point
 
 FILE_MODE = 0o100644
 TREE_MODE = 0o040000
@@ -235,6 +236,7 @@ def splice_index(raw: bytes, updates: dict[bytes, bytes | None]) -> bytes | None
 def write_index(path: Path, data: bytes) -> None:
     with GitFile(str(path), "wb") as fh:
         fh.write(data)
+        crash_point("index-lock")  # test-only: die holding git's index.lock
 
 
 # -- reading trees ---------------------------------------------------------------------------------------

@@ -368,19 +368,20 @@ class GitStore:
             raw = journal.read_bytes()
         except FileNotFoundError:
             raw = None
+        owner = _parse_journal(raw) if raw is not None else {}
         if raw is not None:
-            owner = _parse_journal(raw)
             if owner.get("pid") == os.getpid() and owner.get("host") == _HOST:
                 raise RepoError("a write of this process is still in progress", "this is a bug in the caller")
             since = float(owner.get("time") or 0) - 1
-            paths = [p for p in owner.get("paths") or [] if isinstance(p, str)]
-            restored = self._roll_back(paths)
-            notes.append(f"rolled back an interrupted write by pid {owner.get('pid')} on {owner.get('host')} "
-                         f"({restored} of {len(paths)} files restored to HEAD)")
         from gitmem.gitplumbing import sweep_git_locks
 
         removed = sweep_git_locks(self.git_dir, since=since, stale_after=STALE_LOCK_SECONDS,
                                   objects=raw is not None)
+        if raw is not None:
+            paths = [p for p in owner.get("paths") or [] if isinstance(p, str)]
+            restored = self._roll_back(paths)
+            notes.append(f"rolled back an interrupted write by pid {owner.get('pid')} on {owner.get('host')} "
+                         f"({restored} of {len(paths)} files restored to HEAD)")
         if removed:
             notes.append("removed stale git lock files: " + ", ".join(removed[:5])
                          + (f" and {len(removed) - 5} more" if len(removed) > 5 else ""))
