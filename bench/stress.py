@@ -304,6 +304,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--keep", action="store_true", help="Keep the repositories (path printed) to look at.")
     args = parser.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # figures appear as they come
     random.seed(args.seed)
     parts = set(args.only.split(","))
     ok = True

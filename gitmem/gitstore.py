@@ -97,6 +97,7 @@ class GitStore:
                 f"no memory repository at {self.path}", f"create it with: gitmem init {self.path}"
             )
         self.git_dir = git_dir
+        self._journaling = False  # inside :meth:`journal`
 
     # -- creation ---------------------------------------------------------------------------------------
     @staticmethod
@@ -148,6 +149,21 @@ class GitStore:
         except NotGitRepository:
             raise RepoNotFoundError(f"{self.path} is not a git repository", "run gitmem init") from None
 
+    @contextlib.contextmanager
+    def intact(self) -> Iterator[None]:
+        """Turn dulwich's missing-object errors (a damaged ``.git``: objects deleted, a ref pointing nowhere)
+        into one :class:`RepoError` that says how to repair the repository."""
+        from dulwich.errors import MissingCommitError, ObjectMissing
+
+        try:
+            yield
+        except (KeyError, MissingCommitError, ObjectMissing) as exc:
+            name = exc.args[0] if exc.args else exc
+            shown = name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
+            raise RepoError(f"the memory repository {self.path} is damaged: object or ref {shown[:40]!r} is missing",
+                            f"check it with: git -C {self.path} fsck; restore it from a clone or the remote "
+                            "(git clone URL, then gitmem --repo NEWPATH doctor)") from None
+
     # -- reading ----------------------------------------------------------------------------------------
     def head(self) -> bytes | None:
         """The commit HEAD points at, read straight from the ref files (no dulwich: ~0.1 ms)."""
@@ -190,7 +206,7 @@ class GitStore:
         """A file's content at HEAD (or at ``commit``), None when absent."""
         from dulwich.objects import Blob, Tree
 
-        with self.open() as repo:
+        with self.intact(), self.open() as repo:
             try:
                 sha = commit or repo.refs[HEAD]
             except KeyError:
@@ -258,7 +274,7 @@ class GitStore:
 
         ``with_paths`` also lists the files each commit changed (a tree diff per commit: slower)."""
         entries: list[LogEntry] = []
-        with self.open() as repo:
+        with self.intact(), self.open() as repo:
             try:
                 head = repo.refs[HEAD]
             except KeyError:
@@ -370,8 +386,8 @@ class GitStore:
             raw = None
         owner = _parse_journal(raw) if raw is not None else {}
         if raw is not None:
-            if owner.get("pid") == os.getpid() and owner.get("host") == _HOST:
-                raise RepoError("a write of this process is still in progress", "this is a bug in the caller")
+            if self._journaling:  # this thread's own write, with the lock taken again inside it
+                return
             since = float(owner.get("time") or 0) - 1
         from gitmem.gitplumbing import sweep_git_locks
 
@@ -393,19 +409,22 @@ class GitStore:
     def _roll_back(self, paths: list[str]) -> int:
         """Put the work-tree files and index entries of ``paths`` back to what HEAD holds, and remove the
         temporary files a killed writer left next to them. Returns how many files changed."""
-        from dulwich.objects import Blob
+        from dulwich.objects import Blob, ObjectID
 
         from gitmem.fileio import atomic_write
 
         changed = 0
         blobs: dict[str, Blob | None] = {}
+        at_head = self.tree_files()
+        repo = self.open()
         for rel in paths:
             try:
                 _check_path(rel)
                 target = self._target(rel)
             except RepoError:
                 continue
-            committed = self.read_head_file(rel)
+            sha = at_head.get(rel)
+            committed = repo.object_store[ObjectID(sha.encode())].as_raw_string() if sha else None
             for stray in target.parent.glob(f".{target.name}.*.tmp") if target.parent.is_dir() else []:
                 with contextlib.suppress(OSError):
                     stray.unlink()
@@ -423,7 +442,7 @@ class GitStore:
                     atomic_write(target, committed)
             blobs[rel] = Blob.from_string(committed) if committed is not None else None
         index_path = self.git_dir / "index"
-        with self.open() as repo:
+        with repo:
             self._update_index(repo, blobs, index_path.read_bytes() if index_path.exists() else None)
         return changed
 
@@ -445,15 +464,17 @@ class GitStore:
 
         from gitmem.fileio import atomic_write
 
-        journal = self.git_dir / JOURNAL_NAME
-        if journal.exists():  # nested (a merge inside a commit's journal): the outer record covers it
+        if self._journaling:  # nested (a commit's move_to): the outer record covers it
             yield
             return
+        journal = self.git_dir / JOURNAL_NAME
         atomic_write(journal, json.dumps({"pid": os.getpid(), "host": _HOST, "time": time.time(),
                                           "paths": sorted(paths)}).encode())
+        self._journaling = True
         try:
             yield
         finally:
+            self._journaling = False
             with contextlib.suppress(FileNotFoundError):
                 journal.unlink()
 
@@ -476,7 +497,7 @@ class GitStore:
 
         from gitmem.gitplumbing import TreeEditor
 
-        with self.open() as repo:
+        with self.intact(), self.open() as repo:
             try:
                 old_head: bytes | None = repo.refs[HEAD]
             except KeyError:

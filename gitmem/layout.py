@@ -174,6 +174,11 @@ def check_layout(store: GitStore) -> list[Issue]:
                                 "could be committed (add the line back)"))
     if store.head() is None:
         issues.append(Issue("error", ".git", "no commits yet (run gitmem init)"))
+    else:
+        try:
+            store.read_head_file(REPO_CONFIG_NAME)  # the last commit and its tree can be read
+        except RepoError as exc:
+            issues.append(Issue("error", ".git", str(exc)))
     for link in symbolic_links(store.path):
         issues.append(Issue("error", link, "a symbolic link: gitmem never reads or writes through one "
                             f"(remove it: git -C {store.path} rm {link})"))

@@ -147,3 +147,15 @@ def test_a_file_folder_clash_in_a_merge_is_a_clear_error(tmp_path: Path) -> None
     assert "Traceback" not in result.err
     assert git(b, "rev-parse", "HEAD") == before
     assert_clean(b)
+
+
+def test_a_damaged_repository_is_named_with_how_to_repair_it(repo: MemoryRepo) -> None:
+    repo.remember("a memory whose objects get lost")
+    for folder in (repo.path / ".git" / "objects").glob("[0-9a-f][0-9a-f]"):
+        for item in folder.iterdir():
+            item.unlink()
+    result = run_cli("--repo", str(repo.path), "remember", "another one")
+    assert result.code == 1 and "is damaged" in result.err and "git -C" in result.err
+    assert "Traceback" not in result.err and "internal error" not in result.err
+    doctor = run_cli("--repo", str(repo.path), "doctor")
+    assert doctor.code == 1 and "is damaged" in doctor.out
