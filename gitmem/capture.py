@@ -123,7 +123,7 @@ def transcript_texts(path: Path, skip: int = 0, seen: list[int] | None = None) -
                 continue
             try:
                 record = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if not isinstance(record, dict) or record.get("isMeta") or record.get("type") not in ("user", None):
                 continue
@@ -299,7 +299,7 @@ def _read_candidates(repo_path: Path) -> tuple[list[dict[str, Any]], int]:
     for line in data[offset:end].splitlines():
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(record, dict) and record.get("kind") == "correction" and isinstance(record.get("text"), str):
             records.append(record)
@@ -309,7 +309,7 @@ def _read_candidates(repo_path: Path) -> tuple[list[dict[str, Any]], int]:
 def _read_state(repo_path: Path) -> dict[str, Any]:
     try:
         data = json.loads((repo_path / "local" / STATE_FILE).read_text("utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -82,7 +82,7 @@ def _read(path: Path) -> tuple[dict[str, Any], bytes | None]:
         return {}, raw
     try:
         data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise SettingsError(f"{path} is not valid JSON ({exc})",
                             "fix the file first; gitmem did not change it") from None
     if not isinstance(data, dict):

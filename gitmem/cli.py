@@ -162,6 +162,11 @@ def register_commands() -> None:
 
 def main() -> None:
     """Console-script entry point."""
+    crash = os.environ.get("GITMEM_TEST_CRASH")
+    if crash:  # test-only: die at a write step as a kill -9 would (tests/test_crash.py drives it)
+        from gitmem.fileio import set_crash_point
+
+        set_crash_point(crash)
     register_commands()
     cli(prog_name="gitmem")
 
@@ -318,7 +323,8 @@ def edit(state: State, memory_id: str) -> None:
     repo = state.open()
     memory = repo.get(memory_id)
     original = dumps(memory)
-    fd, name = tempfile.mkstemp(prefix=f"gitmem-{memory.id[:40]}-", suffix=".md")
+    # the draft's name never comes from the id: an id may hold any character, "/" included
+    fd, name = tempfile.mkstemp(prefix="gitmem-edit-", suffix=".md")
     draft = Path(name)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(original)
@@ -423,9 +429,14 @@ def export(state: State, active: bool, output: Path | None) -> None:
 
     if output:
         tmp = output.with_name(f".{output.name}.tmp")
-        with tmp.open("w", encoding="utf-8") as fh:
-            fh.writelines(lines())
-        tmp.replace(output)
+        try:
+            with tmp.open("w", encoding="utf-8") as fh:
+                fh.writelines(lines())
+            tmp.replace(output)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise GitmemError(f"cannot write {output}: {exc.strerror}",
+                              "check that its folder exists and is writable") from None
     else:
         for line in lines():
             click.echo(line, nl=False)

@@ -194,13 +194,20 @@ def capture(state: State, transcript: Path | None, session: str, project: str | 
     _print_lines(result, as_json)
 
 
+#: the longest period a --since accepts (a datetime cannot go back much further than year 1)
+MAX_DAYS = 36_500
+
+
 def _days(value: str) -> timedelta:
     match = re.fullmatch(r"\s*(\d+)\s*([dhw]?)\s*", value)
     if not match:
         raise ValidationError(f"not a duration: {value!r}", "use e.g. 7d, 24h or 2w")
     amount = int(match.group(1))
     unit = match.group(2) or "d"
-    return timedelta(hours=amount) if unit == "h" else timedelta(days=amount * (7 if unit == "w" else 1))
+    days = amount / 24 if unit == "h" else amount * (7 if unit == "w" else 1)
+    if days > MAX_DAYS:
+        raise ValidationError(f"{value.strip()!r} is too far back", f"use at most {MAX_DAYS}d (100 years)")
+    return timedelta(hours=amount) if unit == "h" else timedelta(days=days)
 
 
 @cli.command()

@@ -57,7 +57,7 @@ def _fields(summary: str) -> dict[str, str]:
     """file_path/command of a tool input summary (valid JSON or JSON cut short by the 500-character limit)."""
     try:
         data = json.loads(summary)
-    except ValueError:
+    except (ValueError, RecursionError):
         data = None
     if isinstance(data, dict):
         return {k: str(v) for k, v in data.items() if isinstance(v, str)}
@@ -83,7 +83,7 @@ def read_observations(local: Path, *, archives: bool = True) -> Iterator[dict[st
             for line in handle:
                 try:
                     record = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
                 if isinstance(record, dict) and record.get("session"):
                     yield record

@@ -171,7 +171,7 @@ def _pyproject(text: str) -> dict[str, str]:
 def _package_json(text: str) -> dict[str, str]:
     try:
         data = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return {}
     deps: dict[str, str] = {}
     if isinstance(data, dict):

@@ -34,3 +34,55 @@ def settled(mtime_ns: int, seen_ns: int) -> bool:
     ext3) need two seconds."""
     window = 2_000_000_000 if mtime_ns % 1_000_000_000 == 0 else 50_000_000
     return seen_ns - mtime_ns > window
+
+
+def inside(root: Path, rel: str) -> Path:
+    """``root / rel``, refusing a path that would leave ``root`` through a symbolic link: any folder on the way,
+    or the file itself, being a link (planted by hand or arriving with a pull) raises :class:`UnsafePathError`.
+    Folders that do not exist yet are fine (they will be created as real folders)."""
+    current = root
+    for part in rel.split("/"):
+        current = current / part
+        if os.path.islink(current):
+            raise UnsafePathError(current.relative_to(root).as_posix())
+    return current
+
+
+def read_inside(root: Path, rel: str) -> bytes:
+    """The bytes of ``root / rel`` without following a symbolic link anywhere on the way (see :func:`inside`)."""
+    path = inside(root, rel)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read()
+
+
+class UnsafePathError(OSError):
+    """A path inside the memory repository goes through a symbolic link; gitmem never follows one."""
+
+    def __init__(self, rel: str) -> None:
+        super().__init__(f"{rel} is a symbolic link")
+        self.rel = rel
+
+
+# test-only crash point: the step to die at and how many more times it may pass first ("" in normal runs)
+_crash_step = ""
+_crash_left = 0
+
+
+def crash_point(step: str) -> None:
+    """Die at once (``os._exit``, as a kill -9 would) when the tests asked for a crash at ``step``.
+
+    The entry points arm it from ``GITMEM_TEST_CRASH=step[:n]``; unarmed, this is one comparison."""
+    global _crash_left
+    if step != _crash_step:
+        return
+    _crash_left -= 1
+    if _crash_left <= 0:
+        os._exit(137)
+
+
+def set_crash_point(spec: str) -> None:
+    """Arm :func:`crash_point` from ``step`` or ``step:n`` (die the n-th time ``step`` is reached)."""
+    global _crash_step, _crash_left
+    step, _, count = spec.partition(":")
+    _crash_step, _crash_left = step, int(count) if count.isdigit() else 1

@@ -22,6 +22,7 @@ from dulwich.objects import ObjectID, Tree, parse_tree
 from dulwich.repo import Repo
 
 from gitmem.errors import RepoError
+from gitmem.fileio import crash_point
 
 FILE_MODE = 0o100644
 TREE_MODE = 0o040000
@@ -42,6 +43,37 @@ def retry(action: str, func: Callable[[], T]) -> T:
                 ) from None
             time.sleep(min(0.01 * (attempt + 1), 0.1))
     raise AssertionError("unreachable")
+
+
+#: git's lock files that a gitmem write takes (the index, the branch, HEAD, packed refs)
+_WRITE_LOCKS = ("index.lock", "HEAD.lock", "packed-refs.lock", "refs/heads/main.lock")
+
+
+def sweep_git_locks(git_dir: Path, *, since: float | None, stale_after: float, objects: bool = False) -> list[str]:
+    """Remove git lock files left by a killed process; returns their paths relative to ``git_dir``.
+
+    The caller holds gitmem's writer lock, so no gitmem process is writing. A lock is left over when it was
+    made after ``since`` (the start of a write whose process died) or is older than ``stale_after`` seconds (no
+    git command holds one that long in a memory repository). ``objects`` also looks at ``.lock`` files in
+    ``objects/`` (dulwich writes loose objects through them; git itself uses ``tmp_obj_*`` names)."""
+    candidates = [git_dir / name for name in _WRITE_LOCKS]
+    if objects:
+        candidates += git_dir.glob("objects/??/*.lock")
+        candidates += git_dir.glob("refs/**/*.lock")
+    now = time.time()
+    removed: list[str] = []
+    for lock in dict.fromkeys(candidates):
+        try:
+            mtime = lock.stat().st_mtime
+        except OSError:
+            continue
+        if (since is not None and mtime >= since) or now - mtime > stale_after:
+            try:
+                lock.unlink()
+            except OSError:
+                continue
+            removed.append(lock.relative_to(git_dir).as_posix())
+    return removed
 
 
 def _tree_key(name: bytes, mode: int) -> bytes:
@@ -204,6 +236,7 @@ def splice_index(raw: bytes, updates: dict[bytes, bytes | None]) -> bytes | None
 def write_index(path: Path, data: bytes) -> None:
     with GitFile(str(path), "wb") as fh:
         fh.write(data)
+        crash_point("index-lock")  # test-only: die holding git's index.lock
 
 
 # -- reading trees ---------------------------------------------------------------------------------------
@@ -253,10 +286,11 @@ def walk_tree(store: BaseObjectStore, tree: bytes, base: bytes, out: dict[str, s
 
 
 def diff_trees(store: BaseObjectStore, old_tree: bytes | None, new_tree: bytes | None,
-               base: bytes = b"") -> dict[str, bytes | None]:
+               base: bytes = b"", *, links: list[str] | None = None) -> dict[str, bytes | None]:
     """Paths that differ between two trees → the new blob SHA (None when deleted). Identical subtrees are
     skipped by SHA, and in a changed folder only the entries that differ are looked at (a set difference of
-    the parsed entries), so one new memory in a folder of 10k costs a few milliseconds."""
+    the parsed entries), so one new memory in a folder of 10k costs a few milliseconds. ``links`` collects
+    the changed paths that ``new_tree`` holds as symbolic links or submodules rather than files."""
     changes: dict[str, bytes | None] = {}
     if old_tree == new_tree:
         return changes
@@ -270,9 +304,11 @@ def diff_trees(store: BaseObjectStore, old_tree: bytes | None, new_tree: bytes |
         old_dir = before[1] if before and before[0] == TREE_MODE else None
         new_dir = after[1] if after and after[0] == TREE_MODE else None
         if old_dir or new_dir:
-            changes.update(diff_trees(store, old_dir, new_dir, path + b"/"))
+            changes.update(diff_trees(store, old_dir, new_dir, path + b"/", links=links))
         if before and not old_dir and not (after and not new_dir):
             changes[path.decode("utf-8", "surrogateescape")] = None
         if after and not new_dir:
             changes[path.decode("utf-8", "surrogateescape")] = after[1]
+            if links is not None and after[0] & 0o170000 != 0o100000:
+                links.append(path.decode("utf-8", "surrogateescape"))
     return changes

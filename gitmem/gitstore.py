@@ -13,21 +13,27 @@ import contextlib
 import os
 import re
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from gitmem.errors import LockTimeoutError, RepoError, RepoNotFoundError
+from gitmem.fileio import crash_point
 
 if TYPE_CHECKING:  # dulwich and filelock load on first use: reading HEAD or a file needs neither
-    from dulwich.objects import Blob
+    from dulwich.objects import Blob, ShaFile
     from dulwich.refs import Ref
     from dulwich.repo import Repo
 
 BRANCH = cast("Ref", b"refs/heads/main")
 HEAD = cast("Ref", b"HEAD")
 LOCK_NAME = "gitmem.lock"
+#: what a write in progress touches, and who writes it (see :meth:`GitStore.journal`)
+JOURNAL_NAME = "gitmem-journal.json"
+#: a git lock file older than this, with no gitmem writer running, is left over from a killed process
+STALE_LOCK_SECONDS = 120.0
+_HOST = os.uname().nodename if hasattr(os, "uname") else ""
 TRAILER = re.compile(r"^(Gitmem-[A-Za-z-]+):\s*(.*)$")
 
 
@@ -95,6 +101,7 @@ class GitStore:
                 f"no memory repository at {self.path}", f"create it with: gitmem init {self.path}"
             )
         self.git_dir = git_dir
+        self._journaling = False  # inside :meth:`journal`
 
     # -- creation ---------------------------------------------------------------------------------------
     @staticmethod
@@ -112,19 +119,21 @@ class GitStore:
 
     @staticmethod
     def clone(remote: str, path: Path) -> GitStore:
-        """Clone ``remote`` into ``path`` (which must not exist or be empty)."""
+        """Clone ``remote``'s ``main`` branch into ``path`` (which must not exist or be empty), whatever the
+        remote's HEAD names (a bare repository made by ``git init --bare`` points it at ``master``)."""
         from dulwich import porcelain
 
         try:
-            with porcelain.clone(remote, str(path), checkout=True, errstream=_NullStream()):  # type: ignore[arg-type]
+            with porcelain.clone(remote, str(path), checkout=True, branch=BRANCH.removeprefix(b"refs/heads/"),
+                                 errstream=_NullStream()):  # type: ignore[arg-type]
                 pass
         except Exception as exc:  # dulwich raises many kinds (HangupException, GitProtocolError, OSError)
             raise RepoError(f"cannot clone {remote}: {exc}", "check the URL and your git credentials") from None
         return GitStore(path)
 
     @staticmethod
-    def remote_has_commits(remote: str) -> bool:
-        """Whether ``remote`` exists and has at least one branch."""
+    def remote_branches(remote: str) -> list[str]:
+        """The branch names ``remote`` has (empty for a new bare repository); RepoError when unreachable."""
         from dulwich import porcelain
 
         try:
@@ -132,7 +141,8 @@ class GitStore:
         except Exception as exc:
             raise RepoError(f"cannot reach {remote}: {exc}", "check the URL and your network") from None
         mapping = getattr(refs, "refs", refs)
-        return any(name.startswith(b"refs/heads/") for name in mapping)
+        return sorted(name.decode("utf-8", "replace").removeprefix("refs/heads/") for name in mapping
+                      if name.startswith(b"refs/heads/"))
 
     def open(self) -> Repo:
         from dulwich.errors import NotGitRepository
@@ -142,6 +152,21 @@ class GitStore:
             return Repo(str(self.path))
         except NotGitRepository:
             raise RepoNotFoundError(f"{self.path} is not a git repository", "run gitmem init") from None
+
+    @contextlib.contextmanager
+    def intact(self) -> Iterator[None]:
+        """Turn dulwich's missing-object errors (a damaged ``.git``: objects deleted, a ref pointing nowhere)
+        into one :class:`RepoError` that says how to repair the repository."""
+        from dulwich.errors import MissingCommitError, ObjectMissing
+
+        try:
+            yield
+        except (KeyError, MissingCommitError, ObjectMissing) as exc:
+            name = exc.args[0] if exc.args else exc
+            shown = name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
+            raise RepoError(f"the memory repository {self.path} is damaged: object or ref {shown[:40]!r} is missing",
+                            f"check it with: git -C {self.path} fsck; restore it from a clone or the remote "
+                            "(git clone URL, then gitmem --repo NEWPATH doctor)") from None
 
     # -- reading ----------------------------------------------------------------------------------------
     def head(self) -> bytes | None:
@@ -185,7 +210,7 @@ class GitStore:
         """A file's content at HEAD (or at ``commit``), None when absent."""
         from dulwich.objects import Blob, Tree
 
-        with self.open() as repo:
+        with self.intact(), self.open() as repo:
             try:
                 sha = commit or repo.refs[HEAD]
             except KeyError:
@@ -253,7 +278,7 @@ class GitStore:
 
         ``with_paths`` also lists the files each commit changed (a tree diff per commit: slower)."""
         entries: list[LogEntry] = []
-        with self.open() as repo:
+        with self.intact(), self.open() as repo:
             try:
                 head = repo.refs[HEAD]
             except KeyError:
@@ -334,10 +359,12 @@ class GitStore:
 
         try:
             with file_lock(self.git_dir / LOCK_NAME, self.lock_timeout):
+                self._recover()
                 yield
         except LockTimeout:
             raise LockTimeoutError(
-                f"another gitmem process has held the lock on {self.path} for {self.lock_timeout:.0f} s",
+                f"another gitmem process has held the lock on {self.path} for {self.lock_timeout:.0f} s"
+                + _owner_note(self.git_dir / JOURNAL_NAME),
                 "wait for it to finish and try again",
             ) from None
 
@@ -379,6 +406,130 @@ class GitStore:
             cleaned[path] = content if scrubbed == text else scrubbed.encode("utf-8")
         return cleaned
 
+    def recover_if_interrupted(self) -> None:
+        """Undo a write that a killed process left half done, if its journal is there and no writer is running
+        (readers call this so they never show files of a commit that does not exist). Costs one ``stat``."""
+        if not (self.git_dir / JOURNAL_NAME).exists():
+            return
+        from gitmem.locks import LockTimeout, file_lock
+
+        with contextlib.suppress(LockTimeout, OSError), file_lock(self.git_dir / LOCK_NAME, 0):
+            self._recover()
+
+    def _recover(self) -> None:
+        """Under the writer lock: roll back what a dead writer left (see :meth:`journal`) and remove git lock
+        files that no live process holds; each recovery is one line in ``local/gitmem.log``."""
+        journal = self.git_dir / JOURNAL_NAME
+        notes: list[str] = []
+        since: float | None = None
+        try:
+            raw = journal.read_bytes()
+        except FileNotFoundError:
+            raw = None
+        owner = _parse_journal(raw) if raw is not None else {}
+        if raw is not None:
+            if self._journaling:  # this thread's own write, with the lock taken again inside it
+                return
+            since = float(owner.get("time") or 0) - 1
+        from gitmem.gitplumbing import sweep_git_locks
+
+        removed = sweep_git_locks(self.git_dir, since=since, stale_after=STALE_LOCK_SECONDS,
+                                  objects=raw is not None)
+        if raw is not None:
+            paths = [p for p in owner.get("paths") or [] if isinstance(p, str)]
+            restored = self._roll_back(paths)
+            notes.append(f"rolled back an interrupted write by pid {owner.get('pid')} on {owner.get('host')} "
+                         f"({restored} of {len(paths)} files restored to HEAD)")
+        if removed:
+            notes.append("removed stale git lock files: " + ", ".join(removed[:5])
+                         + (f" and {len(removed) - 5} more" if len(removed) > 5 else ""))
+        if raw is not None:
+            journal.unlink()
+        if notes:
+            self._log("; ".join(notes))
+
+    def _roll_back(self, paths: list[str]) -> int:
+        """Put the work-tree files and index entries of ``paths`` back to what HEAD holds, and remove the
+        temporary files a killed writer left next to them. Returns how many files changed."""
+        from dulwich.objects import Blob, ObjectID
+
+        from gitmem.fileio import atomic_write
+
+        changed = 0
+        blobs: dict[str, Blob | None] = {}
+        at_head = self.tree_files()
+        repo = self.open()
+        for rel in paths:
+            try:
+                _check_path(rel)
+                target = self._target(rel)
+            except RepoError:
+                continue
+            sha = at_head.get(rel)
+            committed = repo.object_store[ObjectID(sha.encode())].as_raw_string() if sha else None
+            for stray in target.parent.glob(f".{target.name}.*.tmp") if target.parent.is_dir() else []:
+                with contextlib.suppress(OSError):
+                    stray.unlink()
+            try:
+                current: bytes | None = target.read_bytes()
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                current = None
+            if current != committed:
+                changed += 1
+                if committed is None:
+                    with contextlib.suppress(OSError):
+                        target.unlink()
+                    _prune_empty_dirs(target.parent, self.path)
+                else:
+                    atomic_write(target, committed)
+            blobs[rel] = Blob.from_string(committed) if committed is not None else None
+        index_path = self.git_dir / "index"
+        with repo:
+            self._update_index(repo, blobs, index_path.read_bytes() if index_path.exists() else None)
+        return changed
+
+    def _log(self, line: str) -> None:
+        from datetime import UTC, datetime
+
+        log = self.path / "local" / "gitmem.log"
+        with contextlib.suppress(OSError):
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with log.open("a", encoding="utf-8") as fh:
+                fh.write(f"{datetime.now(UTC).isoformat(timespec='seconds')} recovered: {line}\n")
+
+    @contextlib.contextmanager
+    def journal(self, paths: Iterable[str]) -> Iterator[None]:
+        """Record, before anything is written, which work-tree paths this write touches and who writes them
+        (pid, host, time). A process killed before the end leaves the record behind, and the next writer (or
+        reader) puts those paths back to HEAD: files of a commit that never happened are never seen."""
+        import json
+
+        from gitmem.fileio import atomic_write
+
+        if self._journaling:  # nested (a commit's move_to): the outer record covers it
+            yield
+            return
+        journal = self.git_dir / JOURNAL_NAME
+        atomic_write(journal, json.dumps({"pid": os.getpid(), "host": _HOST, "time": time.time(),
+                                          "paths": sorted(paths)}).encode())
+        self._journaling = True
+        try:
+            yield
+        finally:
+            self._journaling = False
+            with contextlib.suppress(FileNotFoundError):
+                journal.unlink()
+
+    def _target(self, rel: str) -> Path:
+        """The work-tree path of ``rel``, refusing one that goes through a symbolic link."""
+        from gitmem.fileio import UnsafePathError, inside
+
+        try:
+            return inside(self.path, rel)
+        except UnsafePathError as exc:
+            raise RepoError(f"{exc.rel} in the memory repository is a symbolic link; gitmem never writes "
+                            "through one", f"remove the link {self.path / exc.rel} and retry") from None
+
     def commit(self, changes: Mapping[str, bytes | None], message: str, author: str) -> str:
         """Write ``changes`` (path → content, None deletes) to the work tree and commit them as one commit.
 
@@ -387,7 +538,7 @@ class GitStore:
         is refused (:meth:`scrub_files`), whatever the caller forgot; :attr:`last_redaction` lists the kinds
         removed. The caller holds :meth:`locked`. Returns the new commit SHA, or ``""`` when nothing changed.
         """
-        from dulwich.objects import Blob, Commit, ObjectID
+        from dulwich.objects import Blob
 
         from gitmem.gitplumbing import TreeEditor
 
@@ -395,7 +546,7 @@ class GitStore:
         changes = self.scrub_files(changes)
         message = self.scrub_text(message)
 
-        with self.open() as repo:
+        with self.intact(), self.open() as repo:
             try:
                 old_head: bytes | None = repo.refs[HEAD]
             except KeyError:
@@ -412,24 +563,11 @@ class GitStore:
             new_tree = editor.apply(old_tree, tree_changes) or _empty_tree(repo)
             if new_tree == old_tree:
                 return ""
-            for blob in blobs.values():
-                if blob is not None:
-                    repo.object_store.add_object(blob)
-            for tree in editor.new:
-                repo.object_store.add_object(tree)
-            commit = Commit()
-            commit.tree = new_tree
-            commit.parents = [ObjectID(old_head)] if old_head else []
-            commit.author = commit.committer = author.encode()
-            commit.author_time = commit.commit_time = int(time.time())
-            offset = -time.timezone if time.localtime().tm_isdst == 0 else -time.altzone
-            commit.author_timezone = commit.commit_timezone = offset
-            commit.encoding = b"UTF-8"
-            commit.message = message.encode()
-            repo.object_store.add_object(commit)
-
-            self.move_to(repo, old_head, commit.id, changes, blobs)
-            return commit.id.decode()
+            with self.journal(changes):
+                commit = new_commit(repo, new_tree, [old_head] if old_head else [], message, author,
+                                    [*(b for b in blobs.values() if b is not None), *editor.new])
+                self.move_to(repo, old_head, commit, changes, blobs)
+            return commit.decode()
 
     def move_to(self, repo: Repo, old_head: bytes | None, new_commit: bytes, files: Mapping[str, bytes | None],
                 blobs: Mapping[str, Blob | None] | None = None) -> None:
@@ -437,44 +575,55 @@ class GitStore:
         (compare-and-swap). ``files`` are the paths that differ, with their new content (None: deleted).
 
         Used by commits and by merges/fast-forwards alike. On any failure the files and the index are put
-        back and the branch stays where it was."""
+        back and the branch stays where it was; a process killed on the way leaves its journal, and the next
+        one rolls the files back (:meth:`_recover`)."""
         from dulwich.objects import Blob, ObjectID
 
         from gitmem.gitplumbing import retry, write_index
 
         if blobs is None:
             blobs = {path: (Blob.from_string(data) if data is not None else None) for path, data in files.items()}
-        undo = self._write_worktree(files)
-        index_path = self.git_dir / "index"
-        old_index = index_path.read_bytes() if index_path.exists() else None
-        try:
-            self._update_index(repo, blobs, old_index)
-            old_id = ObjectID(old_head) if old_head is not None else None
-            moved = retry("move the branch",
-                          lambda: repo.refs.set_if_equals(HEAD, old_id, ObjectID(new_commit)))
-            if not moved:
-                raise RepoError("the memory repo's branch moved while gitmem was writing",
-                                "retry; run gitmem doctor if it repeats")
-        except BaseException:
-            self._restore(undo)
-            if old_index is not None:
-                retry("restore the index", lambda: write_index(index_path, old_index))
-            raise
+        with self.journal(files):
+            undo = self._write_worktree(files)
+            index_path = self.git_dir / "index"
+            old_index = index_path.read_bytes() if index_path.exists() else None
+            try:
+                self._update_index(repo, blobs, old_index)
+                crash_point("index")
+                old_id = ObjectID(old_head) if old_head is not None else None
+                moved = retry("move the branch",
+                              lambda: repo.refs.set_if_equals(HEAD, old_id, ObjectID(new_commit)))
+                if not moved:
+                    raise RepoError("the memory repo's branch moved while gitmem was writing",
+                                    "retry; run gitmem doctor if it repeats")
+            except BaseException:
+                self._restore(undo)
+                if old_index is not None:
+                    retry("restore the index", lambda: write_index(index_path, old_index))
+                raise
+            crash_point("ref")
 
     def _write_worktree(self, changes: Mapping[str, bytes | None]) -> dict[Path, bytes | None]:
         from gitmem.fileio import atomic_write
 
+        targets = {path: self._target(path) for path in changes}  # refuse a link before writing anything
         undo: dict[Path, bytes | None] = {}
         try:
             for path, content in changes.items():
-                target = self.path / path
-                undo[target] = target.read_bytes() if target.exists() else None
+                target = targets[path]
+                undo[target] = target.read_bytes() if target.is_file() else None
+                crash_point("worktree")
                 if content is None:
                     with contextlib.suppress(FileNotFoundError):
                         target.unlink()
                     _prune_empty_dirs(target.parent, self.path)
                 else:
                     atomic_write(target, content)
+        except (NotADirectoryError, IsADirectoryError, FileExistsError) as exc:
+            self._restore(undo)
+            where = os.path.relpath(exc.filename, self.path) if exc.filename else path
+            raise RepoError(f"cannot write {path}: {where} is a file where a folder is needed, or the other way round",
+                            "rename or remove one of them with git (git rm PATH, commit), then retry") from None
         except BaseException:
             self._restore(undo)
             raise
@@ -486,7 +635,7 @@ class GitStore:
 
         for target, content in undo.items():
             if content is None:
-                with contextlib.suppress(FileNotFoundError):
+                with contextlib.suppress(FileNotFoundError, NotADirectoryError):
                     target.unlink()
             else:
                 atomic_write(target, content)
@@ -542,12 +691,56 @@ class _NullStream:
         pass
 
 
+def new_commit(repo: Repo, tree: bytes, parents: list[bytes], message: str, author: str,
+               objects: Iterable[ShaFile] = ()) -> bytes:
+    """Store ``objects`` (blobs and trees) and a commit of ``tree`` on ``parents``, dated now in the local time
+    zone; returns the commit's SHA. Nothing points at it yet (the caller moves the branch)."""
+    from dulwich.objects import Commit, ObjectID
+
+    for obj in objects:
+        repo.object_store.add_object(obj)
+    commit = Commit()
+    commit.tree = ObjectID(tree)
+    commit.parents = [ObjectID(p) for p in parents]
+    commit.author = commit.committer = author.encode()
+    commit.author_time = commit.commit_time = int(time.time())
+    offset = -time.timezone if time.localtime().tm_isdst == 0 else -time.altzone
+    commit.author_timezone = commit.commit_timezone = offset
+    commit.encoding = b"UTF-8"
+    commit.message = message.encode()
+    repo.object_store.add_object(commit)
+    crash_point("objects")
+    return bytes(commit.id)
+
+
 def _empty_tree(repo: Repo) -> bytes:
     from dulwich.objects import Tree
 
     tree = Tree()
     repo.object_store.add_object(tree)
     return tree.id
+
+
+def _parse_journal(raw: bytes) -> dict[str, Any]:
+    import json
+
+    try:
+        data = json.loads(raw)
+    except ValueError:  # cut short by the kill: the paths are lost, but the locks can still be swept
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _owner_note(journal: Path) -> str:
+    """`` (pid P on host H, writing since T)`` from a journal, for a lock-timeout message; "" without one."""
+    try:
+        owner = _parse_journal(journal.read_bytes())
+    except OSError:
+        return ""
+    if not owner:
+        return ""
+    started = time.strftime("%H:%M:%S", time.localtime(float(owner.get("time") or 0)))
+    return f" (pid {owner.get('pid')} on {owner.get('host')}, writing since {started})"
 
 
 def _check_path(path: str) -> None:
@@ -557,7 +750,7 @@ def _check_path(path: str) -> None:
 
 
 def _prune_empty_dirs(directory: Path, root: Path) -> None:
-    while directory != root and directory.is_dir() and not any(directory.iterdir()):
+    while directory != root and directory.is_dir() and not directory.is_symlink() and not any(directory.iterdir()):
         directory.rmdir()
         directory = directory.parent
 

@@ -201,4 +201,5 @@ def recent_errors(repo: Path, limit: int = 5) -> list[str]:
         lines = (repo / "local" / "gitmem.log").read_text("utf-8", "replace").splitlines()
     except OSError:
         return []
-    return [line for line in lines if line[:4].isdigit()][-limit:]
+    # lines that start an entry; a write recovered from a killed process is not an error
+    return [line for line in lines if line[:4].isdigit() and " recovered: " not in line][-limit:]

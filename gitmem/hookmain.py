@@ -36,6 +36,8 @@ def _parse(data: bytes) -> dict[str, Any]:
         payload = json.loads(data.decode("utf-8", "replace") or "null")
     except json.JSONDecodeError as exc:
         raise HookInputError(f"the hook input is not JSON ({exc.msg} at {exc.pos})", "nothing was recorded") from None
+    except RecursionError:
+        raise HookInputError("the hook input is JSON nested too deeply", "nothing was recorded") from None
     if not isinstance(payload, dict):
         raise HookInputError("the hook input is not a JSON object", "nothing was recorded")
     return payload

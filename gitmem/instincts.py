@@ -259,7 +259,7 @@ def _state_path(repo_path: Path) -> Path:
 def read_state(repo_path: Path) -> dict[str, Any]:
     try:
         data = json.loads(_state_path(repo_path).read_text("utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {"sessions": {}}
     return data if isinstance(data, dict) and isinstance(data.get("sessions"), dict) else {"sessions": {}}
 

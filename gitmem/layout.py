@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -9,6 +10,9 @@ from gitmem.config import REPO_CONFIG_NAME, read_toml
 from gitmem.documents import SCHEMA_VERSION
 from gitmem.errors import ConfigError, GitmemError, RepoError
 from gitmem.gitstore import GitStore, format_message
+
+#: seconds the first push to an empty remote may take at init
+PUSH_TIMEOUT = 60.0
 
 GITIGNORE = """\
 # Derived state: rebuilt from git at any time (search index, embedding vectors).
@@ -94,7 +98,9 @@ def is_memory_repo(path: Path) -> bool:
 def init_repo(path: Path, *, remote: str = "", author: str = "") -> InitResult:
     """Create the memory repository at ``path`` (or clone ``remote`` when it already holds one).
 
-    Idempotent: an existing memory repository is left exactly as it is."""
+    An empty remote (a new ``git init --bare``, whatever its HEAD names) gets the new repository's first commit
+    pushed to its ``main`` branch, so the next machine clones it. Idempotent: an existing memory repository is
+    left exactly as it is. A failed init leaves nothing behind (no half-made clone)."""
     path = path.expanduser().resolve()
     if is_memory_repo(path):
         store = GitStore(path)
@@ -107,8 +113,25 @@ def init_repo(path: Path, *, remote: str = "", author: str = "") -> InitResult:
     if not is_git and path.is_dir() and any(path.iterdir()):
         raise GitmemError(f"{path} is not empty and not a git repository",
                           "choose an empty or new directory, or an existing git repository")
-    if remote and not is_git and GitStore.remote_has_commits(remote):
-        store = GitStore.clone(remote, path)
+    branches = GitStore.remote_branches(remote) if remote and not is_git else []
+    existed = path.exists()
+    try:
+        return _create(path, remote, author, is_git, branches)
+    except BaseException:
+        if not is_git:  # everything in it is ours: the folder was new or empty
+            shutil.rmtree(path, ignore_errors=True)
+            if existed:
+                path.mkdir(exist_ok=True)
+        raise
+
+
+def _create(path: Path, remote: str, author: str, is_git: bool, branches: list[str]) -> InitResult:
+    if branches:
+        if "main" not in branches:
+            raise RepoError(f"{remote} is a git repository but not a gitmem memory repository (it has the branches "
+                            f"{', '.join(branches[:5])} and no main)",
+                            "point --remote at a memory repository or an empty one")
+        GitStore.clone(remote, path)
         if not (path / REPO_CONFIG_NAME).is_file():
             raise RepoError(f"{remote} is a git repository but not a gitmem memory repository (no gitmem.toml)",
                             "point --remote at a memory repository or an empty one")
@@ -120,6 +143,12 @@ def init_repo(path: Path, *, remote: str = "", author: str = "") -> InitResult:
     message = format_message("init: gitmem memory repository", {"Gitmem-Op": "init", "Gitmem-Source": "cli"})
     with store.locked():
         store.commit(files, message, store.author(author))
+    if remote and not is_git:  # the remote is empty: make it the memory repository the next machine clones
+        from gitmem.remote import push
+
+        head = store.head()
+        if head is not None:
+            push(store, head, "main", timeout=PUSH_TIMEOUT)
     return InitResult(path, "adopted" if is_git else "created", remote)
 
 
@@ -145,7 +174,30 @@ def check_layout(store: GitStore) -> list[Issue]:
                                 "could be committed (add the line back)"))
     if store.head() is None:
         issues.append(Issue("error", ".git", "no commits yet (run gitmem init)"))
+    else:
+        try:
+            store.read_head_file(REPO_CONFIG_NAME)  # the last commit and its tree can be read
+        except RepoError as exc:
+            issues.append(Issue("error", ".git", str(exc)))
+    for link in symbolic_links(store.path):
+        issues.append(Issue("error", link, "a symbolic link: gitmem never reads or writes through one "
+                            f"(remove it: git -C {store.path} rm {link})"))
     if (store.git_dir / "index.lock").exists():
         issues.append(Issue("warning", ".git/index.lock", "a git lock file is present; if no git process is "
                             "running, delete it"))
     return issues
+
+
+def symbolic_links(root: Path) -> list[str]:
+    """Symbolic links in the work tree (outside ``.git``, ``.cache`` and ``local``), relative to ``root``."""
+    import os
+
+    found: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        base = Path(folder)
+        if base == root:
+            dirs[:] = [d for d in dirs if d not in (".git", ".cache", "local")]
+        for name in [*dirs, *files]:
+            if (base / name).is_symlink():
+                found.append((base / name).relative_to(root).as_posix())
+    return sorted(found)

@@ -161,7 +161,7 @@ def rotate(local: Path, *, max_bytes: int = MAX_BYTES, max_lines: int = MAX_LINE
 def _field(line: bytes, name: str) -> Any:
     try:
         data = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return data.get(name) if isinstance(data, dict) else None
 
@@ -170,7 +170,7 @@ def read_observations(local: Path) -> Iterator[dict[str, Any]]:
     """The observations in the main file (unreadable lines skipped)."""
     with contextlib.suppress(FileNotFoundError), observations_path(local).open(encoding="utf-8") as fh:
         for line in fh:
-            with contextlib.suppress(ValueError):
+            with contextlib.suppress(ValueError, RecursionError):
                 data = json.loads(line)
                 if isinstance(data, dict):
                     yield data
@@ -181,7 +181,7 @@ def read_json(path: Path) -> dict[str, Any]:
     """A JSON object from ``path``; missing or damaged files count as empty (all of this is derived state)."""
     try:
         data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from dulwich.file import FileLocked
 from dulwich.objects import Commit, ObjectID
 from dulwich.refs import Ref
 from dulwich.repo import Repo
@@ -27,6 +28,12 @@ from gitmem.gitstore import BRANCH, HEAD, GitStore
 
 T = TypeVar("T")
 REMOTE = "origin"
+
+
+class PushRejected(RepoError):
+    """The remote refused to move a branch. Most often someone else pushed between our fetch and our push (the
+    remote then says "unable to set", "failed to update ref", "fetch first"): :func:`gitmem.sync.sync` fetches,
+    merges and pushes again, and reports this only when the remote branch did not move (a real refusal)."""
 
 
 # -- network ------------------------------------------------------------------------------------------
@@ -111,12 +118,16 @@ def push(store: GitStore, local: bytes, target: str, *, remote: str = REMOTE, ti
         with store.open() as repo:
             pushed = _head(repo) or local
             refspec = (b"+" if force else b"") + BRANCH + b":refs/heads/" + target.encode()
-            result = porcelain.push(repo, remote, [refspec], outstream=io.BytesIO(), errstream=io.BytesIO(),
-                                    force=force)
+            try:
+                result = porcelain.push(repo, remote, [refspec], outstream=io.BytesIO(), errstream=io.BytesIO(),
+                                        force=force)
+            except FileLocked:  # a remote on this file system, whose branch another push is moving right now
+                raise PushRejected(f"the remote branch {target} is locked by another push",
+                                   "run gitmem sync again") from None
             for ref, error in (result.ref_status or {}).items():
                 if error is not None:
-                    raise RepoError(f"the remote refused {ref.decode('utf-8', 'replace')}: {error}",
-                                    "check your permissions on the remote")
+                    raise PushRejected(f"the remote refused {ref.decode('utf-8', 'replace')}: {error}",
+                                       "check your permissions on the remote")
             if target:
                 repo.refs[Ref(f"refs/remotes/{remote}/{target}".encode())] = ObjectID(pushed)
 

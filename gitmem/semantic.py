@@ -234,7 +234,7 @@ def _load_json(text: str) -> Any:
     text = text.strip()
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
         if not fenced:
             raise

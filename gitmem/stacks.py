@@ -64,7 +64,7 @@ def _toml(root: Path, rel: str) -> dict[str, Any]:
 def _json(root: Path, rel: str) -> dict[str, Any]:
     try:
         data = json.loads(peek(root, rel))
-    except ValueError:
+    except (ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -16,6 +16,7 @@ from gitmem import documents as docs
 from gitmem.config import Config
 from gitmem.documents import Memory
 from gitmem.errors import DocumentError, GitmemError, NotFoundError, ValidationError
+from gitmem.fileio import UnsafePathError, read_inside
 from gitmem.gitstore import GitStore, LogEntry, format_message
 from gitmem.layout import Issue, check_layout
 from gitmem.redact import redact, redact_value
@@ -48,6 +49,7 @@ class MemoryRepo:
     def __init__(self, config: Config, *, lock_timeout: float = 30.0) -> None:
         self.config = config
         self.git = GitStore(config.repo, lock_timeout=lock_timeout, extra_patterns=config.redaction.extra_patterns)
+        self.git.recover_if_interrupted()  # never read files of a write that a killed process left half done
         self.path = self.git.path
         #: unreadable files met by the last :meth:`list`, as (path, reason)
         self.warnings: list[DocumentError] = []
@@ -61,22 +63,26 @@ class MemoryRepo:
         root = self.path / docs.MEMORIES_DIR
         if not root.is_dir():
             return []
-        return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+        # a link (to a folder outside the repository, say) is never followed: doctor reports it
+        return sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith("."))
 
     def _find(self, memory_id: str) -> Path | None:
         stem = docs.file_stem(docs.check_id(memory_id)) + ".md"
         for directory in self._memory_dirs():
             candidate = directory / stem
-            if candidate.is_file():
+            if candidate.is_file() and not candidate.is_symlink():
                 return candidate
         return None
 
     def _read(self, path: Path) -> Memory:
         rel = path.relative_to(self.path).as_posix()
         try:
-            text = path.read_bytes().decode("utf-8")
+            text = read_inside(self.path, rel).decode("utf-8")
         except UnicodeDecodeError:
             raise DocumentError(f"{rel}: not UTF-8 text", "re-save it as UTF-8 or restore it from git") from None
+        except UnsafePathError as exc:
+            raise DocumentError(f"{rel}: {exc.rel} is a symbolic link, which gitmem never follows",
+                                f"remove it: git -C {self.path} rm {exc.rel}") from None
         return docs.loads(text, rel)
 
     def get(self, memory_id: str) -> Memory:
@@ -518,6 +524,9 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
             except json.JSONDecodeError as exc:
                 raise ValidationError(f"{path}:{number}: not valid JSON ({exc.msg})",
                                       "one JSON object per line") from None
+            except RecursionError:
+                raise ValidationError(f"{path}:{number}: JSON nested too deeply",
+                                      "a record is a flat object of text, numbers and lists") from None
             if not isinstance(value, dict):
                 raise ValidationError(f"{path}:{number}: not a JSON object", 'write {"text": "..."} per line')
             yield value

@@ -13,6 +13,7 @@ unreachable remote is one clear :class:`RepoError` and leaves local work untouch
 
 from __future__ import annotations
 
+import random
 import socket
 import time
 from collections.abc import Mapping
@@ -20,17 +21,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
-from dulwich.objects import Blob, Commit, ObjectID
+from dulwich.objects import Blob, ObjectID
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from gitmem.config import Config
 from gitmem.errors import RepoError
 from gitmem.gitplumbing import TreeEditor, diff_trees
-from gitmem.gitstore import GitStore, format_message
+from gitmem.gitstore import GitStore, format_message, new_commit
 from gitmem.merge import FileMerge, merge_file
 from gitmem.remote import (
     REMOTE,
+    PushRejected,
     _blob,
     _file_at,
     _head,
@@ -43,7 +45,10 @@ from gitmem.remote import (
     remote_url,
 )
 
-_MAX_ROUNDS = 3
+#: fetch → merge → push rounds before a sync gives up on a remote that others keep pushing to
+_MAX_ROUNDS = 6
+#: seconds of the first pause after a refused push (doubled each round, with jitter)
+_BACKOFF = 0.1
 
 
 @dataclass
@@ -159,10 +164,21 @@ def _contents(repo: Repo, changes: Mapping[str, bytes | None]) -> dict[str, byte
     return {path: _blob(repo, sha) for path, sha in changes.items()}
 
 
+def _refuse_links(links: list[str]) -> None:
+    """A symbolic link (or submodule) from the remote would be written as a plain file or followed later:
+    gitmem brings in neither."""
+    if links:
+        shown = ", ".join(sorted(links)[:3]) + (f" and {len(links) - 3} more" if len(links) > 3 else "")
+        raise RepoError(f"the remote branch holds symbolic links or submodules, which gitmem never follows: {shown}",
+                        "remove them on the remote (git rm PATH, commit, push), then sync again")
+
+
 def fast_forward(store: GitStore, repo: Repo, local: bytes | None, remote_sha: bytes) -> list[str]:
     """Move to ``remote_sha`` (a descendant of ``local``); returns the paths that changed."""
     local_tree = _tree_of(repo, local) if local else None
-    files = _contents(repo, diff_trees(repo.object_store, local_tree, _tree_of(repo, remote_sha)))
+    links: list[str] = []
+    files = _contents(repo, diff_trees(repo.object_store, local_tree, _tree_of(repo, remote_sha), links=links))
+    _refuse_links(links)
     _check_clean(store, repo, local_tree, files)
     _apply(store, repo, local, remote_sha, files)
     return sorted(files)
@@ -174,7 +190,9 @@ def three_way(repo: Repo, base: bytes | None, local: bytes, remote_sha: bytes) -
     base_tree = _tree_of(repo, base) if base else None
     local_tree, remote_tree = _tree_of(repo, local), _tree_of(repo, remote_sha)
     ours = diff_trees(repo.object_store, base_tree, local_tree)
-    theirs = diff_trees(repo.object_store, base_tree, remote_tree)
+    links: list[str] = []
+    theirs = diff_trees(repo.object_store, base_tree, remote_tree, links=links)
+    _refuse_links(links)
     files: dict[str, bytes | None] = {}
     report = FileMerge()
     for path, their_sha in sorted(theirs.items()):
@@ -225,23 +243,13 @@ def merge_remote(store: GitStore, remote_sha: bytes, *, author: str, remote: str
                 blobs.append(blob)
             tree_edits[tuple(path.encode().split(b"/"))] = blob.id if blob else None
         new_tree = editor.apply(local_tree, tree_edits) if tree_edits else local_tree
-        for blob in blobs:
-            repo.object_store.add_object(blob)
-        for tree in editor.new:
-            repo.object_store.add_object(tree)
-        commit = Commit()
-        commit.tree = ObjectID(new_tree or local_tree)
-        commit.parents = [ObjectID(local), ObjectID(remote_sha)]
-        commit.author = commit.committer = author.encode()
-        commit.author_time = commit.commit_time = int(time.time())
-        offset = -time.timezone if time.localtime().tm_isdst == 0 else -time.altzone
-        commit.author_timezone = commit.commit_timezone = offset
-        commit.encoding = b"UTF-8"
-        commit.message = store.scrub_text(merge_message(remote, branch, files, report)).encode()
-        repo.object_store.add_object(commit)
-        _apply(store, repo, local, commit.id, files)
+        with store.journal(files):
+            message = store.scrub_text(merge_message(remote, branch, files, report))
+            commit = new_commit(repo, new_tree or local_tree, [local, remote_sha], message, author,
+                                [*blobs, *editor.new])
+            _apply(store, repo, local, commit, files)
         result.action = "merged"
-        result.merge_commit = result.head = commit.id.decode()
+        result.merge_commit = result.head = commit.decode()
         result.changed = sorted(files)
         result.conflicts = report.conflicts
         result.conflicted_ids = sorted(set(report.conflicted_ids))
@@ -282,11 +290,21 @@ def sync(store: GitStore, *, author: str, branch: str = "main", remote: str = RE
     started = time.perf_counter()
     url = remote_url(store, remote)
     result = SyncResult(remote=display_url(url), branch=branch)
+    refused_at: list[bytes | None] = []  # the remote commits our pushes were refused at
+    missing = ""
     for _round in range(_MAX_ROUNDS):
         remote_sha = fetch(store, branch, remote=remote, timeout=timeout)
         with store.locked():
             if remote_sha is not None:
-                step = merge_remote(store, remote_sha, author=author, remote=remote, branch=branch)
+                try:
+                    step = merge_remote(store, remote_sha, author=author, remote=remote, branch=branch)
+                except KeyError as exc:
+                    # a commit the fetched branch needs did not arrive (the remote was being pushed to while
+                    # it answered): nothing was changed; fetch again
+                    missing = exc.args[0].decode("ascii", "replace") if exc.args and isinstance(
+                        exc.args[0], bytes) else str(exc)
+                    time.sleep(random.uniform(0.5, 1.0) * _BACKOFF * 2 ** _round)
+                    continue
                 if step.action != "up-to-date":
                     result.action = step.action
                     result.merge_commit = step.merge_commit or result.merge_commit
@@ -312,14 +330,25 @@ def sync(store: GitStore, *, author: str, branch: str = "main", remote: str = RE
             break
         try:
             push(store, local, branch, remote=remote, timeout=timeout)
-        except DivergedBranches:
-            continue  # someone pushed between our fetch and our push: fetch and merge again
+        except (DivergedBranches, PushRejected) as exc:
+            # someone pushed between our fetch and our push: fetch, merge and push again after a pause that
+            # grows and differs per process, so racing machines do not collide again in lockstep
+            if isinstance(exc, PushRejected) and remote_sha in refused_at:
+                raise  # refused again with the remote branch where it was: not a race
+            refused_at.append(remote_sha)
+            time.sleep(random.uniform(0.5, 1.0) * _BACKOFF * 2 ** _round)
+            continue
         result.pushed = True
         if result.action == "up-to-date":
             result.action = "pushed"
         break
     else:
-        raise RepoError(f"the remote branch kept moving during {_MAX_ROUNDS} sync rounds", "run gitmem sync again")
+        if missing:
+            raise RepoError(f"the history fetched from {result.remote} stayed incomplete (commit {missing[:12]} "
+                            f"missing) during {_MAX_ROUNDS} rounds; local memories are untouched",
+                            "run gitmem sync again; if it repeats, run git fsck on the remote")
+        raise RepoError(f"others kept pushing to {result.remote} during {_MAX_ROUNDS} sync rounds; local memories "
+                        "are committed and merged, only the push is missing", "run gitmem sync again")
     result.seconds = time.perf_counter() - started
     return result
 

@@ -62,7 +62,7 @@ MAX_NOTE_CHARS = 200
 
 def _command_of(record: dict[str, Any]) -> str:
     text = str(record.get("input", ""))
-    with contextlib.suppress(ValueError):
+    with contextlib.suppress(ValueError, RecursionError):
         data = json.loads(text)
         if isinstance(data, dict) and isinstance(data.get("command"), str):
             return str(data["command"])
@@ -76,7 +76,7 @@ def _command_of(record: dict[str, Any]) -> str:
 
 def _output_lines(record: dict[str, Any]) -> list[str]:
     text = str(record.get("output", ""))
-    with contextlib.suppress(ValueError):
+    with contextlib.suppress(ValueError, RecursionError):
         data = json.loads(text)
         if isinstance(data, dict):
             text = "\n".join(str(v) for v in data.values() if isinstance(v, str))
