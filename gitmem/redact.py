@@ -410,8 +410,8 @@ def _replacement(index: int, match: Any) -> tuple[str, str, int, str] | None:
     value = text[start:end]
     if generic:
         stripped = value.strip()
-        if not stripped or _marker_re().fullmatch(stripped):
-            return None
+        if not stripped or _marker_re().fullmatch(stripped) or not any(ch.isalnum() for ch in stripped):
+            return None  # nothing, a marker, or only punctuation (``secrets:")``)
         if checked and not quoted and not looks_like_secret(stripped) and not _specific_kind(value, at_start=True):
             return None  # the cheapest test first: most prose candidates stop here
         if _is_placeholder(stripped, bare) and not _specific_kind(value, at_start=False):

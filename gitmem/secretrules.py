@@ -70,7 +70,7 @@ _KEYWORD = (
     r"(?=[AaCcEeLlMmPpSsTtWw][A-Za-z]|密|口|令)(?<![/\\])(?P<_k>(?ai:pass(?:word|wd|phrase)|secrets?|token|credentials?"
     r"|(?:api|access|secret|private|auth|client|signing|encryption|master|app|storage|account|subscription"
     r"|service|webhook|license|admin)[ _-]?key"
-    r"|(?<![A-Za-z])(?:pass|pwd))"
+    r"|(?<![A-Za-z])(?:pass|pwd|pw))"
     r"|密码|口令|密钥|令牌)"
 )
 # Closing quote/bracket of the key, the separator (``_c`` is set for the
@@ -395,7 +395,7 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "password",
         _ASSIGNMENT,
-        ("pass", "pwd", "secret", "token", "credential", "key", "密码", "口令", "密钥", "令牌"),
+        ("pass", "pw", "secret", "token", "credential", "key", "密码", "口令", "密钥", "令牌"),
         also=("=", ":", "："),
         generic=True,
     ),
