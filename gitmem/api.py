@@ -12,6 +12,7 @@ from gitmem.errors import RepoNotFoundError
 from gitmem.store import MemoryRepo
 
 if TYPE_CHECKING:
+    from gitmem.documents import Memory
     from gitmem.index import Hit, Index
     from gitmem.recall import RecallResult
 
@@ -45,6 +46,22 @@ class Repository(MemoryRepo):
 
         return recall(self, cwd=Path(cwd or Path.cwd()).resolve(), query=query, budget=budget, k=k, now=now,
                       record_usage=record_usage)
+
+    def move(self, memory_id: str, project: str) -> Memory:
+        """Give a memory to ``project`` (project scope) or, with ``project=""``, make it global; one commit that
+        moves its file. Raises :class:`~gitmem.errors.ValidationError` when it is there already."""
+        from dataclasses import replace
+
+        from gitmem.errors import ValidationError
+
+        memory = self.get(memory_id)
+        scope = "project" if project else "global"
+        if memory.project == project and memory.scope == scope:
+            where = f"project {project}" if project else "global"
+            raise ValidationError(f"memory '{memory.id}' is already {where}", "nothing to move")
+        moved = replace(memory, project=project, scope=scope)
+        target = f"project {project}" if project else "global"
+        return self.save(moved, subject=f"move: {memory.title} to {target}")
 
     def reindex(self, progress: Callable[[int], object] | None = None) -> Any:
         """Rebuild the index and the embedding cache from the repository."""
