@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,12 +40,14 @@ class Repository(MemoryRepo):
         return self.index().search(query, k=k, **filters)
 
     def recall(self, *, cwd: str | Path | None = None, query: str | None = None, budget: int | None = None,
-               k: int | None = None, now: datetime | None = None, record_usage: bool = True) -> RecallResult:
-        """The context block a session in ``cwd`` would get (see :func:`gitmem.recall.recall`)."""
+               k: int | None = None, now: datetime | None = None, record_usage: bool = True,
+               paths: Iterable[str] = ()) -> RecallResult:
+        """The context block a session in ``cwd`` would get (see :func:`gitmem.recall.recall`); ``paths`` are
+        files the session is likely to touch (hot paths, open files)."""
         from gitmem.recall import recall
 
         return recall(self, cwd=Path(cwd or Path.cwd()).resolve(), query=query, budget=budget, k=k, now=now,
-                      record_usage=record_usage)
+                      record_usage=record_usage, paths=paths)
 
     def move(self, memory_id: str, project: str) -> Memory:
         """Give a memory to ``project`` (project scope) or, with ``project=""``, make it global; one commit that

@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "sync": 1, "remote": 1, "codegit": 1, "merge": 1, "extract": 1, "cli_sync": 9,
     "instincts": 5, "capture": 6, "semantic": 6, "evolve": 6, "lifecycle": 6, "cli_learn": 9,
     "projects": 4, "scan": 1, "stacks": 1, "toolnotes": 1, "cli_project": 9,
+    "briefing": 4, "briefing.gate": 4, "briefing.essentials": 4, "briefing.prompt": 5,
 }
 GIT_MODULES = {"gitstore", "gitplumbing", "remote", "sync", "codegit"}
 HEAVY = ("onnxruntime", "numpy", "tokenizers")
@@ -69,35 +70,52 @@ def _module_level_imports(path: Path) -> set[str]:
 
 
 def _modules() -> list[Path]:
-    return [p for p in PACKAGE.glob("*.py")]
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def _name(path: Path) -> str:
+    """``briefing/gate.py`` → ``briefing.gate``; a subpackage's ``__init__.py`` is the subpackage."""
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    if len(parts) > 1 and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _layer_key(imported: str) -> str:
+    """The LAYERS key of an imported ``gitmem.x.y`` name: the longest dotted prefix that has a layer."""
+    name = imported.removeprefix("gitmem.")
+    while name not in LAYERS and "." in name:
+        name = name.rsplit(".", 1)[0]
+    return name
 
 
 def test_every_module_has_a_layer() -> None:
-    missing = [p.stem for p in _modules() if p.stem not in LAYERS]
+    missing = [_name(p) for p in _modules() if _name(p) not in LAYERS]
     assert not missing, f"add these modules to LAYERS: {missing}"
 
 
 def test_dependencies_point_down() -> None:
     wrong = []
     for path in _modules():
-        rank = LAYERS.get(path.stem, 9)
+        module = _name(path)
+        rank = LAYERS.get(module, 9)
         for name in _imports(path):
             if name.startswith("gitmem."):
-                target = name.split(".")[1]
+                target = _layer_key(name)
                 if target in LAYERS and LAYERS[target] > rank:
-                    wrong.append(f"{path.stem} (layer {rank}) imports {target} (layer {LAYERS[target]})")
+                    wrong.append(f"{module} (layer {rank}) imports {target} (layer {LAYERS[target]})")
     assert not wrong, "\n".join(wrong)
 
 
 def test_only_the_repo_layer_touches_git() -> None:
-    offenders = [p.stem for p in _modules() if p.stem not in GIT_MODULES
+    offenders = [_name(p) for p in _modules() if _name(p) not in GIT_MODULES
                  and any(n == "dulwich" or n.startswith("dulwich.") for n in _imports(p))]
     assert not offenders
 
 
 def test_heavy_imports_stay_in_the_embedding_layer() -> None:
     """numpy/onnxruntime/tokenizers load only when a module that needs them runs the code that needs them."""
-    offenders = [(p.stem, n) for p in _modules() if p.stem not in HEAVY_ALLOWED
+    offenders = [(_name(p), n) for p in _modules() if _name(p) not in HEAVY_ALLOWED
                  for n in _module_level_imports(p) if n.split(".")[0] in HEAVY]
     assert not offenders
 
