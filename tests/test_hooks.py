@@ -314,6 +314,13 @@ def test_plugin_files_match_the_installer() -> None:
     ("必须先跑测试再提交", [("high", "constraint")]),
     ("优先使用 pnpm 而不是 npm", [("normal", "preference")]),
     ("Fix the bug in cart.py", []),
+    # tasks worded like rules (pull-request titles, bug reports) are not standing instructions
+    ("Don't pass empty targets to lightningcss when the query resolves to nothing, it panics", []),
+    ("Always use getfixturemarker() to access _pytestfixturefunction", []),
+    ("ignore: always use literal_separator for gitignore patterns", []),
+    ("不要在空列表上调用 max()，修一下这个崩溃", []),
+    ("Remember that the staging database is read-only, never write to it.", [("high", "constraint")]),
+    ("这个项目里禁止使用 print 调试，用 logging。", [("high", "constraint")]),
     ("Never mind.", []),
     ("Don't worry about it", []),
     ("Why do you always do that?", []),
