@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from gitmem import observe
 from gitmem.hookcontext import EVENTS, Context, HookInputError, event_name, log, make_context, spawn_detached
@@ -45,6 +44,10 @@ from gitmem.injection import (
     render_hot_paths,
     spawn_warm,
 )
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
+if TYPE_CHECKING:
+    from typing import Any
 
 _FILE_KEYS = ("file_path", "notebook_path", "path")
 __all__ = ["EVENTS", "Context", "HookInputError", "dispatch", "event_name", "make_context"]

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from gitmem import observe
 from gitmem.errors import GitmemError
 from gitmem.fileio import settled
 from gitmem.hookcontext import Context, log, spawn_detached
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitmem.documents import Memory
     from gitmem.recall import RecallResult
 
