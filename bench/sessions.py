@@ -211,6 +211,8 @@ def judge(session: dict[str, Any], must: set[str], start: list[str], prompt: lis
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="auto", help="[embedding] model for the memory repo (auto or none)")
+    parser.add_argument("--prompt-vectors", action="store_true",
+                        help="[recall] prompt_vectors = true: the model joins the prompt's search")
     parser.add_argument("--limit", type=int, default=0, help="run only the first N sessions (0: all)")
     parser.add_argument("--json", type=Path, help="write per-session rows here")
     parser.add_argument("--data", type=Path, default=DATA)
@@ -223,7 +225,8 @@ def main() -> None:
     global_must = {p["id"] for p in prefs if p["must"]}
     print(f"{len(recs)} memories ({sum(len(p['memories']) for p in projects)} in {len(projects)} session projects, "
           f"{len(prefs)} personal, {len(noise)} in {len({n['project'] for n in noise})} other projects); "
-          f"{sum(len(p['sessions']) for p in projects)} sessions; model={args.model}")
+          f"{sum(len(p['sessions']) for p in projects)} sessions; model={args.model}"
+          f"{'; prompt vectors' if args.prompt_vectors else ''}")
 
     root = Path(tempfile.mkdtemp(prefix="gitmem-sessions-"))
     home = root / "home"
@@ -235,7 +238,10 @@ def main() -> None:
         env.pop(key, None)
     mem = home / ".gitmem"
     init_repo(mem, author="bench <b@x>")
-    (mem / "gitmem.toml").write_text(f'[embedding]\nmodel = "{args.model}"\n', "utf-8")
+    settings = f'[embedding]\nmodel = "{args.model}"\n'
+    if args.prompt_vectors:
+        settings += "[recall]\nprompt_vectors = true\n"
+    (mem / "gitmem.toml").write_text(settings, "utf-8")
     MemoryRepo(Config(repo=mem, author="bench <b@x>")).import_records(recs)
     # an installed memory repo has its index and vectors already: build them before timing anything
     subprocess.run([str(Path(sys.executable).parent / "gitmem"), "reindex"], env=env, cwd=home, check=True,
