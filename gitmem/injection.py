@@ -188,14 +188,14 @@ def project_summary(ctx: Context, project: str, avoid: Iterable[str] = ()) -> st
     the rule is the user's word). When that file is missing or older than 24 hours, a detached ``gitmem project
     scan`` (bounded to 20 s) writes it for the next session (not for a session in the home or root directory)."""
     from gitmem import projects
-    from gitmem.briefing.essentials import names
+    from gitmem.briefing.conflicts import names_any
 
     if ctx.env.get("GITMEM_PROJECT_SCAN", "1") != "0" and ctx.cwd not in (ctx.home, Path(ctx.cwd.anchor)) and \
             projects.needs_scan(ctx.repo, project) and projects.claim_scan(ctx.repo, project):
         spawn_detached(ctx, ["project", "scan", "--cwd", str(ctx.cwd), "--project", project, "--timeout", "20"])
     text = projects.project_summary(ctx.repo, project, SUMMARY_CHARS)
     terms = list(avoid)
-    lines = [line for line in text.splitlines() if not any(names(line, term) for term in terms)]
+    lines = [line for line in text.splitlines() if not names_any(line, terms)]
     return f"## Project memory ({project})\n" + "\n".join(lines) + "\n" if any(lines) else ""
 
 
@@ -329,7 +329,7 @@ def recall_block(ctx: Context, project: str) -> Block:
             if hit.get("day") != observe.now_iso()[:10]:
                 spawn_warm(ctx)  # recency moved a day: recompute for the next session
             return Block(hit["text"], str(hit.get("query", "")), ids, int(hit.get("more", 0) or 0),
-                         [str(a) for a in hit.get("avoid", [])])
+                         [str(a) for a in hit.get("avoid", []) if isinstance(a, str)])
     try:
         result = ctx.repository.recall(cwd=ctx.cwd, paths=_recall_paths(ctx, project))
     except Exception as exc:  # the index may be missing, rebuilding or broken: degrade, never fail the session
@@ -342,7 +342,7 @@ def recall_block(ctx: Context, project: str) -> Block:
 
 
 def _block_of(result: RecallResult) -> Block:
-    from gitmem.briefing.essentials import negated_terms
+    from gitmem.briefing.conflicts import negated_terms
 
     avoid = sorted({t for m in result.essentials for t in negated_terms(m.text)})
     return Block(result.text, result.query, result.ids, result.more, avoid)

@@ -10,7 +10,8 @@ import pytest
 
 from gitmem import documents as docs
 from gitmem.api import Repository
-from gitmem.briefing.essentials import essentials, negated_terms, settle
+from gitmem.briefing.conflicts import negated_terms
+from gitmem.briefing.essentials import essentials, settle
 from gitmem.briefing.gate import covers
 from gitmem.config import Config, EmbeddingConfig
 from gitmem.layout import init_repo

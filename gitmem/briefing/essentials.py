@@ -10,12 +10,12 @@ summary that names X (the correction is the user's word, the summary a guess fro
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
 from gitmem import documents as docs
+from gitmem.briefing.conflicts import names_any, negated_terms
 from gitmem.directives import detect_directives, directive_key
 from gitmem.documents import Memory
 from gitmem.errors import DocumentError
@@ -30,24 +30,6 @@ PROJECT_MIN = 3
 GLOBAL_MIN = 4
 #: at most this many essentials (the rest are counted in the block's "more" line)
 LIMIT = 24
-
-_NEGATED = re.compile(
-    r"(?:\b(?:not|never|no\s+longer|don'?t|do\s+not|instead\s+of|rather\s+than|avoid|stop)\s+"
-    r"(?:(?:use|using|run|running|call|calling|with|the|a)\s+)?|(?:不要|别|不用|不再|而不是|禁止|不能)(?:用|使用|运行)?\s*)"
-    r"[`'\"]?([\w@./+-]*\w)", re.IGNORECASE)
-_FILLER = frozenset(["a", "an", "the", "it", "this", "that", "to", "be", "in", "on", "of", "for", "and", "or",
-                     "any", "anything", "so"])
-
-
-def negated_terms(text: str) -> set[str]:
-    """The words a rule says not to use ("use pnpm, not npm" → {"npm"}; "不要用 yarn" → {"yarn"})."""
-    return {m.group(1).lower() for m in _NEGATED.finditer(text) if m.group(1).lower() not in _FILLER}
-
-
-def names(text: str, term: str) -> bool:
-    """Whether ``text`` mentions ``term`` as a whole word (case-insensitive)."""
-    return re.search(rf"(?<![\w@./+-]){re.escape(term)}(?![\w@+-])", text, re.IGNORECASE) is not None
-
 
 def folder_memories(repo_path: Path, project: str) -> list[Memory]:
     """The active memories in one folder of the memory repository ("" is the global folder); unreadable files
@@ -97,7 +79,7 @@ def settle(memories: Iterable[Memory]) -> list[Memory]:
             continue
         overridden = any(
             other.id != memory.id and other.project == memory.project and other.updated >= memory.updated
-            and any(names(memory.text, t) and t not in negated_terms(memory.text) for t in terms)
+            and names_any(memory.text, terms - negated_terms(memory.text))
             for other, terms in corrections)
         if overridden:
             continue
@@ -111,8 +93,3 @@ def essentials(repo_path: Path, project: str) -> tuple[list[Memory], int]:
     pool = folder_memories(repo_path, "") + (folder_memories(repo_path, project) if project else [])
     chosen = settle(m for m in pool if is_essential(m))[:LIMIT]
     return chosen, len(pool) - len(chosen)
-
-
-def contradicted(line: str, rules: Iterable[Memory]) -> bool:
-    """Whether a line (of the scanned project summary) names a word one of ``rules`` says not to use."""
-    return any(names(line, term) for rule in rules for term in negated_terms(rule.text))
