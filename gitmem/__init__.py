@@ -19,13 +19,15 @@ run on every tool call only pay for what they touch.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import GitmemError
 
 __version__ = "0.1.0"
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitmem.api import Repository
     from gitmem.config import Config
     from gitmem.documents import Memory

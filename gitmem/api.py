@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,6 +12,7 @@ from gitmem.errors import RepoNotFoundError
 from gitmem.store import MemoryRepo
 
 if TYPE_CHECKING:
+    from gitmem.documents import Memory
     from gitmem.index import Hit, Index
     from gitmem.recall import RecallResult
 
@@ -39,12 +40,30 @@ class Repository(MemoryRepo):
         return self.index().search(query, k=k, **filters)
 
     def recall(self, *, cwd: str | Path | None = None, query: str | None = None, budget: int | None = None,
-               k: int | None = None, now: datetime | None = None, record_usage: bool = True) -> RecallResult:
-        """The context block a session in ``cwd`` would get (see :func:`gitmem.recall.recall`)."""
+               k: int | None = None, now: datetime | None = None, record_usage: bool = True,
+               paths: Iterable[str] = ()) -> RecallResult:
+        """The context block a session in ``cwd`` would get (see :func:`gitmem.recall.recall`); ``paths`` are
+        files the session is likely to touch (hot paths, open files)."""
         from gitmem.recall import recall
 
         return recall(self, cwd=Path(cwd or Path.cwd()).resolve(), query=query, budget=budget, k=k, now=now,
-                      record_usage=record_usage)
+                      record_usage=record_usage, paths=paths)
+
+    def move(self, memory_id: str, project: str) -> Memory:
+        """Give a memory to ``project`` (project scope) or, with ``project=""``, make it global; one commit that
+        moves its file. Raises :class:`~gitmem.errors.ValidationError` when it is there already."""
+        from dataclasses import replace
+
+        from gitmem.errors import ValidationError
+
+        memory = self.get(memory_id)
+        scope = "project" if project else "global"
+        if memory.project == project and memory.scope == scope:
+            where = f"project {project}" if project else "global"
+            raise ValidationError(f"memory '{memory.id}' is already {where}", "nothing to move")
+        moved = replace(memory, project=project, scope=scope)
+        target = f"project {project}" if project else "global"
+        return self.save(moved, subject=f"move: {memory.title} to {target}")
 
     def reindex(self, progress: Callable[[int], object] | None = None) -> Any:
         """Rebuild the index and the embedding cache from the repository."""

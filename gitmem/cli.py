@@ -112,6 +112,13 @@ class State:
         except GitmemError:
             return self.repo_option
 
+    def project_here(self) -> str:
+        """The project a memory made here belongs to: the configured project, else the code project around the
+        working directory ("" outside one, or in the memory repository)."""
+        from gitmem.codebase import project_at
+
+        return project_at(Path.cwd(), self.config.project, self.repo_path)
+
     def open(self) -> Any:
         """The memory repository; the default ``~/.gitmem`` is created on first use, any other must exist."""
         from gitmem.api import open_repository
@@ -233,8 +240,8 @@ def _report_redaction(kinds: list[str]) -> None:
 @click.option("--importance", default=3, show_default=True, type=click.IntRange(1, 5), help="1 (trivia) to 5.")
 @click.option("--tags", default="", help="Comma-separated tags.")
 @click.option("--scope", type=click.Choice(["global", "project", "session"]),
-              help="global (default), or project/session with --project.")
-@click.option("--project", default="", help="Project id the memory belongs to.")
+              help="project (default inside a code project), global (default elsewhere) or session.")
+@click.option("--project", default="", help="Project id (default: the code project around the working directory).")
 @click.option("--name", default="", help="Short title (default: the first line).")
 @click.option("--why", default="", help="Why this holds.")
 @click.option("--how", default="", help="How to apply it.")
@@ -244,16 +251,27 @@ def _report_redaction(kinds: list[str]) -> None:
 def remember(state: State, text: str | None, type_: str | None, category: str, importance: int, tags: str,
              scope: str | None, project: str, name: str, why: str, how: str, memory_id: str | None,
              as_json: bool) -> None:
-    """Remember TEXT (or stdin): one new memory, one commit."""
+    """Remember TEXT (or stdin): one new memory, one commit. Inside a code project the memory belongs to that
+    project unless --scope global says it holds everywhere; where it went is said on stderr."""
+    if scope == "global" and project:
+        raise ValidationError("--scope global and --project contradict each other", "pass only one of them")
     repo = state.open()
+    if scope != "global" and not project:
+        project = state.project_here()
     memory = repo.remember(_read_text(text), type=type_, category=category, importance=importance, tags=tags,
                            scope=scope, project=project, name=name, why=why, how=how, id=memory_id)
     _report_redaction(repo.last_redaction)
     if as_json:
-        emit_json({"id": memory.id, "path": memory.path, "commit": (repo.git.head() or b"").decode(),
-                   "redacted": repo.last_redaction})
+        emit_json({"id": memory.id, "path": memory.path, "scope": memory.scope, "project": memory.project,
+                   "commit": (repo.git.head() or b"").decode(), "redacted": repo.last_redaction})
     else:
         click.echo(memory.id)
+        click.echo(f"gitmem: remembered in {_where(memory)} ({memory.path})"
+                   + ("; gitmem move ID --global makes it hold everywhere" if memory.project else ""), err=True)
+
+
+def _where(memory: Any) -> str:
+    return f"project {memory.project}" if memory.project else "global memory (every project)"
 
 
 @cli.command()
@@ -368,6 +386,23 @@ def restore(state: State, memory_id: str) -> None:
     """Undo forget: make a deprecated or purged memory active again."""
     memory = state.open().restore(memory_id)
     click.echo(f"restored {memory.id}")
+
+
+@cli.command()
+@click.argument("memory_id", metavar="ID")
+@click.option("--project", default="", help="Move it to this project (project scope).")
+@click.option("--global", "to_global", is_flag=True, help="Make it global: it holds in every project.")
+@json_option
+@pass_state
+def move(state: State, memory_id: str, project: str, to_global: bool, as_json: bool) -> None:
+    """Move a memory to another project or make it global (one commit)."""
+    if bool(project) == to_global:
+        raise ValidationError("say where to move the memory", "pass either --project ID or --global")
+    memory = state.open().move(memory_id, "" if to_global else project)
+    if as_json:
+        emit_json({"id": memory.id, "path": memory.path, "scope": memory.scope, "project": memory.project})
+    else:
+        click.echo(f"moved {memory.id} to {_where(memory)} ({memory.path})")
 
 
 # -- log / import / export / doctor --------------------------------------------------------------------

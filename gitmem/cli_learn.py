@@ -177,7 +177,8 @@ def evolve(state: State, rules_dir: Path | None, no_install: bool, dry_run: bool
 @click.option("--transcript", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="A Claude Code transcript (JSONL).")
 @click.option("--session", default="", help="Session id (source_ref of the memories).")
-@click.option("--project", default=None, help="Project id of the memories (default: the config's project).")
+@click.option("--project", default=None,
+              help="Project id of the memories (default: the code project around the working directory).")
 @click.option("--no-candidates", is_flag=True, help="Do not turn pending corrections into memories.")
 @click.option("--dry-run", is_flag=True, help="Show what would be captured; commit nothing.")
 @json_option
@@ -189,7 +190,7 @@ def capture(state: State, transcript: Path | None, session: str, project: str | 
 
     repo = state.open()
     result = run(repo, transcript=transcript, session=session,
-                 project=repo.config.project if project is None else project,
+                 project=state.project_here() if project is None else project,
                  candidates=not no_candidates, dry_run=dry_run)
     _print_lines(result, as_json)
 

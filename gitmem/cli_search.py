@@ -86,7 +86,8 @@ def recall(state: State, cwd: Path | None, budget: int | None, k: int | None, qu
         click.echo(f"gitmem: {result.notice}", err=True)
     if as_json:
         emit_json({"text": result.text, "tokens": result.tokens, "budget": result.budget, "query": result.query,
-                   "project": result.project, "ids": [h.id for h in result.hits], "left_out": result.left_out})
+                   "project": result.project, "ids": result.ids, "essentials": [m.id for m in result.essentials],
+                   "relevant": [h.id for h in result.hits], "more": result.more, "left_out": result.left_out})
         return
     if result.text:
         click.echo(result.text, nl=False)

@@ -57,6 +57,19 @@ class CodeContext:
         return " ".join(p for p in (self.name, branch, *self.subjects) if p)
 
 
+def project_at(cwd: Path, project_override: str = "", memory_repo: Path | None = None) -> str:
+    """The project id of the code project around ``cwd``: the override when set, "" outside a git repository
+    or inside the memory repository itself (a memory made there belongs to no code project)."""
+    if project_override:
+        return project_override
+    info = code_repo_info(cwd)
+    if info is None:
+        return ""
+    if memory_repo is not None and info.root.resolve() == memory_repo.resolve():
+        return ""
+    return project_id_for(info.remote, info.root)
+
+
 def code_context(cwd: Path, project_override: str = "") -> CodeContext:
     """What we know about the code project containing ``cwd`` (works outside git too)."""
     info = code_repo_info(cwd)

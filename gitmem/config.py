@@ -48,6 +48,10 @@ class RecallConfig:
     min_budget: int = 500
     top_k: int = 5
     dynamic_budget: bool = False
+    prompt_budget: int = 600
+    """tokens a prompt's recall may add (``UserPromptSubmit``)"""
+    prompt_vectors: bool = False
+    """let the embedding model join the prompt's search (slower: the model loads in every prompt's hook)"""
 
 
 @dataclass(frozen=True)

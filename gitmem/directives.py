@@ -25,24 +25,28 @@ _LEAD_EN = (r"(?:(?:please|pls|and|also|so|ok(?:ay)?|remember(?:\s+that)?|note(?
             r"from\s+now\s+on|going\s+forward|henceforth|in\s+(?:the\s+)?future|"
             r"(?:in|for)\s+this\s+(?:project|repo(?:sitory)?|codebase)|here)\s*[,:!-]?\s+)*")
 _HIGH_EN = re.compile(
-    _LEAD_EN + r"(?:you\s+(?:must|should)\s+)?(?:always|never|must(?:\s+not)?|under\s+no\s+circumstances|"
-    r"do\s+not\s+ever|don'?t\s+ever)\b", re.IGNORECASE)
+    _LEAD_EN + r"(?:make\s+sure\s+(?:that\s+)?you\s+|you\s+(?:must|should)\s+)?(?:always(?!-)|never|"
+    r"must(?:\s+not)?|under\s+no\s+circumstances|do\s+not\s+ever|don'?t\s+ever|you\s+(?:must|need\s+to|"
+    r"have\s+to)\s+\w+)\b", re.IGNORECASE)
 _NORMAL_EN = re.compile(
     _LEAD_EN + r"(?:(?:don'?t|do\s+not|avoid|stop)\s+\w+|(?:i|we)\s+(?:always\s+)?prefer\s+\S|prefer\s+\S.*?\s"
-    r"(?:over|to|instead\s+of|rather\s+than)\s+\S|use\s+\S.*?\s+instead\s+of\s+\S)", re.IGNORECASE)
-_FROM_NOW_ON_EN = re.compile(r"^(?:from\s+now\s+on|going\s+forward|henceforth)\b\s*[,:]?\s*\S", re.IGNORECASE)
+    r"(?:over|to|instead\s+of|rather\s+than)\s+\S|use\s+\S.*?\s+(?:instead\s+of|rather\s+than)\s+\S)",
+    re.IGNORECASE)
+_FROM_NOW_ON_EN = re.compile(r"^(?:from\s+now\s+on|going\s+forward|henceforth|in\s+(?:the\s+)?future|"
+                             r"from\s+here\s+on)\b\s*[,:]?\s*\S", re.IGNORECASE)
 _NOT_EN = re.compile(
     r"^(?:(?:please|pls|ok(?:ay)?)\s*,?\s+)?(?:never\s*mind|don'?t\s+(?:worry|bother|mind|know|think|care|get|"
     r"understand|see)|do\s+not\s+(?:worry|bother|know|think))\b", re.IGNORECASE)
 _QUESTION_EN = re.compile(
-    r"^(?:why|what|how|when|where|which|who|can|could|would|should|shall|do|does|did|is|are|was|were|will)\b",
-    re.IGNORECASE)
+    r"^(?:why|what|how|when|where|which|who|can|could|would|should|shall|do(?!\s+not\b)|does|did|is|are|was|were|"
+    r"will)\b", re.IGNORECASE)
 
-_LEAD_CN = r"(?:(?:请|以后|今后|从现在开始|从今以后|之后|记住|注意|另外|还有|并且|而且|你)\s*[，,：:]?\s*)*"
+_LEAD_CN = (r"(?:(?:请|以后|今后|从现在开始|从今以后|之后|记住|注意|另外|还有|并且|而且|你|"
+            r"(?:在)?(?:这个|本)(?:项目|仓库)里?)\s*[，,：:]?\s*)*")
 _HIGH_CN = re.compile(_LEAD_CN + r"(?:始终|永远|一律|绝不要|绝对不要|绝不|决不|千万不要|千万别|必须|务必|总是|"
                       r"禁止|不许|不准)")
 _NORMAL_CN = re.compile(_LEAD_CN + r"(?:不要|别|优先|尽量|最好|宁可)(?!人|的|处|紧|客气|着急|担心)")
-_FROM_NOW_ON_CN = re.compile(r"^(?:以后|今后|从现在开始|从今以后)\s*[，,：:]?\s*\S")
+_FROM_NOW_ON_CN = re.compile(r"^(?:以后|今后|从现在开始|从今以后|每次)\s*[，,：:]?\s*\S")
 _QUESTION_CN = re.compile(r"(?:吗|呢|么|吧)\s*$")
 
 _CORRECTION = re.compile(
@@ -51,6 +55,35 @@ _CORRECTION = re.compile(
     r"\bactually,?\s+(?:it|you|we|that|this)\s+should\b|\bshould\s+(?:be|have\s+been)\b.+\binstead\b|"
     r"不对|错了|搞错|不是这样|不是这个|应该是|应该用|改成|改为|换成",
     re.IGNORECASE)
+
+
+# A rule is for later; a task is for now. A prompt that names code (identifiers, calls, flags), asks for a fix or
+# an investigation, or points at something broken describes work to do ("Don't pass empty targets to
+# lightningcss…", "Always use getfixturemarker() to access …": pull-request titles), unless it also says the
+# instruction stands: a time or scope marker ("from now on", "in this project", 以后, 每次), the agent addressed
+# ("you", "make sure you"), or a reason of the rule's kind (", it breaks the lockfile").
+_STANDING = re.compile(
+    r"from\s+now\s+on|going\s+forward|henceforth|in\s+(?:the\s+)?future|from\s+here\s+on|"
+    r"\b(?:in|for|across)\s+(?:this|the|our|every|all)\s+(?:project|repo|repository|codebase|code\s+base)s?\b|"
+    r"\bhere\b|every\s*time|each\s+time|whenever|\bever\b|\bunless\s+(?:i|we)\b|without\s+(?:asking|checking|"
+    r"telling)|\bbefore\s+(?:you|committing|pushing|opening|merging|saying)|\bremember\b|make\s+sure\s+(?:you|to)\b|"
+    r"\byou(?:'re|r)?\b|\bme\b|^(?:we|i)\s+(?:always\s+|never\s+)?(?:prefer|use)\b|^we\s+(?:always|never)\b|"
+    r"under\s+no\s+circumstances|for\s+everything|by\s+hand|^please\s+(?:always|never|don'?t|do\s+not)\b|"
+    r"[,;—-]\s*(?:they|it|that|this)\s+(?:are|is|was|contains?|breaks?|gets?|will)\b|"
+    r"以后|今后|从现在开始|从今以后|每次|记住|这个项目|本项目|这个仓库|一律|务必|千万|统一|永远不要|绝对不要|绝不|总是|你",
+    re.IGNORECASE)
+_CODE = re.compile(r"`|\w\(|\b[a-z]+\.[A-Z]\w*|\b\w+_\w+\b|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z][a-z]\w*|::|"
+                   r"(?:^|\s)--?\w")
+_TASK = re.compile(
+    r"\b(?:fix|fixes|investigate|debug|look\s+(?:at|into)|find|figure\s+out|broken|crash(?:es)?|panics?|bug|"
+    r"failing|fails|error|regression|add\s+(?:a|an)\s+(?:test|benchmark))\b|(?<!from\s)\bnow\b|"
+    r"^[\w\[\]()/.-]+:\s|^\[[^\]]+\]|"
+    r"修复|修一下|改一下|帮我|看看|看一下|找找|查一下|卡住|崩溃|报错|问题|优化一下|改成|更新一下|实现|新增|加一个|重构|挪到",
+    re.IGNORECASE)
+#: normal-priority forms that, with nothing saying the instruction stands, are usually tasks ("Avoid creating a
+#: future on every receive", "Stop the dev server", "Don't listen on TCP when only path is passed")
+_BARE_TASK_EN = re.compile(r"^(?:avoid\b|stop\s+(?!\w+ing\b)|don'?t\b|do\s+not\b)", re.IGNORECASE)
+_CLAUSES = re.compile(r"\s*[,，:：;；—]\s*|\s+-\s+")
 
 
 @dataclass(frozen=True)
@@ -84,18 +117,29 @@ def _is_question(sentence: str) -> bool:
     return sentence.endswith(("?", "？")) or bool(_QUESTION_EN.match(sentence)) or bool(_QUESTION_CN.search(sentence))
 
 
+def _priority(text: str) -> str | None:
+    if _HIGH_EN.match(text) or _HIGH_CN.match(text):
+        return "high"
+    if _NORMAL_EN.match(text) or _NORMAL_CN.match(text) or _FROM_NOW_ON_EN.match(text) or _FROM_NOW_ON_CN.match(text):
+        return "normal"
+    return None
+
+
 def classify(sentence: str) -> Directive | None:
-    """The directive in one sentence, or None."""
+    """The standing instruction in one sentence, or None (also for a task worded like a rule)."""
     text = _strip(sentence)
     if len(text) < 6 or len(text) > MAX_DIRECTIVE_CHARS or _is_question(text) or _NOT_EN.match(text):
         return None
+    standing = bool(_STANDING.search(text))
+    if not standing and (_CODE.search(text) or _TASK.search(text)):
+        return None
+    priority = _priority(text)
+    if priority is None and standing:  # "Remember that staging is read-only, never write to it"
+        priority = next((p for clause in _CLAUSES.split(text)[1:] if (p := _priority(clause))), None)
+    if priority is None or (priority == "normal" and not standing and _BARE_TASK_EN.match(text)):
+        return None
     preference = bool(re.search(r"prefer|rather than|instead of|优先|尽量|最好|宁可", text, re.IGNORECASE))
-    category = "preference" if preference else "constraint"
-    if _HIGH_EN.match(text) or _HIGH_CN.match(text):
-        return Directive(_rule_text(text), "high", category)
-    if _NORMAL_EN.match(text) or _NORMAL_CN.match(text) or _FROM_NOW_ON_EN.match(text) or _FROM_NOW_ON_CN.match(text):
-        return Directive(_rule_text(text), "normal", category)
-    return None
+    return Directive(_rule_text(text), priority, "preference" if preference else "constraint")
 
 
 def detect_directives(prompt: str) -> list[Directive]:

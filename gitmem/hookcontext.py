@@ -7,12 +7,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from gitmem import observe
 from gitmem.errors import GitmemError, RepoNotFoundError
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitmem.api import Repository
     from gitmem.config import Config
 

@@ -18,7 +18,10 @@ import os
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 #: seconds after which a slow hook gives up and exits 0 (override with GITMEM_HOOK_DEADLINE); every event has one,
 #: so nothing (a locked file system, a pathological input) can hold the agent for Claude Code's whole hook timeout

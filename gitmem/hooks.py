@@ -4,10 +4,12 @@ Each handler returns the JSON object to print (Claude Code's hook output schema)
 :mod:`gitmem.hookmain` is the process entry point around them: it reads stdin, calls :func:`dispatch`, and turns
 every failure into exit 0 plus one line on stderr. Events and what they do:
 
-- ``session-start``: the user's directives for the project, the project summary, the recall block and a pointer
-  to ``gitmem search`` as ``additionalContext``; once per project per session, again after ``compact``/``clear``.
-- ``user-prompt-submit``: standing instructions become pending directives of the session; corrections are appended
-  to ``local/candidates.jsonl``.
+- ``session-start``: directives not committed yet, the Essentials and Relevant memories (:mod:`gitmem.recall`),
+  the project summary (without lines the Essentials contradict), hot paths and how many more memories exist, as
+  ``additionalContext``; once per project per session, again after ``compact``/``clear``.
+- ``user-prompt-submit``: the memories the prompt needs that the session has not seen yet
+  (:mod:`gitmem.briefing.prompt`); standing instructions become pending directives of the session; corrections
+  are appended to ``local/candidates.jsonl``.
 - ``pre-tool-use`` / ``post-tool-use``: one observation line per call, hot paths.
 - ``pre-compact``: a ``systemMessage`` with the high-priority directives.
 - ``stop`` / ``session-end``: the session's pending directives become one commit with a ``Gitmem-Session`` trailer;
@@ -26,22 +28,26 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from gitmem import observe
-from gitmem.hookcontext import EVENTS, Context, HookInputError, event_name, make_context, spawn_detached
+from gitmem.hookcontext import EVENTS, Context, HookInputError, event_name, log, make_context, spawn_detached
 from gitmem.injection import (
     DIRECTIVE_TAG,
     auto_pull,
     conflict_note,
     directive_id,
     directives_for,
+    pending_directives,
     project_summary,
     recall_block,
     render_directives,
     render_hot_paths,
     spawn_warm,
 )
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
+if TYPE_CHECKING:
+    from typing import Any
 
 _FILE_KEYS = ("file_path", "notebook_path", "path")
 __all__ = ["EVENTS", "Context", "HookInputError", "dispatch", "event_name", "make_context"]
@@ -63,22 +69,51 @@ def session_start(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | Non
     if project in session.get("injected", []) and source not in ("compact", "clear"):
         return None
     pulled = auto_pull(ctx) if source == "startup" else ""
-    parts = [render_directives(directives_for(ctx, project)), project_summary(ctx, project),
-             render_hot_paths(ctx, project), conflict_note(ctx), pulled]
-    block, query = recall_block(ctx, project)
-    parts.append(block)
-    query = query or project
-    parts.append(f'Search more memories with: gitmem search "{query[:80]}" (memory repo {ctx.repo}; '
-                 f"project {project})\n")
+    block = recall_block(ctx, project)
+    pending = [(priority, text) for memory_id, priority, text in pending_directives(ctx, project)
+               if memory_id not in block.ids]
+    query = block.query or project
+    more = f"{block.more} more memories of {project} and global ones are not shown; " if block.more else ""
+    footer = (f'{more}search them with: gitmem search "{query[:80]}" (memory repo {ctx.repo}; '
+              f"project {project})\n")
+    parts = [render_directives(pending), block.text, project_summary(ctx, project, block.avoid),
+             render_hot_paths(ctx, project), conflict_note(ctx), pulled, footer]
     text = "\n".join(p for p in parts if p)
     if ctx.session_id:
         def mark(entry: dict[str, Any]) -> None:
             injected = [p for p in entry.get("injected", []) if p != project]
             entry.update(injected=[*injected, project], project=project, cwd=str(ctx.cwd), source=source,
-                         started=entry.get("started") or observe.now_iso())
+                         started=entry.get("started") or observe.now_iso(),
+                         recalled=list(dict.fromkeys([*entry.get("recalled", []), *block.ids]))[-500:])
 
         observe.update_session(ctx.local, ctx.session_id, mark)
     return _context_output("session-start", text)
+
+
+#: prompts of a session kept as context for the next prompt's recall
+PROMPT_CONTEXT = 2
+
+
+def recall_for_prompt(ctx: Context, prompt: str) -> str:
+    """The memories ``prompt`` needs that this session has not been given yet ("" when none pass the gate);
+    remembers what it gave and the prompt (as context for the next one) in the session's entry."""
+    from gitmem.briefing.prompt import prompt_recall
+
+    session = observe.get_session(ctx.local, ctx.session_id) if ctx.session_id else {}
+    seen = [str(i) for i in session.get("recalled", [])]
+    previous = [str(p) for p in session.get("prompts", [])][-PROMPT_CONTEXT:]
+    text, hits = prompt_recall(ctx.repository, prompt, project=ctx.project, seen=seen, previous=previous)
+    if ctx.session_id:
+        def mark(entry: dict[str, Any]) -> None:
+            entry["prompts"] = [*entry.get("prompts", []), observe.summarise(prompt, 300, ctx.extra_patterns)][
+                -PROMPT_CONTEXT:]
+            if hits:
+                entry["recalled"] = list(dict.fromkeys([*entry.get("recalled", []), *(h.id for h in hits)]))[-500:]
+
+        observe.update_session(ctx.local, ctx.session_id, mark)
+    if hits:
+        observe.bump_usage(ctx.repo, [h.id for h in hits])
+    return text
 
 
 def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -87,11 +122,17 @@ def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] 
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return None
+    ctx.require_repo()
+    try:
+        recalled = recall_for_prompt(ctx, prompt)
+    except Exception as exc:  # a missing or busy index costs this prompt its memories, never the prompt itself
+        log(ctx, f"prompt recall failed: {type(exc).__name__}: {exc}")
+        recalled = ""
     directives = detect_directives(prompt)
     correction = detect_correction(prompt)
+    answer = _context_output("user-prompt-submit", recalled) if recalled else None
     if not directives and correction is None:
-        return None
-    ctx.require_repo()
+        return answer
     project = ctx.project
     if directives:
         from gitmem.directives import directive_key
@@ -120,7 +161,7 @@ def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] 
             "kind": "correction", "session": ctx.session_id, "time": observe.now_iso(), "project": project,
             "cwd": str(ctx.cwd), "text": observe.summarise(correction, 500, ctx.extra_patterns),
         })
-    return None
+    return answer
 
 
 def _observe(ctx: Context, payload: dict[str, Any], phase: str) -> None:

@@ -598,6 +598,11 @@ class Index:
             self.notices.append(message)
 
     @property
+    def size(self) -> int:
+        """How many memories the index holds (as of the last refresh)."""
+        return int(self._snapshot().searcher.num_docs)
+
+    @property
     def notice(self) -> str:
         """The notices as one line (empty when there is nothing to say): print it once."""
         return "; ".join(self.notices)

@@ -5,16 +5,18 @@ conflicted memories, and the recall block, cached per repository state and prepa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from gitmem import observe
 from gitmem.errors import GitmemError
 from gitmem.fileio import settled
 from gitmem.hookcontext import Context, log, spawn_detached
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitmem.documents import Memory
     from gitmem.recall import RecallResult
 
@@ -147,13 +149,10 @@ def _directive_of(ctx: Context, path: Path, rel: str) -> list[Any]:
     return [memory.id, memory.project, _priority(memory), memory.text, active]
 
 
-def directives_for(ctx: Context, project: str) -> list[tuple[str, str]]:
-    """(priority, text) of the project's and the global directives, committed and pending, high first."""
+def pending_directives(ctx: Context, project: str) -> list[tuple[str, str, str]]:
+    """(memory id, priority, text) of the directives stated in sessions but not committed yet."""
+    found: list[tuple[str, str, str]] = []
     seen: set[str] = set()
-    found: list[tuple[str, str]] = []
-    for memory_id, priority, text in stored_directives(ctx, project):
-        seen.add(memory_id)
-        found.append((priority, text))
     for session in observe.all_sessions(ctx.local).values():
         for item in session.get("pending", []):
             if not isinstance(item, dict) or item.get("project") != project:
@@ -161,7 +160,16 @@ def directives_for(ctx: Context, project: str) -> list[tuple[str, str]]:
             memory_id = directive_id(project, str(item.get("key", "")))
             if memory_id not in seen:
                 seen.add(memory_id)
-                found.append((str(item.get("priority", "normal")), str(item.get("text", ""))))
+                found.append((memory_id, str(item.get("priority", "normal")), str(item.get("text", ""))))
+    return found
+
+
+def directives_for(ctx: Context, project: str) -> list[tuple[str, str]]:
+    """(priority, text) of the project's and the global directives, committed and pending, high first."""
+    stored = stored_directives(ctx, project)
+    ids = {memory_id for memory_id, _, _ in stored}
+    found = [(priority, text) for memory_id, priority, text in
+             stored + [d for d in pending_directives(ctx, project) if d[0] not in ids]]
     found.sort(key=lambda pair: pair[0] != "high")
     return found
 
@@ -174,17 +182,21 @@ def render_directives(directives: list[tuple[str, str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def project_summary(ctx: Context, project: str) -> str:
-    """The summary of ``projects/<project>.md`` (at most 650 characters). When that file is missing or older than
-    24 hours, a detached ``gitmem project scan`` (bounded to 20 s) writes it for the next session (not for a
-    session in the home or root directory)."""
+def project_summary(ctx: Context, project: str, avoid: Iterable[str] = ()) -> str:
+    """The summary of ``projects/<project>.md`` (at most 650 characters) without the lines that name a word in
+    ``avoid`` (what a correction or rule of the Essentials says not to use: the summary is a guess from files,
+    the rule is the user's word). When that file is missing or older than 24 hours, a detached ``gitmem project
+    scan`` (bounded to 20 s) writes it for the next session (not for a session in the home or root directory)."""
     from gitmem import projects
+    from gitmem.briefing.conflicts import names_any
 
     if ctx.env.get("GITMEM_PROJECT_SCAN", "1") != "0" and ctx.cwd not in (ctx.home, Path(ctx.cwd.anchor)) and \
             projects.needs_scan(ctx.repo, project) and projects.claim_scan(ctx.repo, project):
         spawn_detached(ctx, ["project", "scan", "--cwd", str(ctx.cwd), "--project", project, "--timeout", "20"])
     text = projects.project_summary(ctx.repo, project, SUMMARY_CHARS)
-    return f"## Project memory ({project})\n{text}\n" if text else ""
+    terms = list(avoid)
+    lines = [line for line in text.splitlines() if not names_any(line, terms)]
+    return f"## Project memory ({project})\n" + "\n".join(lines) + "\n" if any(lines) else ""
 
 
 def render_hot_paths(ctx: Context, project: str, limit: int = 8) -> str:
@@ -199,6 +211,10 @@ def render_hot_paths(ctx: Context, project: str, limit: int = 8) -> str:
         except ValueError:
             shown.append(path)
     return "Files used most in this project lately: " + ", ".join(shown) + "\n"
+
+
+def _recall_paths(ctx: Context, project: str) -> list[str]:
+    return observe.hot_paths(ctx.local, project, str(ctx.cwd), limit=5)
 
 
 def fallback_block(ctx: Context, project: str) -> str:
@@ -286,8 +302,18 @@ def conflict_note(ctx: Context) -> str:
             "see gitmem status, settle with gitmem resolve ID\n")
 
 
-def recall_block(ctx: Context, project: str) -> tuple[str, str]:
-    """(block, search query) from recall, or from :func:`fallback_block` when recall cannot run.
+class Block:
+    """The session-start recall block as served (from the cache or computed): its text, the search query, the
+    memory ids in it, how many memories it leaves out, and the words its Essentials say not to use (summary
+    lines naming them are dropped). A plain class: this module loads on the per-tool-call path."""
+
+    def __init__(self, text: str, query: str = "", ids: list[str] | None = None, more: int = 0,
+                 avoid: list[str] | None = None) -> None:
+        self.text, self.query, self.ids, self.more, self.avoid = text, query, ids or [], more, avoid or []
+
+
+def recall_block(ctx: Context, project: str) -> Block:
+    """The Essentials and Relevant block from recall, or :func:`fallback_block` when recall cannot run.
 
     A block is cached in ``local/recall-cache.json`` under :func:`recall_cache_key`, so a session that starts
     while neither repository moved gets it without loading the index or the embedding model; the memories in a
@@ -302,22 +328,31 @@ def recall_block(ctx: Context, project: str) -> tuple[str, str]:
                 observe.bump_usage(ctx.repo, ids)
             if hit.get("day") != observe.now_iso()[:10]:
                 spawn_warm(ctx)  # recency moved a day: recompute for the next session
-            return hit["text"], str(hit.get("query", ""))
+            return Block(hit["text"], str(hit.get("query", "")), ids, int(hit.get("more", 0) or 0),
+                         [str(a) for a in hit.get("avoid", []) if isinstance(a, str)])
     try:
-        result = ctx.repository.recall(cwd=ctx.cwd)
+        result = ctx.repository.recall(cwd=ctx.cwd, paths=_recall_paths(ctx, project))
     except Exception as exc:  # the index may be missing, rebuilding or broken: degrade, never fail the session
         log(ctx, f"recall failed, using the plain list: {type(exc).__name__}: {exc}")
-        return fallback_block(ctx, project), ""
+        return Block(fallback_block(ctx, project))
+    block = _block_of(result)
     if key:
-        _store_block(ctx, key, result)
-    return result.text, result.query
+        _store_block(ctx, key, block)
+    return block
 
 
-def _store_block(ctx: Context, key: str, result: RecallResult) -> None:
+def _block_of(result: RecallResult) -> Block:
+    from gitmem.briefing.conflicts import negated_terms
+
+    avoid = sorted({t for m in result.essentials for t in negated_terms(m.text)})
+    return Block(result.text, result.query, result.ids, result.more, avoid)
+
+
+def _store_block(ctx: Context, key: str, block: Block) -> None:
     def store(data: dict[str, Any]) -> None:
         data.pop(key, None)
-        data[key] = {"text": result.text, "query": result.query, "ids": [h.id for h in result.hits],
-                     "day": observe.now_iso()[:10]}
+        data[key] = {"text": block.text, "query": block.query, "ids": block.ids, "more": block.more,
+                     "avoid": block.avoid, "day": observe.now_iso()[:10]}
         for old in list(data)[: max(0, len(data) - RECALL_CACHE_SIZE)]:
             del data[old]
 
@@ -335,7 +370,8 @@ def warm_recall(ctx: Context) -> bool:
     key = recall_cache_key(ctx, ctx.project)
     if not key:
         return False
-    _store_block(ctx, key, ctx.repository.recall(cwd=ctx.cwd, record_usage=False))
+    result = ctx.repository.recall(cwd=ctx.cwd, record_usage=False, paths=_recall_paths(ctx, ctx.project))
+    _store_block(ctx, key, _block_of(result))
     directives_for(ctx, ctx.project)  # primes the directive and file-listing caches the session start reads
     return True
 

@@ -22,14 +22,15 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from gitmem.fileio import atomic_write
 from gitmem.locks import LockTimeout, file_lock
 from gitmem.redact import redact, redact_value
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
     from datetime import datetime
+    from typing import Any
 
 MAX_BYTES = 5 * 1024 * 1024
 MAX_LINES = 8000

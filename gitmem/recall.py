@@ -1,8 +1,10 @@
 """Recall: the context block a session gets, built from the code project, cut to a token budget.
 
-The query is the project name, the current branch and the last three commit subjects of the code repository;
-the best memories for it (the project's and the global ones) are grouped by category, each with its type tag,
-and added in score order until the next one would break the budget. Every recall bumps local usage counters
+The block has two parts. **Essentials** (:mod:`gitmem.briefing.essentials`): the project's constraints and
+corrections and the user's must-follow memories, always present. **Relevant**: memories found by a search for
+what the session is likely to touch (the project name, the branch, the last commit subjects, the files used most
+lately), admitted only past the absolute relevance gate (:mod:`gitmem.briefing.gate`), grouped by category and
+added in score order until the next one would break the budget. Every recall bumps local usage counters
 (``local/usage.json``: last used, count) without making a commit, so ``gc`` can tell what is never used.
 """
 
@@ -13,10 +15,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from gitmem.briefing import gate
+from gitmem.briefing.essentials import essentials as find_essentials
 from gitmem.codebase import CodeContext, code_context
-from gitmem.documents import CATEGORIES, bullet
-from gitmem.errors import ValidationError
-from gitmem.index import Hit, open_index
+from gitmem.documents import CATEGORIES, Memory, bullet
+from gitmem.errors import SearchError, ValidationError
+from gitmem.index import Hit, Index, open_index
 from gitmem.observe import bump_usage
 from gitmem.store import MemoryRepo
 from gitmem.tokens import TokenCounter, count_tokens
@@ -28,6 +32,8 @@ HEADINGS = {
     "preference": "Preferences",
     "background": "Background",
 }
+#: tokens the Relevant part may use at most (the Essentials come first and are always shown)
+RELEVANT_BUDGET = 450
 #: categories in the order a reader should see them: what must not be violated first
 ORDER = ("constraint", "correction", "decision", "preference", "background")
 assert set(ORDER) == set(CATEGORIES)
@@ -46,6 +52,15 @@ class RecallResult:
     notice: str = ""
     left_out: int = 0
     context: CodeContext | None = field(default=None, repr=False)
+    essentials: list[Memory] = field(default_factory=list)
+    """the Essentials part (its memories come before the hits in :attr:`text`)"""
+    more: int = 0
+    """memories of the project and global ones the block does not show"""
+
+    @property
+    def ids(self) -> list[str]:
+        """Every memory id in the block."""
+        return [m.id for m in self.essentials] + [h.id for h in self.hits]
 
 
 def effective_budget(repo: MemoryRepo, query: str, budget: int | None) -> int:
@@ -98,6 +113,39 @@ def build_block(hits: Iterable[Hit], budget: int, title: str,
     return render(groups, title), used, tokens, left_out
 
 
+def render_essentials(memories: list[Memory], project: str, count: Callable[[str], int] = count_tokens,
+                      budget: int = 10**9) -> tuple[str, list[Memory], int]:
+    """The Essentials part: one bullet per memory, in the given order, while within ``budget`` tokens."""
+    title = f"## Essentials ({project}): rules to follow in this project"
+    lines: list[str] = []
+    shown: list[Memory] = []
+    tokens = count(title)
+    for memory in memories:
+        line = bullet(memory)
+        if tokens + count(line) > budget:
+            break
+        lines.append(line)
+        shown.append(memory)
+        tokens += count(line)
+    return ("\n".join([title, *lines]) + "\n", shown, tokens) if lines else ("", [], 0)
+
+
+def relevant_hits(index: Index, query: str, *, project: str, k: int, now: datetime | None = None,
+                  exclude: set[str] | frozenset[str] = frozenset(), mode: str = "hybrid") -> list[Hit]:
+    """The best ``k`` memories for ``query`` that pass the relevance gate and are not in ``exclude``: an empty
+    list when nothing is related (the gate looks at raw scores, so the best of unrelated memories stays out)."""
+    if not query.strip():
+        return []
+    try:
+        hits = index.search(query, k=k + len(exclude), project=project, now=now, mode=mode)
+    except SearchError:  # a query of stopwords or punctuation only: nothing to look for
+        return []
+    embedder = index.embedder if mode != "bm25" else None
+    model_id = embedder.model_id if embedder is not None else ""
+    size = index.size
+    return [h for h in hits if h.id not in exclude and gate.admits(h, query, model_id, size)][:k]
+
+
 def recall(
     repo: MemoryRepo,
     *,
@@ -108,24 +156,33 @@ def recall(
     now: datetime | None = None,
     project: str = "",
     record_usage: bool = True,
+    paths: Iterable[str] = (),
 ) -> RecallResult:
-    """The context block for a session working in ``cwd``.
+    """The context block for a session working in ``cwd``: Essentials, then Relevant memories.
 
-    ``query`` replaces the one built from the code project; ``budget`` (tokens) and ``k`` (memories) default to
-    the configuration's ``recall`` section."""
+    ``query`` replaces the one built from the code project (branch, recent commits, and the file names in
+    ``paths``: hot paths, open files); ``budget`` (tokens) and ``k`` (memories) default to the configuration's
+    ``recall`` section."""
     context = code_context(cwd, project or repo.config.project)
-    text_query = query or context.query()
+    files = " ".join(dict.fromkeys(Path(p).stem.replace("_", " ") for p in paths))
+    text_query = query or " ".join(p for p in (context.query(), files) if p)
     limit = k if k is not None else repo.config.recall.top_k
     if limit <= 0:
         raise ValidationError(f"k={limit} is not positive", "ask for at least one memory, e.g. --k 5")
     tokens_allowed = effective_budget(repo, text_query, budget)
-    index = open_index(repo)
-    hits = index.search(text_query, k=limit, project=context.project, now=now) if text_query.strip() else []
-    title = f"## Memories from gitmem ({context.project})"
     counter = TokenCounter(repo.path / ".cache" / "token-counts.json")
-    text, used, tokens, left_out = build_block(hits, tokens_allowed, title, counter)
+    rules, more = find_essentials(repo.path, context.project)
+    first, rules, rule_tokens = render_essentials(rules, context.project, counter, tokens_allowed)
+    index = open_index(repo)
+    hits = relevant_hits(index, text_query, project=context.project, k=limit, now=now,
+                         exclude={m.id for m in rules})
+    title = "## Relevant memories (from the branch, recent commits and files)"
+    room = min(RELEVANT_BUDGET, tokens_allowed - rule_tokens)
+    second, used, tokens, left_out = build_block(hits, room, title, counter) if room > 0 else ("", [], 0, len(hits))
     counter.save()
-    if record_usage and used:
-        bump_usage(repo.path, [h.id for h in used], now)
-    return RecallResult(text=text, hits=used, tokens=tokens, budget=tokens_allowed, query=text_query,
-                        project=context.project, notice=index.notice or "", left_out=left_out, context=context)
+    if record_usage and (used or rules):
+        bump_usage(repo.path, [m.id for m in rules] + [h.id for h in used], now)
+    text = "\n".join(part for part in (first, second) if part)
+    return RecallResult(text=text, hits=used, tokens=rule_tokens + tokens, budget=tokens_allowed, query=text_query,
+                        project=context.project, notice=index.notice or "", left_out=left_out, context=context,
+                        essentials=rules, more=max(0, more - len(used)))

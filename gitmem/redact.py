@@ -95,7 +95,6 @@ from __future__ import annotations
 import heapq
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
@@ -108,9 +107,9 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
 class Redaction:
-    """The result of :func:`redact`.
+    """The result of :func:`redact` (immutable; a plain class, as ``dataclasses`` costs a hook process on every
+    tool call more than the whole scan).
 
     Attributes:
         text: The redacted text.
@@ -118,8 +117,25 @@ class Redaction:
             without duplicates (empty when nothing was redacted).
     """
 
+    __slots__ = ("kinds", "text")
     text: str
     kinds: tuple[str, ...]
+
+    def __init__(self, text: str, kinds: tuple[str, ...]) -> None:
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "kinds", kinds)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Redaction is immutable: cannot set {name}")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Redaction) and (self.text, self.kinds) == (other.text, other.kinds)
+
+    def __hash__(self) -> int:
+        return hash((self.text, self.kinds))
+
+    def __repr__(self) -> str:
+        return f"Redaction(text={self.text!r}, kinds={self.kinds!r})"
 
 
 # A safety bound on the passes of :func:`redact`: the second pass normally finds nothing.

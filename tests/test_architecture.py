@@ -29,6 +29,7 @@ LAYERS: dict[str, int] = {
     "instincts": 5, "capture": 6, "semantic": 6, "evolve": 6, "lifecycle": 6, "cli_learn": 9,
     "projects": 4, "scan": 1, "stacks": 1, "toolnotes": 1, "cli_project": 9,
     "leaks": 1, "leaks.history": 1,
+    "briefing": 4, "briefing.gate": 4, "briefing.essentials": 4, "briefing.conflicts": 1, "briefing.prompt": 5,
 }
 GIT_MODULES = {"gitstore", "gitplumbing", "remote", "sync", "codegit", "leaks.history"}
 HEAVY = ("onnxruntime", "numpy", "tokenizers")

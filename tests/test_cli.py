@@ -225,3 +225,48 @@ def test_doctor_reports_whether_claude_hooks_are_installed(tmp_path: Path) -> No
     assert run_cli("--repo", str(d), "install", "claude").code == 0
     after = json.loads(run_cli("--repo", str(d), "doctor", "--json").out)
     assert any("hooks installed for" in i["message"] and "SessionStart" in i["message"] for i in after)
+
+
+def _code_project(root: Path, remote: str) -> Path:
+    code = root / "shop"
+    code.mkdir()
+    git(code, "init", "-q")
+    git(code, "remote", "add", "origin", remote)
+    return code
+
+
+def test_remember_inside_a_code_project_belongs_to_it_unless_global(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    code = _code_project(tmp_path, "git@github.com:Acme/Shop.git")
+    made = run_cli("--repo", str(d), "remember", "runs tests with pytest -x", "--category", "constraint",
+                   cwd=code / ".")
+    assert made.code == 0, made.err
+    assert "remembered in project github.com-acme-shop" in made.err
+    shown = json.loads(run_cli("--repo", str(d), "show", made.out.strip(), "--json").out)
+    assert (shown["project"], shown["scope"]) == ("github.com-acme-shop", "project")
+    assert (d / "memories" / "github.com-acme-shop" / f"{shown['id']}.md").is_file()
+    everywhere = run_cli("--repo", str(d), "remember", "answer in English", "--scope", "global", "--json", cwd=code)
+    assert json.loads(everywhere.out)["project"] == "" and json.loads(everywhere.out)["scope"] == "global"
+    outside = run_cli("--repo", str(d), "remember", "a fact from nowhere", cwd=tmp_path)
+    assert "global memory" in outside.err
+    both = run_cli("--repo", str(d), "remember", "x", "--scope", "global", "--project", "p", cwd=code)
+    assert both.code != 0 and "contradict" in both.err and "Traceback" not in both.err
+
+
+def test_move_gives_a_memory_to_a_project_or_makes_it_global_in_one_commit(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    memory_id = run_cli("--repo", str(d), "remember", "use pnpm, never npm", cwd=tmp_path).out.strip()
+    before = int(git(d, "rev-list", "--count", "HEAD"))
+    moved = run_cli("--repo", str(d), "move", memory_id, "--project", "github.com-acme-shop")
+    assert moved.code == 0 and "project github.com-acme-shop" in moved.out
+    assert int(git(d, "rev-list", "--count", "HEAD")) == before + 1
+    assert (d / "memories" / "github.com-acme-shop" / f"{memory_id}.md").is_file()
+    assert not (d / "memories" / "global" / f"{memory_id}.md").exists()
+    assert_clean(d)
+    back = run_cli("--repo", str(d), "move", memory_id, "--global", "--json")
+    assert json.loads(back.out)["scope"] == "global" and (d / "memories" / "global" / f"{memory_id}.md").is_file()
+    for args, message in ((["--global"], "already global"), ([], "either --project ID or --global")):
+        bad = run_cli("--repo", str(d), "move", memory_id, *args)
+        assert bad.code != 0 and message in bad.err and "Traceback" not in bad.err

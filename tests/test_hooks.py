@@ -145,7 +145,7 @@ def test_scripted_session(repo_path: Path, code: Path, env: dict[str, str], isol
     # a new session gets the committed directives; restating one adds nothing
     later = context_of(hook("session-start", payload("SessionStart", code, "sess-2", source="startup"), env,
                             cwd=code).stdout)
-    assert "[high] Never use unittest." in later
+    assert later.index("## Essentials") < later.index("Never use unittest.")  # a rule: always there
     hook("user-prompt-submit", payload("UserPromptSubmit", code, "sess-2", prompt="Never use unittest!"), env, code)
     hook("stop", payload("Stop", code, "sess-2"), env, cwd=code)
     assert int(git(repo_path, "rev-list", "--count", "HEAD")) == int(commits_before) + 1
@@ -314,6 +314,13 @@ def test_plugin_files_match_the_installer() -> None:
     ("必须先跑测试再提交", [("high", "constraint")]),
     ("优先使用 pnpm 而不是 npm", [("normal", "preference")]),
     ("Fix the bug in cart.py", []),
+    # tasks worded like rules (pull-request titles, bug reports) are not standing instructions
+    ("Don't pass empty targets to lightningcss when the query resolves to nothing, it panics", []),
+    ("Always use getfixturemarker() to access _pytestfixturefunction", []),
+    ("ignore: always use literal_separator for gitignore patterns", []),
+    ("不要在空列表上调用 max()，修一下这个崩溃", []),
+    ("Remember that the staging database is read-only, never write to it.", [("high", "constraint")]),
+    ("这个项目里禁止使用 print 调试，用 logging。", [("high", "constraint")]),
     ("Never mind.", []),
     ("Don't worry about it", []),
     ("Why do you always do that?", []),
@@ -394,13 +401,13 @@ def test_recall_block_is_cached_until_a_repository_moves(repo_path: Path, code: 
 
     def fake_recall(self: Repository, **kwargs: Any) -> SimpleNamespace:
         calls.append(1)
-        return SimpleNamespace(text=f"block {len(calls)}\n", query="shop", hits=[])
+        return SimpleNamespace(text=f"block {len(calls)}\n", query="shop", hits=[], ids=[], more=0, essentials=[])
 
     monkeypatch.setattr(Repository, "recall", fake_recall)
 
     def block() -> str:
         ctx = make_context({"cwd": str(code)}, env={"GITMEM_REPO": str(repo_path)}, home=Path.home(), cwd=code)
-        return recall_block(ctx, PROJECT)[0]
+        return recall_block(ctx, PROJECT).text
 
     assert block() == "block 1\n"
     assert block() == "block 1\n" and len(calls) == 1

@@ -48,14 +48,17 @@ def test_block_groups_by_category_with_type_tags(mem: Repository, code: Path) ->
     assert result.project == PROJECT
     assert result.query.startswith("shop Fix flaky checkout test")
     text = result.text
-    assert text.index("### Constraints") < text.index("### Decisions") < text.index("### Background")
+    # the constraint is an essential (always there, first); the rest is relevant to the commits, by category
+    assert text.index("## Essentials") < text.index("Never retry payments") < text.index("## Relevant")
+    assert text.index("## Relevant") < text.index("### Decisions") < text.index("### Background")
     assert "- [project, github.com-acme-shop] Never retry payments more than 3 times" in text
     assert "another project" not in text and "used to live in MySQL" not in text
 
 
 def test_budget_is_never_exceeded_and_capped(mem: Repository, code: Path) -> None:
-    mem.import_records({"text": f"Payment rule {i}: retries, PostgreSQL orders and checkout tests need care "
-                                f"in module {i}", "project": PROJECT} for i in range(60))
+    mem.import_records([*({"text": f"Payment rule {i}: retries, PostgreSQL orders and checkout tests need care "
+                                   f"in module {i}", "project": PROJECT} for i in range(60)),
+                        *({"text": f"Unrelated note {i} about gardening and tomatoes"} for i in range(140))])
     sizes = []
     for budget in (150, 400, 900):
         result = recall(mem, cwd=code, k=60, budget=budget)

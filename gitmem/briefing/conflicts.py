@@ -1,0 +1,30 @@
+"""What a rule says not to use, and whether a line names it: "use pnpm, not npm" → {"npm"}; "不要用 yarn" →
+{"yarn"}. Pure regular expressions (the session start's cached path uses them on the project summary without
+loading the memory documents' module)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_NEGATED = re.compile(
+    r"(?:\b(?:not|never|no\s+longer|don'?t|do\s+not|instead\s+of|rather\s+than|avoid|stop)\s+"
+    r"(?:(?:use|using|run|running|call|calling|with|the|a)\s+)?|(?:不要|别|不用|不再|而不是|禁止|不能)(?:用|使用|运行)?\s*)"
+    r"[`'\"]?([\w@./+-]*\w)", re.IGNORECASE)
+_FILLER = frozenset(["a", "an", "the", "it", "this", "that", "to", "be", "in", "on", "of", "for", "and", "or",
+                     "any", "anything", "so"])
+
+
+def negated_terms(text: str) -> set[str]:
+    """The words a rule says not to use ("use pnpm, not npm" → {"npm"}; "不要用 yarn" → {"yarn"})."""
+    return {m.group(1).lower() for m in _NEGATED.finditer(text) if m.group(1).lower() not in _FILLER}
+
+
+def names(text: str, term: str) -> bool:
+    """Whether ``text`` mentions ``term`` as a whole word (case-insensitive)."""
+    return re.search(rf"(?<![\w@./+-]){re.escape(term)}(?![\w@+-])", text, re.IGNORECASE) is not None
+
+
+def names_any(text: str, terms: Iterable[str]) -> bool:
+    """Whether ``text`` mentions any of ``terms``."""
+    return any(names(text, term) for term in terms)

@@ -1,0 +1,67 @@
+"""The absolute relevance gate: whether a search hit is related to what the session is doing, whatever else
+the query found.
+
+Search scores are relative (the fusion scales each query's best match to 1), so the best of a set of unrelated
+memories still looks like a perfect match. The gate looks at absolute evidence instead: the raw BM25 score
+(query words the memory shares, weighted by their rarity) or the raw cosine of the embedding model, against
+thresholds measured on ``bench/sessions.py`` (``docs/search.md`` has the figures). A model's cosine counts only
+when the model covers the scripts of both texts: an English-only model gives Chinese text vectors whose
+cosines are high and meaningless (on the benchmark, MiniLM cosines of 0.5 and more between Chinese prompts and
+English memories were never a needed memory).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gitmem.index import Hit
+
+#: raw BM25 score a hit needs (about two shared words of medium rarity, or one rare one) ...
+BM25_MIN = 5.0
+#: ... in a repository of at least this many memories; below it the threshold shrinks in proportion, as the
+#: rarity weights of a small collection are small whatever the words (in a repository of one memory, every
+#: word is in every memory)
+FULL_AT = 200
+#: cosine a hit needs, per embedding model (prefix of the model id); measured on bench/sessions.py
+COSINE_MIN: dict[str, float] = {
+    "minilm-l6": 0.40,
+}
+#: models that only cover Latin-script text (their tokenizers split CJK into unknown or byte pieces)
+LATIN_ONLY = ("minilm-l6", "nomic-embed-text")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` holds Chinese, Japanese or Korean characters."""
+    return bool(_CJK.search(text))
+
+
+def covers(model_id: str, *texts: str) -> bool:
+    """Whether the model's vectors mean something for every one of ``texts``."""
+    if not model_id.startswith(LATIN_ONLY):
+        return True
+    return not any(has_cjk(text) for text in texts)
+
+
+def cosine_min(model_id: str) -> float | None:
+    """The model's measured threshold, or None for a model that was never measured (its cosine then never
+    admits a hit on its own)."""
+    return next((value for prefix, value in COSINE_MIN.items() if model_id.startswith(prefix)), None)
+
+
+def bm25_min(size: int) -> float:
+    """The BM25 threshold for a repository of ``size`` memories."""
+    return BM25_MIN * min(1.0, max(size, 1) / FULL_AT)
+
+
+def admits(hit: Hit, query: str, model_id: str = "", size: int = FULL_AT) -> bool:
+    """Whether ``hit`` (from a search for ``query`` in a repository of ``size`` memories) passes the gate."""
+    if hit.parts.bm25 > 0 and hit.parts.bm25 >= bm25_min(size):
+        return True
+    cosine = hit.parts.vector
+    if cosine is None or not model_id or not covers(model_id, query, hit.memory.text):
+        return False
+    threshold = cosine_min(model_id)
+    return threshold is not None and cosine >= threshold
