@@ -28,6 +28,9 @@ LAYERS: dict[str, int] = {
     "sync": 1, "remote": 1, "codegit": 1, "merge": 1, "extract": 1, "cli_sync": 9,
     "instincts": 5, "capture": 6, "semantic": 6, "evolve": 6, "lifecycle": 6, "cli_learn": 9,
     "projects": 4, "scan": 1, "stacks": 1, "toolnotes": 1, "cli_project": 9,
+    # subpackages: one key per module, dotted ("wiki.page"); a package's __init__ is the package name
+    "wiki": 4, "wiki.page": 1, "wiki.merge": 1, "wiki.search": 4, "wiki.store": 4, "wiki.lint": 4,
+    "wiki.lifecycle": 6, "cli_wiki": 9,
 }
 GIT_MODULES = {"gitstore", "gitplumbing", "remote", "sync", "codegit"}
 HEAVY = ("onnxruntime", "numpy", "tokenizers")
@@ -41,10 +44,19 @@ def _imports(path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
+            subs = [f"{node.module}.{alias.name}" for alias in node.names]
+            if node.module.startswith("gitmem.") and all(_is_module(sub) for sub in subs):
+                names.update(subs)  # "from gitmem.wiki import page" imports wiki.page, not the package's API
+                continue
             names.add(node.module)
             if node.module == "gitmem":
-                names.update(f"gitmem.{alias.name}" for alias in node.names)
+                names.update(subs)
     return names
+
+
+def _is_module(name: str) -> bool:
+    rel = Path(*name.split(".")[1:])
+    return (PACKAGE / rel).with_suffix(".py").is_file() or (PACKAGE / rel / "__init__.py").is_file()
 
 
 def _module_level_imports(path: Path) -> set[str]:
@@ -69,35 +81,57 @@ def _module_level_imports(path: Path) -> set[str]:
 
 
 def _modules() -> list[Path]:
-    return [p for p in PACKAGE.glob("*.py")]
+    """Every module of the package, subpackages included."""
+    return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _key(path: Path) -> str:
+    """``gitmem/wiki/page.py`` → ``wiki.page``; ``gitmem/wiki/__init__.py`` → ``wiki``; top level: the stem."""
+    parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+    if len(parts) > 1 and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _target(name: str) -> str | None:
+    """The LAYERS key an import of ``gitmem.x[.y...]`` lands in (the longest known prefix)."""
+    parts = name.split(".")[1:]
+    while parts:
+        if ".".join(parts) in LAYERS:
+            return ".".join(parts)
+        parts.pop()
+    return None
 
 
 def test_every_module_has_a_layer() -> None:
-    missing = [p.stem for p in _modules() if p.stem not in LAYERS]
+    missing = [_key(p) for p in _modules() if _key(p) not in LAYERS]
     assert not missing, f"add these modules to LAYERS: {missing}"
+
+
+def test_the_walk_sees_subpackages() -> None:
+    assert "wiki.store" in {_key(p) for p in _modules()}
 
 
 def test_dependencies_point_down() -> None:
     wrong = []
     for path in _modules():
-        rank = LAYERS.get(path.stem, 9)
+        rank = LAYERS.get(_key(path), 9)
         for name in _imports(path):
-            if name.startswith("gitmem."):
-                target = name.split(".")[1]
-                if target in LAYERS and LAYERS[target] > rank:
-                    wrong.append(f"{path.stem} (layer {rank}) imports {target} (layer {LAYERS[target]})")
+            target = _target(name) if name.startswith("gitmem.") else None
+            if target is not None and LAYERS[target] > rank:
+                wrong.append(f"{_key(path)} (layer {rank}) imports {target} (layer {LAYERS[target]})")
     assert not wrong, "\n".join(wrong)
 
 
 def test_only_the_repo_layer_touches_git() -> None:
-    offenders = [p.stem for p in _modules() if p.stem not in GIT_MODULES
+    offenders = [_key(p) for p in _modules() if _key(p) not in GIT_MODULES
                  and any(n == "dulwich" or n.startswith("dulwich.") for n in _imports(p))]
     assert not offenders
 
 
 def test_heavy_imports_stay_in_the_embedding_layer() -> None:
     """numpy/onnxruntime/tokenizers load only when a module that needs them runs the code that needs them."""
-    offenders = [(p.stem, n) for p in _modules() if p.stem not in HEAVY_ALLOWED
+    offenders = [(_key(p), n) for p in _modules() if _key(p) not in HEAVY_ALLOWED
                  for n in _module_level_imports(p) if n.split(".")[0] in HEAVY]
     assert not offenders
 
