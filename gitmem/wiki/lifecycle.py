@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import re
 import time
@@ -27,26 +28,28 @@ if TYPE_CHECKING:
 OVERVIEW_CHARS = 300
 #: seconds session end may spend on the session log, waiting for the lock included
 CAPTURE_BUDGET = 3.0
-_ENTRY = re.compile(r"^- \[\[([^\]]+)\]\] (.*?)(?: · updated (\d{4}-\d\d-\d\d))?$")
+_ENTRY = re.compile(r"^(?:## (.+)|- \[\[([^\]]+)\]\] (.*?)(?: · updated (\d{4}-\d\d-\d\d))?)$", re.M)
 _WORDS = re.compile(r"[a-z0-9]{3,}|[\u3400-\u9fff]")
 
 
 def _index_entries(repo_path: Path, project: str) -> list[tuple[str, str, str, str]]:
-    """(category, name, title, updated) of every page listed in the generated index."""
+    """(category, name, title, updated) of every page listed in the generated index (one regex pass)."""
     try:
         text = (repo_path / wp.WIKI_DIR / project / f"{wp.INDEX_PAGE}.md").read_text("utf-8")
     except (OSError, UnicodeDecodeError):
         return []
     entries: list[tuple[str, str, str, str]] = []
     category = ""
-    for line in text.splitlines():
-        if line.startswith("## "):
-            category = line[3:].strip()
-        else:
-            match = _ENTRY.match(line)
-            if match and category:
-                entries.append((category, match.group(1), match.group(2), match.group(3) or ""))
+    for heading, name, title, updated in _ENTRY.findall(text):
+        if heading:
+            category = heading.strip()
+        elif category:
+            entries.append((category, name, title, updated))
     return entries
+
+
+def _newest_first(day: str) -> str:
+    return "".join(chr(0x7A - ord(c) + 0x30) if c.isdigit() else c for c in day) if day else "~"
 
 
 def _summary(entries: list[tuple[str, str, str, str]]) -> str:
@@ -62,8 +65,12 @@ def overview(repo_path: Path, project: str, query: str = "", *, limit: int = OVE
     if not entries:
         return ""
     wanted = set(_WORDS.findall(query.lower()))
-    ranked = sorted(entries, key=lambda e: (-len(wanted & set(_WORDS.findall(e[2].lower()))),
-                                            e[0] == "session-log", -int(e[3].replace("-", "") or 0), e[2]))
+
+    def rank(entry: tuple[str, str, str, str]) -> tuple[int, bool, str, str]:
+        title = entry[2].lower()
+        return (-sum(w in title for w in wanted), entry[0] == "session-log", _newest_first(entry[3]), entry[2])
+
+    ranked = heapq.nsmallest(3, entries, key=rank)
     head = f"## Project wiki: {len(entries)} pages ({_summary(entries)})"
     tail = f'query: gitmem wiki query "..." --project {project}'
     titles: list[str] = []
