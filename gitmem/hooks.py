@@ -275,9 +275,23 @@ def spawn_learning(ctx: Context, payload: dict[str, Any]) -> bool:
     return True
 
 
+def prompt_with_notepad(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """UserPromptSubmit: the handler above, then the notepad's priority notes (gitmem.router.notepad) as
+    context for this prompt."""
+    answer = user_prompt_submit(ctx, payload)
+    if not ctx.exists:
+        return answer
+    from gitmem.router.notepad import notepad_path, prompt_context
+
+    if not notepad_path(ctx.local, "x").parent.is_dir():  # no notepad on this machine: no project lookup
+        return answer
+    note = prompt_context(ctx.local, ctx.project)
+    return _context_output("user-prompt-submit", note) if note else answer
+
+
 HANDLERS: dict[str, Callable[[Context, dict[str, Any]], dict[str, Any] | None]] = {
     "session-start": session_start,
-    "user-prompt-submit": user_prompt_submit,
+    "user-prompt-submit": prompt_with_notepad,
     "pre-tool-use": pre_tool_use,
     "post-tool-use": post_tool_use,
     "pre-compact": pre_compact,

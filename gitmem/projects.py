@@ -324,6 +324,26 @@ def project_summary(repo_path: Path, project: str, limit: int = SUMMARY_CHARS) -
     return text
 
 
+def add_notes(repo: MemoryRepo, project: str, notes: list[str], *, source: str = "cli",
+              now: float | None = None) -> str:
+    """Add dated notes to the Notes section of ``projects/<id>.md`` (a file with only that section is created
+    when there is none yet); the commit SHA, "" when the notes were there already."""
+    from gitmem.toolnotes import merge_notes
+
+    moment = time.time() if now is None else now
+    with repo.git.locked():
+        existing = read(repo.path, project)
+        pf = existing or ProjectFile(meta={"project": project, "schema_version": SCHEMA_VERSION},
+                                     title=f"Project memory: {project}")
+        before = _encode(repo, pf) if existing is not None else b""
+        pf.sections["Notes"] = merge_notes(pf.sections.get("Notes", ""), notes, observe.now_iso(moment)[:10])
+        after = _encode(repo, pf)
+        if after == before:
+            return ""
+        return _commit(repo, {project_path(project): after}, f"project: note for {project}"[:72],
+                       {"Gitmem-Op": "update", "Gitmem-Source": source})
+
+
 @dataclass
 class LearnResult:
     session: str

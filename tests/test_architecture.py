@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     # subpackages: one key per module, dotted ("wiki.page"); a package's __init__ is the package name
     "wiki": 4, "wiki.page": 1, "wiki.merge": 1, "wiki.search": 4, "wiki.store": 4, "wiki.lint": 4,
     "wiki.lifecycle": 6, "cli_wiki": 9,
+    "router": 7, "router.notepad": 2, "router.rules": 6, "router.route": 7, "cli_router": 9,
 }
 GIT_MODULES = {"gitstore", "gitplumbing", "remote", "sync", "codegit"}
 HEAVY = ("onnxruntime", "numpy", "tokenizers")
