@@ -155,6 +155,7 @@ def register_commands() -> None:
     from gitmem import cli_project  # noqa: F401  (project scan, project show)
     from gitmem import cli_wiki  # noqa: F401  (wiki ingest, query, lint, list, read, delete, log)
     from gitmem import cli_router  # noqa: F401  (notepad show, add, clear; remember --auto)
+    from gitmem import cli_writer  # noqa: F401  (writer character/relationship/scene/world, search, check-line)
 
 
 def main() -> None:

@@ -32,6 +32,7 @@ LAYERS: dict[str, int] = {
     "wiki": 4, "wiki.page": 1, "wiki.merge": 1, "wiki.search": 4, "wiki.store": 4, "wiki.lint": 4,
     "wiki.lifecycle": 6, "cli_wiki": 9,
     "router": 7, "router.notepad": 2, "router.rules": 6, "router.route": 7, "cli_router": 9,
+    "writer": 4, "writer.entities": 1, "writer.voice": 1, "writer.store": 4, "cli_writer": 9,
 }
 GIT_MODULES = {"gitstore", "gitplumbing", "remote", "sync", "codegit"}
 HEAVY = ("onnxruntime", "numpy", "tokenizers")
