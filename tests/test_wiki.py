@@ -4,7 +4,6 @@ writers, the sync merge of pages, review, and what the session hooks do with the
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -317,4 +316,9 @@ def test_environment_page_is_bridged_from_the_project_memory(repo: MemoryRepo) -
     assert env.generated and "Python 3.11" in env.body and "`pytest -q`" in env.body
     assert [(f.kind, f.page) for f in book.lint() if f.kind == "contradiction"] == [("contradiction", "testing")]
     assert "environment" not in [p.name for p in book.pages()]
-    os.remove(repo.path / "projects" / "shop.md")
+    from gitmem.projects import add_notes
+
+    add_notes(repo, "shop", ["port 5173 (vite dev server)"])  # the project memory changes: the page follows
+    assert "port 5173" in book.read("environment").body
+    assert "wiki: regenerate shop index" in git(repo.path, "log", "-1", "--format=%s")
+    assert_clean(repo.path)
