@@ -9,7 +9,7 @@ Builds a wiki of N pages (English and Chinese, ~1.5 KB each, written as files an
   Chinese queries, with and without a category filter,
 - a ``gitmem wiki query`` process end to end (interpreter start and imports included),
 - :func:`gitmem.wiki.lifecycle.overview` (SessionStart) and :func:`~gitmem.wiki.lifecycle.capture_session_log`
-  (SessionEnd, 3 s budget) with a session of 200 tool calls.
+  (SessionEnd, 3 s budget): a new page for a session of 200 tool calls, commit included.
 """
 
 from __future__ import annotations
@@ -104,14 +104,17 @@ def main() -> None:
             check=True, capture_output=True), 10))
         show("overview (session start)", timed(lambda: overview(repo.path, "shop", "deploy pipeline"), args.runs))
         local = observe.local_dir(repo.path)
-        for n in range(200):
-            tool = "Bash" if n % 2 else "Edit"
-            field = f'"command":"pytest -x tests/test_{n}.py"' if n % 2 else f'"file_path":"/code/src/m{n}.py"'
-            observe.append_observation(local, {"session": "bench", "phase": "post", "tool": tool,
-                                               "input": "{" + field + "}", "output": "ok", "project": "shop",
-                                               "cwd": "/code"})
-        show("session-log page (session end, 200 calls)", timed(
-            lambda: capture_session_log(repo, session="bench", project="shop", local=local), 5))
+        sessions = [f"bench{i}" for i in range(5)]
+        for session in sessions:
+            for n in range(200):
+                tool = "Bash" if n % 2 else "Edit"
+                field = f'"command":"pytest -x tests/test_{n}.py"' if n % 2 else f'"file_path":"/code/src/m{n}.py"'
+                observe.append_observation(local, {"session": session, "phase": "post", "tool": tool,
+                                                   "input": "{" + field + "}", "output": "ok", "project": "shop",
+                                                   "cwd": "/code"})
+        queue = list(sessions)
+        show("session-log page (new page, 200 calls)", timed(
+            lambda: capture_session_log(repo, session=queue.pop(), project="shop", local=local), len(sessions)))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gitmem.wiki import page as wp
+from gitmem.wiki.store import IndexEntry, index_entries
 
 if TYPE_CHECKING:
     from gitmem.store import MemoryRepo
@@ -28,31 +28,14 @@ if TYPE_CHECKING:
 OVERVIEW_CHARS = 300
 #: seconds session end may spend on the session log, waiting for the lock included
 CAPTURE_BUDGET = 3.0
-_ENTRY = re.compile(r"^(?:## (.+)|- \[\[([^\]]+)\]\] (.*?)(?: · updated (\d{4}-\d\d-\d\d))?)$", re.M)
 _WORDS = re.compile(r"[a-z0-9]{3,}|[\u3400-\u9fff]")
-
-
-def _index_entries(repo_path: Path, project: str) -> list[tuple[str, str, str, str]]:
-    """(category, name, title, updated) of every page listed in the generated index (one regex pass)."""
-    try:
-        text = (repo_path / wp.WIKI_DIR / project / f"{wp.INDEX_PAGE}.md").read_text("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return []
-    entries: list[tuple[str, str, str, str]] = []
-    category = ""
-    for heading, name, title, updated in _ENTRY.findall(text):
-        if heading:
-            category = heading.strip()
-        elif category:
-            entries.append((category, name, title, updated))
-    return entries
 
 
 def _newest_first(day: str) -> str:
     return "".join(chr(0x7A - ord(c) + 0x30) if c.isdigit() else c for c in day) if day else "~"
 
 
-def _summary(entries: list[tuple[str, str, str, str]]) -> str:
+def _summary(entries: list[IndexEntry]) -> str:
     counts: dict[str, int] = {}
     for category, *_rest in entries:
         counts[category] = counts.get(category, 0) + 1
@@ -61,12 +44,12 @@ def _summary(entries: list[tuple[str, str, str, str]]) -> str:
 
 def overview(repo_path: Path, project: str, query: str = "", *, limit: int = OVERVIEW_CHARS) -> str:
     """The session-start lines about the project's wiki ("" when it has none), at most ``limit`` characters."""
-    entries = _index_entries(repo_path, project)
+    entries = index_entries(repo_path, project)
     if not entries:
         return ""
     wanted = set(_WORDS.findall(query.lower()))
 
-    def rank(entry: tuple[str, str, str, str]) -> tuple[int, bool, str, str]:
+    def rank(entry: IndexEntry) -> tuple[int, bool, str, str]:
         title = entry[2].lower()
         return (-sum(w in title for w in wanted), entry[0] == "session-log", _newest_first(entry[3]), entry[2])
 
@@ -86,7 +69,7 @@ def overview(repo_path: Path, project: str, query: str = "", *, limit: int = OVE
 
 def breadcrumb(repo_path: Path, project: str) -> str:
     """One line for after a compaction ("" when the project has no wiki)."""
-    entries = _index_entries(repo_path, project)
+    entries = index_entries(repo_path, project)
     if not entries:
         return ""
     categories = list(dict.fromkeys(e[0] for e in entries))

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import builtins
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitmem import documents as docs
 from gitmem.errors import DocumentError, NotFoundError, ValidationError
@@ -188,37 +189,45 @@ class Wiki:
                                 source, [slug], body=f"Reason: {reason}")
 
     def regenerate(self, *, source: str = "cli") -> str:
-        """Rebuild ``index.md`` and ``environment.md`` (and nothing else); the commit SHA, "" when unchanged."""
+        """Rebuild ``index.md`` (from every page) and ``environment.md``, and nothing else; the commit SHA, ""
+        when both were up to date."""
         with self.repo.git.locked():
-            changes = self._generated({})
+            changes = self._generated({}, full=True)
             if not changes:
                 return ""
             return self._commit(changes, f"wiki: regenerate {self.project} index", "update", source, [])
 
     # -- generated pages -------------------------------------------------------------------------------
-    def _generated(self, changes: dict[str, bytes | None]) -> dict[str, bytes | None]:
+    def _generated(self, changes: dict[str, bytes | None], *, full: bool = False) -> dict[str, bytes | None]:
         """The index and environment pages as they should be once ``changes`` are written (only those that
-        differ from the files on disk)."""
-        pages = {p.name: p for p in self.pages()}
+        differ from the files on disk). A write updates the index's lines of the pages it changes (reading one
+        file, not every page); ``full`` reads every page (``regenerate``, ``lint --fix``)."""
+        entries = None if full else {e.name: e for e in index_entries(self.repo.path, self.project)}
+        if not entries:
+            entries = {p.name: IndexEntry(p.category, p.name, p.title, f"{p.updated:%Y-%m-%d}")
+                       for p in self.pages()}
         for path, data in changes.items():
             name = path.rsplit("/", 1)[-1][:-3]
             if not path.startswith(self.rel + "/") or name in wp.RESERVED_PAGES:
                 continue
             if data is None:
-                pages.pop(name, None)
+                entries.pop(name, None)
             else:
-                pages[name] = wp.loads(data.decode("utf-8"), name)
+                page = wp.loads(data.decode("utf-8"), name)
+                entries[name] = IndexEntry(page.category, name, page.title, f"{page.updated:%Y-%m-%d}")
         out: dict[str, bytes | None] = {}
         env = self._environment_body()
         if env:
-            pages_for_index = {**pages, wp.ENVIRONMENT_PAGE: wp.make_page(wp.ENVIRONMENT_PAGE, "Environment", env,
-                                                                          category="environment")}
             self._put_generated(out, wp.ENVIRONMENT_PAGE, "Environment", env, "environment",
                                 [f"projects/{self.project}.md"])
+            old = entries.get(wp.ENVIRONMENT_PAGE)
+            entries[wp.ENVIRONMENT_PAGE] = IndexEntry("environment", wp.ENVIRONMENT_PAGE, "Environment",
+                                                      old.updated if old and wp.ENVIRONMENT_PAGE not in out
+                                                      else f"{docs.utcnow():%Y-%m-%d}")
         else:
-            pages_for_index = pages
-        if pages_for_index:
-            self._put_generated(out, wp.INDEX_PAGE, "Index", render_index(self.project, pages_for_index.values()),
+            entries.pop(wp.ENVIRONMENT_PAGE, None)
+        if entries:
+            self._put_generated(out, wp.INDEX_PAGE, "Index", render_index(self.project, entries.values()),
                                 "reference", [])
         return out
 
@@ -289,17 +298,45 @@ def _index_doc(path: Path, key: str) -> Doc | None:
                {"updated": docs.format_time(page.updated), "confidence": page.confidence})
 
 
-def render_index(project: str, pages: Any) -> str:
+class IndexEntry(NamedTuple):
+    """One line of the generated index: a page's category, name, title and the day it was last updated."""
+
+    category: str
+    name: str
+    title: str
+    updated: str
+
+
+_ENTRY = re.compile(r"^(?:## (.+)|- \[\[([^\]]+)\]\] (.*?)(?: · updated (\d{4}-\d\d-\d\d))?)$", re.M)
+
+
+def index_entries(repo_path: Path, project: str) -> builtins.list[IndexEntry]:
+    """The pages listed in the generated ``index.md`` (one regex pass over one file; [] without an index)."""
+    try:
+        text = (repo_path / wp.WIKI_DIR / project / f"{wp.INDEX_PAGE}.md").read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    entries: list[IndexEntry] = []
+    category = ""
+    for heading, name, title, updated in _ENTRY.findall(text):
+        if heading:
+            category = heading.strip()
+        elif category:
+            entries.append(IndexEntry(category, name, title, updated))
+    return entries
+
+
+def render_index(project: str, entries: Iterable[IndexEntry]) -> str:
     """The table of contents: pages by category (in the order of :data:`~gitmem.wiki.page.CATEGORIES`), each
     line ``- [[name]] Title · updated YYYY-MM-DD``."""
-    by_category: dict[str, list[wp.WikiPage]] = {}
-    items = sorted(pages, key=lambda p: (p.title.lower(), p.name))
-    for page in items:
-        by_category.setdefault(page.category, []).append(page)
+    by_category: dict[str, list[IndexEntry]] = {}
+    items = sorted(entries, key=lambda e: (e.title.lower(), e.name))
+    for entry in items:
+        by_category.setdefault(entry.category, []).append(entry)
     lines = [f"Wiki of project `{project}`: {len(items)} pages. Generated by gitmem from the pages' frontmatter; "
              "edits here are replaced."]
     for category in wp.CATEGORIES:
         if category in by_category:
             lines += ["", f"## {category}", ""]
-            lines += [f"- [[{p.name}]] {p.title} · updated {p.updated:%Y-%m-%d}" for p in by_category[category]]
+            lines += [f"- [[{e.name}]] {e.title} · updated {e.updated}" for e in by_category[category]]
     return "\n".join(lines)
