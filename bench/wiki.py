@@ -15,6 +15,7 @@ Builds a wiki of N pages (English and Chinese, ~1.5 KB each, written as files an
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shutil
 import statistics
@@ -89,7 +90,7 @@ def main() -> None:
         start = time.perf_counter()
         hits = book.query("database migration rollback")
         print(f"{args.pages} pages; first query (builds the index): {(time.perf_counter() - start) * 1000:.0f} ms, "
-              f"{len(hits)} hits")
+              f"{len(hits)} hits; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         queries = [" ".join(rng.sample(EN, 2)) for _ in range(20)]
         zh = ["".join(rng.sample(ZH, 2)) for _ in range(20)]
         show("warm query, English (2 words)", timed(lambda: book.query(rng.choice(queries)), args.runs))

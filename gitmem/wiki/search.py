@@ -295,9 +295,9 @@ class PageIndex:
         return hits
 
 
-def _around(body: str, terms: set[str], width: int = 320) -> str:
+def _around(body: str, terms: set[str], width: int = 200) -> str:
     """The part of ``body`` around the first place a query term occurs: a snippet is cut from it, and analysing
-    two snippets' width instead of a whole page keeps ten snippets to about a millisecond."""
+    a little more than a snippet instead of a whole page keeps the snippets of a Chinese query cheap."""
     if len(body) <= width:
         return body
     lower = body.lower()

@@ -111,19 +111,17 @@ class Wiki:
         return self.repo.git.commit(changes, message, self.repo.git.author(self.repo.config.author))
 
     def ingest(self, title: str, text: str, *, category: str | None = None, tags: Any = (),
-               confidence: str | None = None, sources: Any = (), source: str = "cli", name: str | None = None,
-               when: str = "") -> WriteResult:
+               confidence: str | None = None, sources: Any = (), source: str = "cli", name: str | None = None
+               ) -> WriteResult:
         """Add ``text`` to the page for ``title``: a new page, or a new timestamped section of the page with the
         same name (tags and sources are merged; category and confidence change only when given). Text the page
         already holds word for word is not added again."""
-        slug = wp.check_page_name(name or title)
-        if slug in wp.RESERVED_PAGES:
-            raise ValidationError(f"'{slug}' is a generated page", "choose another title")
+        slug = _writable(name or title)
         kinds: list[str] = []
         body = self._scrub(docs.check_text(text, "page text"), kinds)
         clean_title = self._scrub(title, kinds)
         now = docs.utcnow()
-        heading = when or now.strftime("%Y-%m-%d %H:%M:%S UTC")
+        heading = now.strftime("%Y-%m-%d %H:%M:%S UTC")
         with self.repo.git.locked():
             merged = self.exists(slug)
             if merged:
@@ -151,9 +149,7 @@ class Wiki:
             confidence: str | None = None, sources: Any = (), source: str = "cli", name: str | None = None
             ) -> WriteResult:
         """Create a page with ``text`` as its body, as written (refused when the page exists: use ``ingest``)."""
-        slug = wp.check_page_name(name or title)
-        if slug in wp.RESERVED_PAGES:
-            raise ValidationError(f"'{slug}' is a generated page", "choose another title")
+        slug = _writable(name or title)
         kinds: list[str] = []
         page = wp.make_page(slug, self._scrub(title, kinds), self._scrub(docs.check_text(text, "page text"), kinds),
                             category=category, tags=tags, confidence=confidence, sources=sources)
@@ -165,24 +161,12 @@ class Wiki:
             sha = self._commit({path: wp.dumps(page).encode()}, f"wiki: add {page.title}", "add", source, [slug])
         return WriteResult(slug, path, sha, False, tuple(kinds))
 
-    def save(self, page: wp.WikiPage, *, subject: str = "", op: str = "update", source: str = "cli") -> str:
-        """Write a changed page back (its ``updated`` time set now); the commit SHA."""
-        slug = wp.check_page_name(page.name)
-        kinds: list[str] = []
-        page = replace(page, name=slug, title=self._scrub(page.title, kinds), body=self._scrub(page.body, kinds),
-                       updated=docs.utcnow())
-        with self.repo.git.locked():
-            return self._commit({wp.page_path(self.project, slug): wp.dumps(page).encode()},
-                                subject or f"wiki: edit {page.title}", op, source, [slug])
-
     def delete(self, name: str, reason: str, *, source: str = "cli") -> str:
         """Delete a page (a commit with the reason; git history keeps every version)."""
         reason = " ".join((reason or "").split())
         if not reason:
             raise ValidationError("a reason is required to delete a page", 'pass --reason "why"')
-        slug = wp.check_page_name(name)
-        if slug in wp.RESERVED_PAGES:
-            raise ValidationError(f"'{slug}' is generated", "it is rebuilt by every wiki write")
+        slug = _writable(name)
         with self.repo.git.locked():
             page = self.read(slug)
             return self._commit({wp.page_path(self.project, slug): None}, f"wiki: delete {page.title}", "deprecate",
@@ -279,6 +263,14 @@ class Wiki:
         settings = self.repo.config.wiki
         return lint(self, stale_days=settings.stale_days if stale_days is None else stale_days,
                     max_page_size=settings.max_page_size if max_page_size is None else max_page_size)
+
+
+def _writable(name: str) -> str:
+    """The page name for ``name``, refused when it is one of the generated pages."""
+    slug = wp.check_page_name(name)
+    if slug in wp.RESERVED_PAGES:
+        raise ValidationError(f"'{slug}' is a generated page (rebuilt by every wiki write)", "choose another title")
+    return slug
 
 
 _STAMP = re.compile(r"(?m)^## \d{4}-\d\d-\d\d \d\d:\d\d(?::\d\d)? UTC$")
