@@ -107,3 +107,19 @@ def test_priority_notes_reach_the_next_prompts_only(repo_path: Path, tmp_path: P
     assert shown[-1] == ""
     assert notepad.clear(repo_path / "local", PROJECT) == 2
     assert_clean(repo_path)
+
+
+def test_the_model_command_routes_what_the_rules_leave_as_background(repo: MemoryRepo, tmp_path: Path) -> None:
+    import sys
+
+    script = tmp_path / "model.py"
+    script.write_text("import sys, json; sys.stdin.read(); "
+                      "print(json.dumps({'result': json.dumps({'surface': 'wiki', 'reason': 'a reference'})}))")
+    (repo.path / "local").mkdir(exist_ok=True)
+    (repo.path / "local" / "learning.toml").write_text(
+        f"semantic_command = [{json.dumps(sys.executable)}, {json.dumps(str(script))}]\n")
+    router = Router(repo, "shop")
+    decided = router.decide("The office has a blue door.")
+    assert decided.surface == "wiki" and decided.reason == "model: a reference"
+    assert router.decide("The office has a blue door.", model=False).surface == "memory"
+    assert router.decide("Never push directly to main.").surface == "directive"  # the rules were sure: no model

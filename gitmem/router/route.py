@@ -107,16 +107,13 @@ def _model_route(repo: MemoryRepo, text: str) -> Route | None:
         return None
     if not isinstance(answer, dict) or answer.get("surface") not in SURFACES or answer.get("surface") == "memory":
         return None
-    decided = route(text)  # the rules' details for that surface (category, section, priority)
     surface = str(answer["surface"])
     reason = f"model: {str(answer.get('reason') or surface)[:200]}"
     if surface == "notepad":
         return Route(surface, reason, section="priority")
-    if surface == "wiki":
-        return Route(surface, reason, category="reference")
     if surface == "directive":
         return Route(surface, reason, category="constraint", importance=4, priority="normal")
-    return Route(surface, reason) if decided.surface != surface else decided
+    return Route(surface, reason, category="reference" if surface == "wiki" else "")
 
 
 class Router:
