@@ -15,6 +15,7 @@ Builds a wiki of N pages (English and Chinese, ~1.5 KB each, written as files an
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shutil
@@ -115,7 +116,17 @@ def main() -> None:
                                                    "cwd": "/code"})
         queue = list(sessions)
         show("session-log page (new page, 200 calls)", timed(
-            lambda: capture_session_log(repo, session=queue.pop(), project="shop", local=local), len(sessions)))
+            lambda: capture_session_log(repo, session=queue.pop(), project="shop", local=local), len(sessions) - 1))
+        code = tmp / "shop"  # a code directory whose project id is "shop"
+        code.mkdir()
+        env = {**os.environ, "GITMEM_REPO": str(repo.path), "GITMEM_LEARN": "0", "GITMEM_WARM": "0",
+               "GITMEM_PROJECT_SCAN": "0"}
+        data = json.dumps({"session_id": queue[0], "cwd": str(code), "hook_event_name": "SessionEnd",
+                           "reason": "exit"}).encode()
+        show("session-end hook process (writes the page)", timed(lambda: subprocess.run(
+            [sys.executable, "-m", "gitmem.hookmain", "session-end"], input=data, env=env, cwd=code, check=True,
+            capture_output=True), 1))
+        print(f"  session-log pages: {len(list((repo.path / 'wiki' / 'shop').glob('session-*.md')))}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
