@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from gitmem.documents import Memory
     from gitmem.index import Hit, Index
     from gitmem.recall import RecallResult
+    from gitmem.wiki.store import Wiki
+    from gitmem.writer.store import Writer
 
 
 class Repository(MemoryRepo):
@@ -68,6 +70,18 @@ class Repository(MemoryRepo):
     def reindex(self, progress: Callable[[int], object] | None = None) -> Any:
         """Rebuild the index and the embedding cache from the repository."""
         return self.index().rebuild(progress=progress)
+
+    def wiki(self, project: str) -> Wiki:
+        """The wiki of ``project`` (``wiki/<project>/``): ingest, add, read, query, lint, delete, log."""
+        from gitmem.wiki.store import Wiki
+
+        return Wiki(self, project)
+
+    def writer(self, work: str) -> Writer:
+        """The writer memory of ``work`` (``writer/<work>/``): characters, relationships, scenes, world rules."""
+        from gitmem.writer.store import Writer
+
+        return Writer(self, work)
 
 
 def open_repository(config: Config) -> Repository:

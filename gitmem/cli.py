@@ -165,6 +165,9 @@ def register_commands() -> None:
     from gitmem import cli_review  # noqa: F401  (propose, review)
     from gitmem import cli_githooks  # noqa: F401  (git-hooks install, git-hooks uninstall, extract)
     from gitmem import cli_project  # noqa: F401  (project scan, project show)
+    from gitmem import cli_wiki  # noqa: F401  (wiki ingest, query, lint, list, read, delete, log)
+    from gitmem import cli_router  # noqa: F401  (notepad show, add, clear; remember --auto)
+    from gitmem import cli_writer  # noqa: F401  (writer character/relationship/scene/world, search, check-line)
 
 
 def main() -> None:
@@ -246,15 +249,25 @@ def _report_redaction(kinds: list[str]) -> None:
 @click.option("--why", default="", help="Why this holds.")
 @click.option("--how", default="", help="How to apply it.")
 @click.option("--id", "memory_id", default=None, help="Use this id instead of a generated one.")
+@click.option("--auto", is_flag=True, help="Decide where TEXT belongs (memory, project, wiki, directive or "
+              "notepad), say why, and store nothing when it is a duplicate or a conflict.")
+@click.option("--supersede", is_flag=True, help="With --auto: store a conflicting fact, deprecating the old one.")
+@click.option("--dry-run", is_flag=True, help="With --auto: decide and check, store nothing.")
 @json_option
 @pass_state
 def remember(state: State, text: str | None, type_: str | None, category: str, importance: int, tags: str,
              scope: str | None, project: str, name: str, why: str, how: str, memory_id: str | None,
-             as_json: bool) -> None:
-    """Remember TEXT (or stdin): one new memory, one commit. Inside a code project the memory belongs to that
-    project unless --scope global says it holds everywhere; where it went is said on stderr."""
+             auto: bool, supersede: bool, dry_run: bool, as_json: bool) -> None:
+    """Remember TEXT (or stdin): one new memory, one commit (with --auto: wherever it belongs). Inside a code
+    project the memory belongs to that project unless --scope global says it holds everywhere; where it went is
+    said on stderr."""
     if scope == "global" and project:
         raise ValidationError("--scope global and --project contradict each other", "pass only one of them")
+    if auto or supersede or dry_run:  # the remember router: gitmem/router, printed by gitmem/cli_router.py
+        from gitmem.cli_router import remember_auto
+
+        return remember_auto(state, _read_text(text), project, supersede=supersede, dry_run=dry_run,
+                             as_json=as_json)
     repo = state.open()
     if scope != "global" and not project:
         project = state.project_here()

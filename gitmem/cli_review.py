@@ -131,7 +131,7 @@ def review_markdown(repo: Any, base: str, head: str) -> str:
                 if source not in origin.setdefault(mid, []):
                     origin[mid].append(source)
     sections: dict[str, list[str]] = {k: [] for k in ("Added", "Changed", "Deprecated", "Superseded", "Restored",
-                                                      "Removed", "Conflicts", "Instincts", "Other files")}
+                                                      "Removed", "Conflicts", "Instincts", "Wiki", "Other files")}
 
     def where(memory: docs.Memory) -> str:
         sources = origin.get(memory.id) or [f"{memory.source}:{memory.source_ref}" if memory.source_ref
@@ -164,6 +164,10 @@ def review_markdown(repo: Any, base: str, head: str) -> str:
             after = new.get("confidence")
             move = f"confidence {before} → {after}" if before is not None else f"new, confidence {after}"
             sections["Instincts"].append(f"- `{new.get('id', path)}` ({new.get('trigger', '')}): {move}")
+        elif path.startswith("wiki/"):
+            from gitmem.wiki.page import wiki_change
+
+            sections["Wiki"].append(wiki_change(path, old_data, new_data))
         else:
             sections["Other files"].append(f"- `{path}` {'removed' if new_data is None else 'changed'}")
     counts = ", ".join(f"{len(v)} {k.lower()}" for k, v in sections.items() if v)

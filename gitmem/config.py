@@ -94,6 +94,15 @@ class LifecycleConfig:
 
 
 @dataclass(frozen=True)
+class WikiConfig:
+    """The project wiki: session-log capture at session end, and the thresholds ``gitmem wiki lint`` uses."""
+
+    auto_capture: bool = True
+    stale_days: int = 30
+    max_page_size: int = 10240
+
+
+@dataclass(frozen=True)
 class Config:
     """Everything gitmem needs to know; build it with :func:`discover` or :func:`load`."""
 
@@ -107,6 +116,7 @@ class Config:
     redaction: RedactionConfig = field(default_factory=RedactionConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
+    wiki: WikiConfig = field(default_factory=WikiConfig)
     #: the files the values came from, for messages
     sources: tuple[Path, ...] = ()
 
@@ -121,6 +131,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "redaction": RedactionConfig,
     "embedding": EmbeddingConfig,
     "lifecycle": LifecycleConfig,
+    "wiki": WikiConfig,
 }
 _TOP_KEYS = ("repo", "remote", "project", "author")
 _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {("sync", "mode"): ("direct", "review")}

@@ -176,6 +176,30 @@ def check_id(memory_id: str) -> str:
     return value
 
 
+def check_name(value: str, what: str = "name") -> str:
+    """Validate a name that becomes a file or folder name (a wiki page, a project, a work, a character): refuse
+    ``..``, path separators, absolute paths, NUL and other control characters, and reserved device names, so
+    nothing derived from it can point outside its folder. Returns the name stripped and NFC-normalised."""
+    text = unicodedata.normalize("NFC", value.strip()) if isinstance(value, str) else ""
+    problem = ""
+    if not text:
+        problem = "is empty"
+    elif any(unicodedata.category(ch) == "Cc" for ch in text):
+        problem = "contains a NUL or control character"
+    elif "/" in text or "\\" in text or text.startswith("~") or (len(text) > 1 and text[1] == ":"):
+        problem = "contains a path separator or is an absolute path"
+    elif ".." in text or text in (".",):
+        problem = "contains '..'"
+    elif text.split(".")[0].strip().lower() in _RESERVED:
+        problem = "is a reserved device name"
+    elif len(text) > 200:
+        problem = "is longer than 200 characters"
+    if problem:
+        raise ValidationError(f"{what} {value!r} {problem}",
+                              f"use letters, digits, '-', '_' or CJK characters for the {what}")
+    return text
+
+
 def project_dir(project: str) -> str:
     """The folder under ``memories/`` for a project id (``global`` for none)."""
     if not project:

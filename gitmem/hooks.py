@@ -76,8 +76,11 @@ def session_start(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | Non
     more = f"{block.more} more memories of {project} and global ones are not shown; " if block.more else ""
     footer = (f'{more}search them with: gitmem search "{query[:80]}" (memory repo {ctx.repo}; '
               f"project {project})\n")
+    from gitmem.wiki.lifecycle import session_start_note  # the wiki: overview, or breadcrumb after compaction
+
     parts = [render_directives(pending), block.text, project_summary(ctx, project, block.avoid),
-             render_hot_paths(ctx, project), conflict_note(ctx), pulled, footer]
+             render_hot_paths(ctx, project), conflict_note(ctx), pulled,
+             session_start_note(ctx.repo, project, query, source), footer]
     text = "\n".join(p for p in parts if p)
     if ctx.session_id:
         def mark(entry: dict[str, Any]) -> None:
@@ -204,10 +207,14 @@ def pre_compact(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
 
         observe.update_session(ctx.local, ctx.session_id, mark)
     high = [(p, t) for p, t in directives_for(ctx, project) if p == "high"]
-    if not high:
+    from gitmem.wiki.lifecycle import breadcrumb  # the wiki survives compaction as one line
+
+    crumb = breadcrumb(ctx.repo, project)
+    if not high and not crumb:
         return None
     lines = "\n".join(f"- {' '.join(text.split())}" for _, text in high)
-    return {"systemMessage": f"gitmem: standing instructions for {project} (kept across compaction):\n{lines}"}
+    message = f"gitmem: standing instructions for {project} (kept across compaction):\n{lines}" if high else ""
+    return {"systemMessage": "\n".join(p for p in (message, f"gitmem: {crumb}" if crumb else "") if p)}
 
 
 def commit_session(ctx: Context) -> str:
@@ -266,11 +273,30 @@ def session_end(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
         committed = commit_session(ctx)
         observe.update_session(ctx.local, ctx.session_id,
                                lambda e: e.update(ended=observe.now_iso(), reason=str(payload.get("reason", ""))))
+        wiki_session_log(ctx, payload)
         if not spawn_learning(ctx, payload) and committed:
             spawn_warm(ctx)  # the learner warms after its own commits; without it, warm here
     if ctx.exists and ctx.config.sync.auto:
         spawn_detached(ctx, ["sync", "--timeout", str(ctx.config.sync.timeout)])
     return None
+
+
+def wiki_session_log(ctx: Context, payload: dict[str, Any]) -> str:
+    """The session-log page of the project wiki (``wiki.auto_capture``), within its 3 s budget; a failure is
+    logged and never stops the rest of the session end."""
+    if not ctx.config.wiki.auto_capture:
+        return ""
+    from gitmem.hookcontext import log
+    from gitmem.wiki.lifecycle import capture_session_log
+
+    transcript = payload.get("transcript_path")
+    try:
+        return capture_session_log(ctx.repository, session=ctx.session_id, project=ctx.project, local=ctx.local,
+                                   transcript=transcript if isinstance(transcript, str) else "",
+                                   reason=str(payload.get("reason", "")))
+    except Exception as exc:  # the session log is a nicety: the directives above are already committed
+        log(ctx, f"wiki session log not written: {type(exc).__name__}: {exc}")
+        return ""
 
 
 #: seconds the detached session-end learner may run before it ends itself
@@ -293,9 +319,23 @@ def spawn_learning(ctx: Context, payload: dict[str, Any]) -> bool:
     return True
 
 
+def prompt_with_notepad(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """UserPromptSubmit: the handler above, then the notepad's priority notes (gitmem.router.notepad) as
+    context for this prompt."""
+    answer = user_prompt_submit(ctx, payload)
+    if not ctx.exists:
+        return answer
+    from gitmem.router.notepad import notepad_path, prompt_context
+
+    if not notepad_path(ctx.local, "x").parent.is_dir():  # no notepad on this machine: no project lookup
+        return answer
+    note = prompt_context(ctx.local, ctx.project)
+    return _context_output("user-prompt-submit", note) if note else answer
+
+
 HANDLERS: dict[str, Callable[[Context, dict[str, Any]], dict[str, Any] | None]] = {
     "session-start": session_start,
-    "user-prompt-submit": user_prompt_submit,
+    "user-prompt-submit": prompt_with_notepad,
     "pre-tool-use": pre_tool_use,
     "post-tool-use": post_tool_use,
     "pre-compact": pre_compact,

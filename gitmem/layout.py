@@ -57,6 +57,8 @@ memories/global/<id>.md        applies everywhere
 memories/<project-id>/<id>.md  one project
 instincts/<domain>/<id>.md     learned behaviour rules
 projects/<project-id>.md       project memory
+wiki/<project-id>/<page>.md    project wiki (index.md and environment.md are generated)
+writer/<work>/...              writer memory: characters, relationships, scenes, world rules
 gitmem.toml                    settings that travel with the memories
 ```
 

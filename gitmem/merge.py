@@ -288,6 +288,16 @@ def merge_file(path: str, base: bytes | None, ours: bytes | None, theirs: bytes 
             if merged.memory.conflicted:
                 result.conflicted_ids.append(merged.memory.id)
             return result
+    from gitmem.wiki.page import is_wiki_path  # wiki pages merge field by field too (gitmem.wiki.merge)
+
+    if is_wiki_path(path):
+        from gitmem.wiki.merge import merge_page_file
+
+        page = merge_page_file(path, base, ours, theirs)
+        if page is not None:
+            result.changes[path], note = page
+            result.conflicts.extend([note] if note else [])
+            return result
     try:
         text = merge_text(base.decode("utf-8") if base is not None else None, ours.decode("utf-8"),
                           theirs.decode("utf-8"))

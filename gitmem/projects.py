@@ -269,7 +269,23 @@ def scan_and_write(repo: MemoryRepo, cwd: Path, *, project: str = "", force: boo
                               {"Gitmem-Op": "update", "Gitmem-Source": f"scan:{context.project}"})
         outcome.changed = bool(outcome.sha)
     _record_scan(repo.path, context.project, moment)
+    if outcome.changed:
+        bridge_wiki(repo, context.project, f"scan:{context.project}")
     return outcome
+
+
+def bridge_wiki(repo: MemoryRepo, project: str, source: str) -> str:
+    """Regenerate the ``environment.md`` page of the project's wiki (:mod:`gitmem.wiki`) after the project file
+    changed; the commit SHA, "" when the project has no wiki or the page did not change."""
+    if not (repo.path / "wiki" / project).is_dir():
+        return ""
+    from gitmem.errors import GitmemError
+    from gitmem.wiki.store import Wiki
+
+    try:
+        return Wiki(repo, project).regenerate(source=source)
+    except GitmemError:  # a project id that is no wiki name, or a busy lock: the next wiki write catches up
+        return ""
 
 
 # -- the summary -------------------------------------------------------------------------------------------------
@@ -324,6 +340,28 @@ def project_summary(repo_path: Path, project: str, limit: int = SUMMARY_CHARS) -
     return text
 
 
+def add_notes(repo: MemoryRepo, project: str, notes: list[str], *, source: str = "cli",
+              now: float | None = None) -> str:
+    """Add dated notes to the Notes section of ``projects/<id>.md`` (a file with only that section is created
+    when there is none yet); the commit SHA, "" when the notes were there already."""
+    from gitmem.toolnotes import merge_notes
+
+    moment = time.time() if now is None else now
+    with repo.git.locked():
+        existing = read(repo.path, project)
+        pf = existing or ProjectFile(meta={"project": project, "schema_version": SCHEMA_VERSION},
+                                     title=f"Project memory: {project}")
+        before = _encode(repo, pf) if existing is not None else b""
+        pf.sections["Notes"] = merge_notes(pf.sections.get("Notes", ""), notes, observe.now_iso(moment)[:10])
+        after = _encode(repo, pf)
+        if after == before:
+            return ""
+        sha = _commit(repo, {project_path(project): after}, f"project: note for {project}"[:72],
+                      {"Gitmem-Op": "update", "Gitmem-Source": source})
+    bridge_wiki(repo, project, source)
+    return sha
+
+
 @dataclass
 class LearnResult:
     session: str
@@ -374,4 +412,6 @@ def learn_from_session(repo: MemoryRepo, session: str, *, project: str = "", now
             subject = f"project: notes from session {session}"[:72]
             outcome.sha = _commit(repo, changes, subject, {
                 "Gitmem-Op": "update", "Gitmem-Source": f"hook:{session}", "Gitmem-Session": session})
+    for name in outcome.notes:
+        bridge_wiki(repo, name, f"hook:{session}")
     return outcome

@@ -30,6 +30,11 @@ LAYERS: dict[str, int] = {
     "projects": 4, "scan": 1, "stacks": 1, "toolnotes": 1, "cli_project": 9,
     "leaks": 1, "leaks.history": 1,
     "briefing": 4, "briefing.gate": 4, "briefing.essentials": 4, "briefing.conflicts": 1, "briefing.prompt": 5,
+    # subpackages: one key per module, dotted ("wiki.page"); a package's __init__ is the package name
+    "wiki": 4, "wiki.page": 1, "wiki.merge": 1, "wiki.search": 4, "wiki.store": 4, "wiki.lint": 4,
+    "wiki.lifecycle": 6, "cli_wiki": 9,
+    "router": 7, "router.notepad": 2, "router.rules": 6, "router.route": 7, "cli_router": 9,
+    "writer": 4, "writer.entities": 1, "writer.voice": 1, "writer.store": 4, "cli_writer": 9,
 }
 GIT_MODULES = {"gitstore", "gitplumbing", "remote", "sync", "codegit", "leaks.history"}
 HEAVY = ("onnxruntime", "numpy", "tokenizers")
@@ -43,10 +48,19 @@ def _imports(path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
+            subs = [f"{node.module}.{alias.name}" for alias in node.names]
+            if node.module.startswith("gitmem.") and all(_is_module(sub) for sub in subs):
+                names.update(subs)  # "from gitmem.wiki import page" imports wiki.page, not the package's API
+                continue
             names.add(node.module)
             if node.module == "gitmem":
-                names.update(f"gitmem.{alias.name}" for alias in node.names)
+                names.update(subs)
     return names
+
+
+def _is_module(name: str) -> bool:
+    rel = Path(*name.split(".")[1:])
+    return (PACKAGE / rel).with_suffix(".py").is_file() or (PACKAGE / rel / "__init__.py").is_file()
 
 
 def _module_level_imports(path: Path) -> set[str]:
@@ -72,51 +86,56 @@ def _module_level_imports(path: Path) -> set[str]:
 
 def _modules() -> list[Path]:
     """Every module of the package, subpackages included."""
-    return sorted(PACKAGE.rglob("*.py"))
+    return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
 
 
-def _name(path: Path) -> str:
-    """A module's name inside the package: ``store``, ``leaks`` (its ``__init__``), ``leaks.history``."""
-    parts = path.relative_to(PACKAGE).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" and len(parts) > 1 else parts)
+def _key(path: Path) -> str:
+    """``gitmem/wiki/page.py`` → ``wiki.page``; ``gitmem/wiki/__init__.py`` → ``wiki``; top level: the stem."""
+    parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+    if len(parts) > 1 and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
 
 
-def _target(imported: str) -> str | None:
-    """The LAYERS key of an import of ``gitmem.X`` (the most specific known name), or None."""
-    rest = imported.removeprefix("gitmem.")
-    parts = rest.split(".")
-    for end in range(len(parts), 0, -1):
-        if ".".join(parts[:end]) in LAYERS:
-            return ".".join(parts[:end])
+def _target(name: str) -> str | None:
+    """The LAYERS key an import of ``gitmem.x[.y...]`` lands in (the longest known prefix)."""
+    parts = name.split(".")[1:]
+    while parts:
+        if ".".join(parts) in LAYERS:
+            return ".".join(parts)
+        parts.pop()
     return None
 
 
 def test_every_module_has_a_layer() -> None:
-    missing = [_name(p) for p in _modules() if _name(p) not in LAYERS]
+    missing = [_key(p) for p in _modules() if _key(p) not in LAYERS]
     assert not missing, f"add these modules to LAYERS: {missing}"
+
+
+def test_the_walk_sees_subpackages() -> None:
+    assert "wiki.store" in {_key(p) for p in _modules()}
 
 
 def test_dependencies_point_down() -> None:
     wrong = []
     for path in _modules():
-        rank = LAYERS.get(_name(path), 9)
+        rank = LAYERS.get(_key(path), 9)
         for name in _imports(path):
-            if name.startswith("gitmem."):
-                target = _target(name)
-                if target is not None and LAYERS[target] > rank:
-                    wrong.append(f"{_name(path)} (layer {rank}) imports {target} (layer {LAYERS[target]})")
+            target = _target(name) if name.startswith("gitmem.") else None
+            if target is not None and LAYERS[target] > rank:
+                wrong.append(f"{_key(path)} (layer {rank}) imports {target} (layer {LAYERS[target]})")
     assert not wrong, "\n".join(wrong)
 
 
 def test_only_the_repo_layer_touches_git() -> None:
-    offenders = [_name(p) for p in _modules() if _name(p) not in GIT_MODULES
+    offenders = [_key(p) for p in _modules() if _key(p) not in GIT_MODULES
                  and any(n == "dulwich" or n.startswith("dulwich.") for n in _imports(p))]
     assert not offenders
 
 
 def test_heavy_imports_stay_in_the_embedding_layer() -> None:
     """numpy/onnxruntime/tokenizers load only when a module that needs them runs the code that needs them."""
-    offenders = [(_name(p), n) for p in _modules() if _name(p) not in HEAVY_ALLOWED
+    offenders = [(_key(p), n) for p in _modules() if _key(p) not in HEAVY_ALLOWED
                  for n in _module_level_imports(p) if n.split(".")[0] in HEAVY]
     assert not offenders
 

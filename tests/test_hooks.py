@@ -134,8 +134,10 @@ def test_scripted_session(repo_path: Path, code: Path, env: dict[str, str], isol
 
     assert hook("stop", payload("Stop", code, stop_hook_active=False), env, cwd=code).returncode == 0
     assert hook("session-end", payload("SessionEnd", code, reason="exit"), env, cwd=code).returncode == 0
-    assert int(git(repo_path, "rev-list", "--count", "HEAD")) == int(commits_before) + 1
-    body = git(repo_path, "log", "-1", "--format=%B")
+    # two commits: the session's directives, then the wiki's session-log page
+    assert int(git(repo_path, "rev-list", "--count", "HEAD")) == int(commits_before) + 2
+    assert "wiki: add Session" in git(repo_path, "log", "-1", "--format=%s")
+    body = git(repo_path, "log", "-1", "--skip=1", "--format=%B")
     assert "Gitmem-Session: sess-1" in body and "Gitmem-Op: extract" in body
     listed = json.loads(run_cli("list", "--tag", "directive", "--json", env=env).out)
     assert sorted((m["text"], m["importance"], m["category"]) for m in listed) == [
@@ -146,9 +148,10 @@ def test_scripted_session(repo_path: Path, code: Path, env: dict[str, str], isol
     later = context_of(hook("session-start", payload("SessionStart", code, "sess-2", source="startup"), env,
                             cwd=code).stdout)
     assert later.index("## Essentials") < later.index("Never use unittest.")  # a rule: always there
+    assert "## Project wiki: 1 pages (session-log 1)" in later  # the overview of the wiki the last session wrote
     hook("user-prompt-submit", payload("UserPromptSubmit", code, "sess-2", prompt="Never use unittest!"), env, code)
     hook("stop", payload("Stop", code, "sess-2"), env, cwd=code)
-    assert int(git(repo_path, "rev-list", "--count", "HEAD")) == int(commits_before) + 1
+    assert int(git(repo_path, "rev-list", "--count", "HEAD")) == int(commits_before) + 2
 
 
 def test_corrections_become_candidates(repo_path: Path, code: Path, env: dict[str, str]) -> None:

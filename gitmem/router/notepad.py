@@ -1,0 +1,102 @@
+"""The session notepad: scratch notes for the next turns, kept in ``local/notepad/<project>.json``: on this
+machine only, never committed or pushed (``local/`` is ignored by the memory repository).
+
+Two sections: ``priority`` notes are added to the context of the next :data:`PRIORITY_TURNS` prompts (the
+UserPromptSubmit hook calls :func:`prompt_context`), ``working`` notes are only listed (``gitmem notepad show``).
+Notes older than :data:`MAX_AGE_HOURS` are dropped. Standard library only: the prompt hook imports this.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+SECTIONS = ("priority", "working")
+PRIORITY_TURNS = 3
+MAX_AGE_HOURS = 24.0
+MAX_NOTES = 50
+MAX_CHARS = 500
+
+
+def notepad_path(local: Path, project: str) -> Path:
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in project).strip(".")[:100] or "global"
+    return local / "notepad" / f"{safe}.json"
+
+
+def _fresh(notes: Any, now: float) -> list[dict[str, Any]]:
+    if not isinstance(notes, list):
+        return []
+    return [n for n in notes if isinstance(n, dict) and isinstance(n.get("text"), str)
+            and now - float(n.get("time", 0)) < MAX_AGE_HOURS * 3600][-MAX_NOTES:]
+
+
+def _update(local: Path, project: str, change: Any) -> Any:
+    from gitmem.observe import update_json  # the lock and the atomic write of local state files
+
+    return update_json(notepad_path(local, project), change, timeout=2.0)
+
+
+def add(local: Path, project: str, text: str, section: str = "working", *, now: float | None = None) -> bool:
+    """Add a note (False when the same text is already in that section)."""
+    if section not in SECTIONS:
+        raise ValueError(f"unknown notepad section {section!r}")
+    moment = time.time() if now is None else now
+    note = " ".join(text.split())[:MAX_CHARS]
+
+    def apply(data: dict[str, Any]) -> bool:
+        notes = _fresh(data.get(section), moment)
+        if any(n["text"] == note for n in notes):
+            data[section] = notes
+            return False
+        data[section] = [*notes, {"text": note, "time": moment, "shown": 0}][-MAX_NOTES:]
+        return True
+
+    return bool(_update(local, project, apply))
+
+
+def read(local: Path, project: str, *, now: float | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The live notes of each section."""
+    try:
+        data = json.loads(notepad_path(local, project).read_text("utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    moment = time.time() if now is None else now
+    return {s: _fresh(data.get(s) if isinstance(data, dict) else None, moment) for s in SECTIONS}
+
+
+def clear(local: Path, project: str, section: str | None = None) -> int:
+    """Remove the notes of one section (or both); how many were removed."""
+    def apply(data: dict[str, Any]) -> int:
+        count = 0
+        for name in [section] if section else list(SECTIONS):
+            count += len(data.get(name) or [])
+            data[name] = []
+        return count
+
+    return int(_update(local, project, apply))
+
+
+def prompt_context(local: Path, project: str, *, now: float | None = None) -> str:
+    """The priority notes for the prompt being submitted ("" when none); each note is shown on at most
+    :data:`PRIORITY_TURNS` prompts. Reads one small file and writes only when there is something to show."""
+    path = notepad_path(local, project)
+    if not path.is_file():
+        return ""
+    moment = time.time() if now is None else now
+    if not any(int(n.get("shown", 0)) < PRIORITY_TURNS for n in read(local, project, now=moment)["priority"]):
+        return ""
+
+    def apply(data: dict[str, Any]) -> list[str]:
+        notes = _fresh(data.get("priority"), moment)
+        due = [n for n in notes if int(n.get("shown", 0)) < PRIORITY_TURNS]
+        for note in due:
+            note["shown"] = int(note.get("shown", 0)) + 1
+        data["priority"] = notes
+        return [str(n["text"]) for n in due]
+
+    texts = _update(local, project, apply)
+    if not texts:
+        return ""
+    return "## Notepad (priority, from earlier turns)\n" + "\n".join(f"- {t}" for t in texts) + "\n"

@@ -1,0 +1,334 @@
+"""A project's wiki in the memory repository: ``wiki/<project-id>/<page>.md``, every change one commit.
+
+:class:`Wiki` is the one implementation behind ``gitmem wiki`` (and any later MCP or HTTP surface): ``ingest``
+(same title → the text becomes a new timestamped section of the existing page, never a second page), ``add``,
+``read``, ``list``, ``delete``, ``log``, ``query`` and ``lint``. Writes take the repository's writer lock, read the
+page inside it (so two processes ingesting the same title both end up in one page), redact secrets, and commit
+the page together with the regenerated ``index.md`` (table of contents by category) and ``environment.md``
+(bridged from the project memory ``projects/<id>.md``) in one commit with ``Gitmem-Op``/``Gitmem-Page`` trailers.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from gitmem import documents as docs
+from gitmem.errors import DocumentError, NotFoundError, ValidationError
+from gitmem.gitstore import LogEntry, format_message
+from gitmem.redact import redact
+from gitmem.wiki import page as wp
+
+if TYPE_CHECKING:
+    from gitmem.store import MemoryRepo
+    from gitmem.wiki.lint import Finding
+    from gitmem.wiki.search import Doc, PageIndex, SearchHit
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What a write did: the page, its path, the commit ("" when nothing changed), whether an existing page took
+    the text as a new section, and the kinds of secrets redacted."""
+
+    page: str
+    path: str
+    commit: str
+    merged: bool
+    redacted: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"page": self.page, "path": self.path, "commit": self.commit, "merged": self.merged,
+                "redacted": list(self.redacted)}
+
+
+class Wiki:
+    """The wiki of one project in a memory repository."""
+
+    def __init__(self, repo: MemoryRepo, project: str) -> None:
+        self.repo = repo
+        self.project = docs.check_name(project, "project")
+        self.rel = f"{wp.WIKI_DIR}/{self.project}"
+        self.dir = repo.path / self.rel
+
+    # -- reading ---------------------------------------------------------------------------------------
+    def _file(self, name: str) -> Path:
+        path = (self.dir / f"{name}.md").resolve()
+        if path.parent != self.dir.resolve():  # belt and braces: names are checked before they get here
+            raise ValidationError(f"page name {name!r} leaves the wiki folder", "use a plain page name")
+        return path
+
+    def exists(self, name: str) -> bool:
+        return self._file(name).is_file()
+
+    def read(self, name: str) -> wp.WikiPage:
+        """The page called ``name`` (a slug, or a title that slugs to it)."""
+        slug = wp.check_page_name(name)
+        path = self._file(slug)
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except FileNotFoundError:
+            raise NotFoundError(f"no wiki page '{slug}' in project {self.project}",
+                                f"list pages with: gitmem wiki list --project {self.project}") from None
+        except UnicodeDecodeError:
+            raise DocumentError(f"{self.rel}/{slug}.md: not UTF-8 text", "restore it from git") from None
+        return wp.loads(text, slug, f"{self.rel}/{slug}.md")
+
+    def pages(self, *, generated: bool = False) -> builtins.list[wp.WikiPage]:
+        """Every readable page, by name; generated pages (index, environment) only with ``generated``."""
+        found: list[wp.WikiPage] = []
+        if not self.dir.is_dir():
+            return found
+        for path in sorted(self.dir.glob("*.md")):
+            try:
+                page = wp.loads(path.read_text("utf-8"), path.stem, f"{self.rel}/{path.name}")
+            except (DocumentError, UnicodeDecodeError, OSError):
+                continue
+            if generated or not (page.generated and page.name in wp.RESERVED_PAGES):
+                found.append(page)
+        return found
+
+    def log(self, name: str | None = None, limit: int | None = None) -> builtins.list[LogEntry]:
+        """The audit trail of one page, or of the whole wiki (newest first), read from git."""
+        path = f"{self.rel}/{wp.check_page_name(name)}.md" if name else self.rel
+        return self.repo.git.log(paths=[path], limit=limit)
+
+    # -- writing ---------------------------------------------------------------------------------------
+    def _scrub(self, text: str, kinds: builtins.list[str]) -> str:
+        result = redact(text, extra_patterns=self.repo.config.redaction.extra_patterns)
+        kinds.extend(k for k in result.kinds if k not in kinds)
+        return result.text
+
+    def _commit(self, changes: dict[str, bytes | None], subject: str, op: str, source: str, names: builtins.list[str],
+                body: str = "") -> str:
+        changes.update(self._generated(changes))
+        trailers: dict[str, str | list[str]] = {"Gitmem-Op": op, "Gitmem-Source": source,
+                                                "Gitmem-Page": [f"{self.project}/{n}" for n in names]}
+        message = format_message(subject[:100], trailers, body)
+        return self.repo.git.commit(changes, message, self.repo.git.author(self.repo.config.author))
+
+    def ingest(self, title: str, text: str, *, category: str | None = None, tags: Any = (),
+               confidence: str | None = None, sources: Any = (), source: str = "cli", name: str | None = None
+               ) -> WriteResult:
+        """Add ``text`` to the page for ``title``: a new page, or a new timestamped section of the page with the
+        same name (tags and sources are merged; category and confidence change only when given). Text the page
+        already holds word for word is not added again."""
+        slug = _writable(name or title)
+        kinds: list[str] = []
+        body = self._scrub(docs.check_text(text, "page text"), kinds)
+        clean_title = self._scrub(title, kinds)
+        now = docs.utcnow()
+        heading = now.strftime("%Y-%m-%d %H:%M:%S UTC")
+        with self.repo.git.locked():
+            merged = self.exists(slug)
+            if merged:
+                old = page = self.read(slug)
+                if " ".join(body.split()) not in " ".join(old.body.split()):
+                    page = replace(page, body=f"{old.body}\n\n{wp.section(body, heading)}".strip("\n"))
+                page = replace(
+                    page, category=wp.check_category(category, page.category),
+                    confidence=wp.check_confidence(confidence, page.confidence),
+                    tags=docs.normalise_tags([*page.tags, *docs.normalise_tags(tags)]),
+                    sources=tuple(dict.fromkeys([*page.sources, *wp.strings(sources, "sources")]))[-wp.MAX_SOURCES:])
+                if page != old:
+                    page = replace(page, updated=now)
+            else:
+                page = wp.make_page(slug, clean_title, wp.section(body, heading), category=category, tags=tags,
+                                    confidence=confidence, sources=sources, created=now)
+            path = wp.page_path(self.project, slug)
+            content = wp.dumps(page).encode()
+            sha = "" if merged and content == self._file(slug).read_bytes() else self._commit(
+                {path: content}, f"wiki: {'update' if merged else 'add'} {page.title}",
+                "update" if merged else "ingest", source, [slug], body=f"{self.project} · {page.category}")
+        return WriteResult(slug, path, sha, merged, tuple(kinds))
+
+    def add(self, title: str, text: str, *, category: str | None = None, tags: Any = (),
+            confidence: str | None = None, sources: Any = (), source: str = "cli", name: str | None = None
+            ) -> WriteResult:
+        """Create a page with ``text`` as its body, as written (refused when the page exists: use ``ingest``)."""
+        slug = _writable(name or title)
+        kinds: list[str] = []
+        page = wp.make_page(slug, self._scrub(title, kinds), self._scrub(docs.check_text(text, "page text"), kinds),
+                            category=category, tags=tags, confidence=confidence, sources=sources)
+        with self.repo.git.locked():
+            if self.exists(slug):
+                raise ValidationError(f"wiki page '{slug}' already exists",
+                                      "add to it with: gitmem wiki ingest --title ..., or delete it first")
+            path = wp.page_path(self.project, slug)
+            sha = self._commit({path: wp.dumps(page).encode()}, f"wiki: add {page.title}", "add", source, [slug])
+        return WriteResult(slug, path, sha, False, tuple(kinds))
+
+    def delete(self, name: str, reason: str, *, source: str = "cli") -> str:
+        """Delete a page (a commit with the reason; git history keeps every version)."""
+        reason = " ".join((reason or "").split())
+        if not reason:
+            raise ValidationError("a reason is required to delete a page", 'pass --reason "why"')
+        slug = _writable(name)
+        with self.repo.git.locked():
+            page = self.read(slug)
+            return self._commit({wp.page_path(self.project, slug): None}, f"wiki: delete {page.title}", "deprecate",
+                                source, [slug], body=f"Reason: {reason}")
+
+    def regenerate(self, *, source: str = "cli") -> str:
+        """Rebuild ``index.md`` (from every page) and ``environment.md``, and nothing else; the commit SHA, ""
+        when both were up to date."""
+        with self.repo.git.locked():
+            changes = self._generated({}, full=True)
+            if not changes:
+                return ""
+            return self._commit(changes, f"wiki: regenerate {self.project} index", "update", source, [])
+
+    # -- generated pages -------------------------------------------------------------------------------
+    def _generated(self, changes: dict[str, bytes | None], *, full: bool = False) -> dict[str, bytes | None]:
+        """The index and environment pages as they should be once ``changes`` are written (only those that
+        differ from the files on disk). A write updates the index's lines of the pages it changes (reading one
+        file, not every page); ``full`` reads every page (``regenerate``, ``lint --fix``)."""
+        entries = None if full else {e.name: e for e in index_entries(self.repo.path, self.project)}
+        if not entries:
+            entries = {p.name: IndexEntry(p.category, p.name, p.title, f"{p.updated:%Y-%m-%d}")
+                       for p in self.pages()}
+        for path, data in changes.items():
+            name = path.rsplit("/", 1)[-1][:-3]
+            if not path.startswith(self.rel + "/") or name in wp.RESERVED_PAGES:
+                continue
+            if data is None:
+                entries.pop(name, None)
+            else:
+                page = wp.loads(data.decode("utf-8"), name)
+                entries[name] = IndexEntry(page.category, name, page.title, f"{page.updated:%Y-%m-%d}")
+        out: dict[str, bytes | None] = {}
+        env = self._environment_body()
+        if env:
+            self._put_generated(out, wp.ENVIRONMENT_PAGE, "Environment", env, "environment",
+                                [f"projects/{self.project}.md"])
+            old = entries.get(wp.ENVIRONMENT_PAGE)
+            entries[wp.ENVIRONMENT_PAGE] = IndexEntry("environment", wp.ENVIRONMENT_PAGE, "Environment",
+                                                      old.updated if old and wp.ENVIRONMENT_PAGE not in out
+                                                      else f"{docs.utcnow():%Y-%m-%d}")
+        else:
+            entries.pop(wp.ENVIRONMENT_PAGE, None)
+        if entries:
+            self._put_generated(out, wp.INDEX_PAGE, "Index", render_index(self.project, entries.values()),
+                                "reference", [])
+        return out
+
+    def _put_generated(self, out: dict[str, bytes | None], name: str, title: str, body: str, category: str,
+                       sources: builtins.list[str]) -> None:
+        path = self._file(name)
+        try:
+            old: wp.WikiPage | None = wp.loads(path.read_text("utf-8"), name)
+        except (OSError, UnicodeDecodeError, DocumentError):
+            old = None
+        if old is not None and old.body == body.strip("\n") and old.generated:
+            return
+        page = replace(wp.make_page(name, title, body, category=category, confidence="high", sources=sources,
+                                    created=old.created if old else None), generated=True, updated=docs.utcnow())
+        out[wp.page_path(self.project, name)] = wp.dumps(page).encode()
+
+    def _environment_body(self) -> str:
+        """Stack, frameworks, commands and notes (ports, environment variables) of ``projects/<id>.md``."""
+        from gitmem import projects
+
+        pf = projects.read(self.repo.path, self.project)
+        if pf is None:
+            return ""
+        parts = [f"Bridged from the project memory (`projects/{projects.safe_name(self.project)}.md`); "
+                 "regenerated when it changes. Edit that file, not this page."]
+        for name in ("Tech stack", "Frameworks", "Commands", "Notes"):
+            content = pf.sections.get(name, "").strip()
+            if content and "(none yet)" not in content:
+                parts.append(wp.section(content, name))
+        return "\n\n".join(parts) if len(parts) > 1 else ""
+
+    # -- search and checks -----------------------------------------------------------------------------
+    def query(self, text: str, *, k: int = 10, category: str | None = None, tags: tuple[str, ...] = ()
+              ) -> builtins.list[SearchHit]:
+        """Keyword search over the pages (English and Chinese; no model needed), best first."""
+        if category is not None and category not in wp.CATEGORIES:
+            raise ValidationError(f"unknown category {category!r}", f"use one of: {', '.join(wp.CATEGORIES)}")
+        return self._index().search(text, k=k, category=category, tags=tags)
+
+    def _index(self) -> PageIndex:
+        from gitmem.wiki.search import PageIndex
+
+        return PageIndex(self.repo.path, self.rel, f"wiki/{self.project}", _index_doc)
+
+    def lint(self, *, stale_days: int | None = None, max_page_size: int | None = None) -> builtins.list[Finding]:
+        """Problems of the wiki (see :mod:`gitmem.wiki.lint`), thresholds from the configuration by default."""
+        from gitmem.wiki.lint import lint
+
+        settings = self.repo.config.wiki
+        return lint(self, stale_days=settings.stale_days if stale_days is None else stale_days,
+                    max_page_size=settings.max_page_size if max_page_size is None else max_page_size)
+
+
+def _writable(name: str) -> str:
+    """The page name for ``name``, refused when it is one of the generated pages."""
+    slug = wp.check_page_name(name)
+    if slug in wp.RESERVED_PAGES:
+        raise ValidationError(f"'{slug}' is a generated page (rebuilt by every wiki write)", "choose another title")
+    return slug
+
+
+_STAMP = re.compile(r"(?m)^## \d{4}-\d\d-\d\d \d\d:\d\d(?::\d\d)? UTC$")
+
+
+def _index_doc(path: Path, key: str) -> Doc | None:
+    from gitmem.wiki.search import Doc
+
+    try:
+        page = wp.loads(path.read_text("utf-8"), path.stem, key)
+    except (OSError, UnicodeDecodeError, DocumentError):
+        return None
+    if page.generated and page.name == wp.INDEX_PAGE:
+        return None
+    body = _STAMP.sub("", page.body)  # the ingest timestamps are not worth a snippet's space
+    return Doc(key, page.name, page.title, body, page.category, page.tags,
+               {"updated": docs.format_time(page.updated), "confidence": page.confidence})
+
+
+class IndexEntry(NamedTuple):
+    """One line of the generated index: a page's category, name, title and the day it was last updated."""
+
+    category: str
+    name: str
+    title: str
+    updated: str
+
+
+def index_entries(repo_path: Path, project: str) -> builtins.list[IndexEntry]:
+    """The pages listed in the generated ``index.md`` ([] without an index). Plain string splits, not a regular
+    expression: this runs at every session start and is three times faster so."""
+    try:
+        text = (repo_path / wp.WIKI_DIR / project / f"{wp.INDEX_PAGE}.md").read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    entries: list[IndexEntry] = []
+    category = ""
+    for line in text.splitlines():
+        if line.startswith("## "):
+            category = line[3:].strip()
+        elif line.startswith("- [[") and category:
+            name, _sep, rest = line[4:].partition("]] ")
+            title, found, updated = rest.rpartition(" · updated ")
+            entries.append(IndexEntry(category, name, title if found else rest, updated if found else ""))
+    return entries
+
+
+def render_index(project: str, entries: Iterable[IndexEntry]) -> str:
+    """The table of contents: pages by category (in the order of :data:`~gitmem.wiki.page.CATEGORIES`), each
+    line ``- [[name]] Title · updated YYYY-MM-DD``."""
+    by_category: dict[str, list[IndexEntry]] = {}
+    items = sorted(entries, key=lambda e: (e.title.lower(), e.name))
+    for entry in items:
+        by_category.setdefault(entry.category, []).append(entry)
+    lines = [f"Wiki of project `{project}`: {len(items)} pages. Generated by gitmem from the pages' frontmatter; "
+             "edits here are replaced."]
+    for category in wp.CATEGORIES:
+        if category in by_category:
+            lines += ["", f"## {category}", ""]
+            lines += [f"- [[{e.name}]] {e.title} · updated {e.updated}" for e in by_category[category]]
+    return "\n".join(lines)

@@ -1,0 +1,137 @@
+"""A work's writer memory in the memory repository (``writer/<work>/``): add, update, list, show, search and
+check a line; every change one commit through the store's lock, with secrets redacted.
+
+Used only through explicit commands (``gitmem writer ...``): the coding hooks never read or write it."""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gitmem import documents as docs
+from gitmem.errors import DocumentError, NotFoundError, ValidationError
+from gitmem.gitstore import format_message
+from gitmem.redact import redact
+from gitmem.writer import entities as we
+
+if TYPE_CHECKING:
+    from gitmem.store import MemoryRepo
+    from gitmem.wiki.search import Doc, SearchHit
+    from gitmem.writer.voice import LineCheck
+
+
+class Writer:
+    """The writer memory of one work."""
+
+    def __init__(self, repo: MemoryRepo, work: str) -> None:
+        self.repo = repo
+        self.work = docs.slugify(docs.check_name(work, "work"), 80)
+        if not self.work:
+            raise ValidationError(f"work {work!r} has no letters or digits", "give a work such as 'the-long-night'")
+        self.rel = f"{we.WRITER_DIR}/{self.work}"
+
+    def _rel(self, kind: str, name: str) -> str:
+        rel = f"{self.rel}/{we.FOLDERS[kind]}/{name}.md"
+        if (self.repo.path / rel).resolve().parent != (self.repo.path / self.rel / we.FOLDERS[kind]).resolve():
+            raise ValidationError(f"{kind} name {name!r} leaves the work's folder", "use a plain name")
+        return rel
+
+    def _scrub(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return redact(value, extra_patterns=self.repo.config.redaction.extra_patterns).text
+        if isinstance(value, list):
+            return [self._scrub(v) for v in value]
+        return value
+
+    def _find(self, kind: str, name: str) -> tuple[str, we.Entity] | None:
+        """The entity of ``kind`` whose file name or title is ``name``."""
+        docs.check_name(name, f"{we.check_kind(kind)} name")
+        folder = self.repo.path / self.rel / we.FOLDERS[kind]
+        slug = docs.slugify(name, 80)
+        candidates = [folder / f"{slug}.md"] if kind in ("character", "world") else []
+        candidates += sorted(folder.glob("*.md")) if folder.is_dir() else []
+        for path in candidates:
+            if not path.is_file():
+                continue
+            entity = self._load(kind, path)
+            if entity is not None and (path.stem in (name, slug) or entity.title.lower() == name.lower()):
+                return path.relative_to(self.repo.path).as_posix(), entity
+        return None
+
+    def _load(self, kind: str, path: Path) -> we.Entity | None:
+        try:
+            return we.loads(path.read_text("utf-8"), kind, path.stem, path.relative_to(self.repo.path).as_posix())
+        except (OSError, UnicodeDecodeError, DocumentError):
+            return None
+
+    def show(self, kind: str, name: str) -> we.Entity:
+        found = self._find(kind, name)
+        if found is None:
+            raise NotFoundError(f"no {kind} '{name}' in work {self.work}",
+                                f"list them with: gitmem writer {kind} list --work {self.work}")
+        return found[1]
+
+    def list(self, kind: str) -> builtins.list[we.Entity]:
+        folder = self.repo.path / self.rel / we.FOLDERS[we.check_kind(kind)]
+        found = [self._load(kind, p) for p in sorted(folder.glob("*.md"))] if folder.is_dir() else []
+        return [e for e in found if e is not None]
+
+    def save(self, what: str, title: str, *, notes: str | None = None, update: bool = False,
+             **fields: Any) -> tuple[we.Entity, str]:
+        """Add (``update=False``, refused when it exists) or update an entity; (entity, commit SHA)."""
+        values = we.clean_fields(we.check_kind(what), {k: self._scrub(v) for k, v in fields.items()})
+        title = self._scrub(" ".join(title.split()))
+        notes = self._scrub(notes) if notes is not None else None
+        now = docs.format_time(docs.utcnow())
+        with self.repo.git.locked():
+            found = self._find(what, title)
+            if found is not None and not update:
+                raise ValidationError(f"{what} '{title}' already exists in {self.work}",
+                                      f"change it with: gitmem writer {what} update")
+            if found is None and update:
+                raise NotFoundError(f"no {what} '{title}' in work {self.work}",
+                                    f"add it with: gitmem writer {what} add")
+            if found is not None:
+                rel, old = found
+                entity = replace(we.merged(old, values, notes), updated=now)
+            else:
+                name = we.entity_name(what, title, values)
+                rel = self._rel(what, name)
+                entity = we.Entity(what, name, title, values, (notes or "").strip("\n"), now, now)
+            message = format_message(f"writer: {'update' if found else 'add'} {what} {entity.title}"[:100],
+                                     {"Gitmem-Op": "update" if found else "add", "Gitmem-Source": "cli",
+                                      "Gitmem-Writer": f"{self.work}/{what}/{entity.name}"})
+            sha = self.repo.git.commit({rel: we.dumps(entity).encode()}, message,
+                                       self.repo.git.author(self.repo.config.author))
+        return entity, sha
+
+    def search(self, query: str, *, k: int = 10, kind: str | None = None) -> builtins.list[SearchHit]:
+        """Keyword search over every entity of the work (English and Chinese)."""
+        from gitmem.wiki.search import PageIndex
+
+        index = PageIndex(self.repo.path, self.rel, f"writer/{self.work}", _index_doc, recursive=True)
+        return index.search(query, k=k, category=we.check_kind(kind) if kind else None)
+
+    def check_line(self, character: str, line: str) -> LineCheck:
+        """How ``line`` fits the voice of ``character`` (see :mod:`gitmem.writer.voice`)."""
+        from gitmem.writer.voice import check_line
+
+        if not line.strip():
+            raise ValidationError("the line is empty", "give the line to check in quotes")
+        return check_line(line, self.show("character", character).fields)
+
+
+def _index_doc(path: Path, key: str) -> Doc | None:
+    from gitmem.wiki.search import Doc
+
+    kind = next((k for k, folder in we.FOLDERS.items() if f"/{folder}/" in key), "")
+    if not kind:
+        return None
+    try:
+        entity = we.loads(path.read_text("utf-8"), kind, path.stem, key)
+    except (OSError, UnicodeDecodeError, DocumentError):
+        return None
+    return Doc(key, entity.name, entity.title, entity.text(), kind, tuple(entity.fields.get("mood") or ()),
+               {"kind": kind})
