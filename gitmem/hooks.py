@@ -330,7 +330,10 @@ def prompt_with_notepad(ctx: Context, payload: dict[str, Any]) -> dict[str, Any]
     if not notepad_path(ctx.local, "x").parent.is_dir():  # no notepad on this machine: no project lookup
         return answer
     note = prompt_context(ctx.local, ctx.project)
-    return _context_output("user-prompt-submit", note) if note else answer
+    if not note:
+        return answer
+    recalled = answer["hookSpecificOutput"]["additionalContext"] if answer else ""
+    return _context_output("user-prompt-submit", "\n".join(p for p in (note, recalled) if p))
 
 
 HANDLERS: dict[str, Callable[[Context, dict[str, Any]], dict[str, Any] | None]] = {
