@@ -153,6 +153,7 @@ def register_commands() -> None:
     from gitmem import cli_review  # noqa: F401  (propose, review)
     from gitmem import cli_githooks  # noqa: F401  (git-hooks install, git-hooks uninstall, extract)
     from gitmem import cli_project  # noqa: F401  (project scan, project show)
+    from gitmem import cli_serve  # noqa: F401  (mcp, serve, install codex|gemini|opencode, --mcp)
 
 
 def main() -> None:

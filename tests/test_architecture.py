@@ -28,10 +28,15 @@ LAYERS: dict[str, int] = {
     "sync": 1, "remote": 1, "codegit": 1, "merge": 1, "extract": 1, "cli_sync": 9,
     "instincts": 5, "capture": 6, "semantic": 6, "evolve": 6, "lifecycle": 6, "cli_learn": 9,
     "projects": 4, "scan": 1, "stacks": 1, "toolnotes": 1, "cli_project": 9,
+    # subpackages: every module inside takes the package's layer
+    "serve": 8, "cli_serve": 9,
 }
 GIT_MODULES = {"gitstore", "gitplumbing", "remote", "sync", "codegit"}
 HEAVY = ("onnxruntime", "numpy", "tokenizers")
 HEAVY_ALLOWED = {"embed", "models", "e5convert", "tokens"}
+#: the packages of the ``serve`` extra: only the serve package imports them, so the core and the hooks work without
+SERVE_PACKAGES = ("mcp", "fastapi", "starlette", "uvicorn", "jinja2", "tomlkit", "pydantic")
+SERVE_MODULES = {"serve", "cli_serve"}
 
 
 def _imports(path: Path) -> set[str]:
@@ -69,37 +74,70 @@ def _module_level_imports(path: Path) -> set[str]:
 
 
 def _modules() -> list[Path]:
-    return [p for p in PACKAGE.glob("*.py")]
+    """Every module of the package, subpackages included."""
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def _unit(path: Path) -> str:
+    """The name a module is ranked by: its own for a top-level module, its top package's for one inside a
+    subpackage (``serve/http.py`` -> ``serve``)."""
+    return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+
+
+def test_the_walk_sees_subpackages() -> None:
+    assert "serve" in {_unit(p) for p in _modules()}
 
 
 def test_every_module_has_a_layer() -> None:
-    missing = [p.stem for p in _modules() if p.stem not in LAYERS]
+    missing = sorted({_unit(p) for p in _modules()} - set(LAYERS))
     assert not missing, f"add these modules to LAYERS: {missing}"
 
 
 def test_dependencies_point_down() -> None:
     wrong = []
     for path in _modules():
-        rank = LAYERS.get(path.stem, 9)
+        unit = _unit(path)
+        rank = LAYERS.get(unit, 9)
         for name in _imports(path):
             if name.startswith("gitmem."):
                 target = name.split(".")[1]
                 if target in LAYERS and LAYERS[target] > rank:
-                    wrong.append(f"{path.stem} (layer {rank}) imports {target} (layer {LAYERS[target]})")
+                    wrong.append(f"{unit} (layer {rank}) imports {target} (layer {LAYERS[target]})")
     assert not wrong, "\n".join(wrong)
 
 
 def test_only_the_repo_layer_touches_git() -> None:
-    offenders = [p.stem for p in _modules() if p.stem not in GIT_MODULES
+    offenders = [_unit(p) for p in _modules() if _unit(p) not in GIT_MODULES
                  and any(n == "dulwich" or n.startswith("dulwich.") for n in _imports(p))]
     assert not offenders
 
 
 def test_heavy_imports_stay_in_the_embedding_layer() -> None:
     """numpy/onnxruntime/tokenizers load only when a module that needs them runs the code that needs them."""
-    offenders = [(p.stem, n) for p in _modules() if p.stem not in HEAVY_ALLOWED
+    offenders = [(_unit(p), n) for p in _modules() if _unit(p) not in HEAVY_ALLOWED
                  for n in _module_level_imports(p) if n.split(".")[0] in HEAVY]
     assert not offenders
+
+
+def test_only_the_serve_package_uses_the_serve_extra() -> None:
+    """Core commands and hooks never import MCP, HTTP or template packages (they are an optional extra), and
+    ``cli_serve`` imports them only inside the commands that serve."""
+    offenders = [(str(p.relative_to(PACKAGE)), n) for p in _modules() if _unit(p) not in SERVE_MODULES
+                 for n in _imports(p) if n.split(".")[0] in SERVE_PACKAGES]
+    offenders += [("cli_serve.py", n) for n in _module_level_imports(PACKAGE / "cli_serve.py")
+                  if n.split(".")[0] in SERVE_PACKAGES or n.startswith("gitmem.serve")]
+    assert not offenders
+
+
+def test_the_hook_path_never_loads_the_serve_extra(tmp_path: Path) -> None:
+    code = ("import sys, os; from pathlib import Path; from gitmem.hookmain import run; "
+            "[run(e, b'{}', env=dict(os.environ), cwd=Path.cwd(), home=Path.home()) for e in "
+            "('session-start', 'user-prompt-submit', 'post-tool-use')]; "
+            "print(','.join(sorted({m.split('.')[0] for m in sys.modules})))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=tmp_path).stdout
+    loaded = set(out.strip().split(","))
+    assert "gitmem" in loaded and not loaded & set(SERVE_PACKAGES)
 
 
 def test_importing_gitmem_is_cheap() -> None:
