@@ -18,10 +18,8 @@ SERVE_EXTRA = 'install them with: pip install "gitmem-memory[serve]"'
 
 
 def _service(state: State) -> Any:
-    try:
-        from gitmem.serve.service import MemoryService
-    except ImportError as exc:  # pragma: no cover - only without the extra
-        raise GitmemError(f"the serve packages are missing ({exc.name})", SERVE_EXTRA) from None
+    from gitmem.serve.service import MemoryService
+
     return MemoryService(state.open())
 
 

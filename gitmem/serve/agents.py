@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import copy
 import os
-import shlex
 import shutil
 import sys
 from dataclasses import dataclass
@@ -194,8 +193,3 @@ def _finish(agent: str, path: Path, config: Any, raw: bytes | None, action: str,
     if not dry_run:
         change.backup = _write(path, text, raw)
     return change
-
-
-def describe(command: list[str]) -> str:
-    """The command as a shell line (for messages and docs)."""
-    return shlex.join(command)

@@ -10,12 +10,13 @@ error carrying the CLI's one-line message and hint; anything else is logged and 
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from gitmem import __version__
@@ -46,6 +47,36 @@ def _tool_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _result(data: dict[str, Any], text: str | None = None) -> CallToolResult:
+    """The data for clients that read structured results, and a compact text for the model: every token of it
+    lands in the agent's context, so no indentation."""
+    if text is None:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def _concise_text(memory: dict[str, Any]) -> str:
+    lines = [f"## {memory['title']} (id: {memory['id']}; {memory['type']}/{memory['category']}, "
+             f"importance {memory['importance']})", memory["text"]]
+    lines += [f"{label}: {memory[key]}" for key, label in (("why", "Why"), ("how", "How to apply"),
+                                                          ("project", "Project"), ("deprecated_reason", "Deprecated"))
+              if memory.get(key)]
+    if memory.get("tags"):
+        lines.append("Tags: " + ", ".join(memory["tags"]))
+    return "\n".join(lines)
+
+
+def _row(row: dict[str, Any]) -> dict[str, Any]:
+    """A search row as the agent sees it (the snippet only when it says more than the title)."""
+    out = {"id": row["id"], "title": row["title"], "kind": f"{row['type']}/{row['category']}", "age": row["age"]}
+    if row["snippet"] and row["snippet"] != row["title"]:
+        out["snippet"] = row["snippet"]
+    out["tokens"] = row["tokens"]
+    if row["deprecated"]:
+        out["deprecated"] = True
+    return out
+
+
 def build_server(service: MemoryService) -> MCPServer:
     """An MCP server whose tools answer from ``service``."""
     server: MCPServer = MCPServer(name="gitmem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
@@ -60,15 +91,18 @@ def build_server(service: MemoryService) -> MCPServer:
         tags: Annotated[list[str] | None, Field(description="Only memories with all these tags.")] = None,
         project: Annotated[str | None, Field(description="This project's memories plus the global ones.")] = None,
         include_deprecated: bool = False,
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Find memories relevant to a task. Returns an index, not the memories: one row per memory with its id,
         title, type/category, age, a one-line snippet and `tokens`, the cost of reading it in full. Read the rows
         that matter with memory_get; most tasks need two or three."""
         rows = service.search(query, k=k, type=type, category=category, tags=tags, project=project,
                               include_deprecated=include_deprecated)
-        return {"results": [{"id": r["id"], "title": r["title"], "kind": f"{r['type']}/{r['category']}",
-                             "age": r["age"], "snippet": r["snippet"], "tokens": r["tokens"],
-                             **({"deprecated": True} if r["deprecated"] else {})} for r in rows]}
+        found = [_row(r) for r in rows]
+        lines = [f"{r['id']} | {r['kind']} | {r['age']} | {r['tokens']} tok | {r['title']}"
+                 + (f" — {r['snippet']}" if "snippet" in r else "") + (" [deprecated]" if "deprecated" in r else "")
+                 for r in found]
+        head = f"{len(found)} memories (id | kind | age | tokens to read it | title); read with memory_get"
+        return _result({"results": found}, "\n".join([head, *lines]) if found else "no memories match")
 
     @server.tool(annotations=READ)
     @_tool_errors
@@ -76,7 +110,7 @@ def build_server(service: MemoryService) -> MCPServer:
         ids: Annotated[list[str], Field(min_length=1, max_length=20, description="Ids from memory_search.")],
         response_format: Annotated[Literal["concise", "detailed"], Field(
             description="concise: text, why, how and kind; detailed: every frontmatter field.")] = "concise",
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Read whole memories by id: the text, why it holds and how to apply it (concise), or every field
         including dates, source and deprecation (detailed)."""
         found: list[dict[str, Any]] = []
@@ -89,7 +123,11 @@ def build_server(service: MemoryService) -> MCPServer:
         if not found:
             raise NotFoundError(f"no memory with id {', '.join(repr(m) for m in missing)}",
                                 "use the ids memory_search returns")
-        return {"memories": found, **({"missing": missing} if missing else {})}
+        data = {"memories": found, **({"missing": missing} if missing else {})}
+        if response_format == "detailed":
+            return _result(data)
+        text = "\n\n".join(_concise_text(m) for m in found)
+        return _result(data, text + (f"\n\nnot found: {', '.join(missing)}" if missing else ""))
 
     @server.tool(annotations=READ)
     @_tool_errors
@@ -97,11 +135,11 @@ def build_server(service: MemoryService) -> MCPServer:
         id: Annotated[str, Field(description="A memory id.")],
         limit: Annotated[int, Field(ge=1, le=100, description="At most this many commits, newest first.")] = 10,
         include_diff: Annotated[bool, Field(description="Add each commit's diff of the memory file.")] = False,
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """The commits that changed a memory, newest first: operation (add, update, deprecate, restore, ...),
         date, source (cli, hook, commit, import, ...), subject and a diff summary (lines added/removed)."""
         entries = service.history(id, limit=limit)
-        return {"id": id, "history": [e.to_dict(with_diff=include_diff) for e in entries]}
+        return _result({"id": id, "history": [e.to_dict(with_diff=include_diff) for e in entries]})
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                                              open_world_hint=False))
@@ -118,11 +156,11 @@ def build_server(service: MemoryService) -> MCPServer:
         name: Annotated[str | None, Field(description="A short title.")] = None,
         why: Annotated[str | None, Field(description="Why this holds.")] = None,
         how: Annotated[str | None, Field(description="How to apply it.")] = None,
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Store a new long-term memory as one git commit (secrets are redacted first; `redacted` lists the kinds
         removed). Search first: do not store what is already there."""
-        return service.remember(text, type=type, category=category, importance=importance, tags=tags,
-                                project=project, name=name, why=why, how=how, source="api")
+        return _result(service.remember(text, type=type, category=category, importance=importance, tags=tags,
+                                        project=project, name=name, why=why, how=how, source="api"))
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
                                              open_world_hint=False))
@@ -130,24 +168,24 @@ def build_server(service: MemoryService) -> MCPServer:
     def memory_forget(
         id: Annotated[str, Field(description="The memory to deprecate.")],
         reason: Annotated[str, Field(min_length=1, description="Why it is wrong or obsolete (kept in the commit).")],
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Deprecate a wrong or obsolete memory: a commit marks it deprecated with the reason, so it is no longer
         recalled; history keeps it and `gitmem restore` brings it back."""
-        return service.forget(id, reason)
+        return _result(service.forget(id, reason))
 
     @server.tool(annotations=READ)
     @_tool_errors
     def instincts_list(
         min_confidence: Annotated[float, Field(ge=0.0, le=1.0, description="Leave out weaker instincts.")] = 0.0,
         include_deprecated: bool = False,
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Behaviour rules learned from past sessions (trigger -> action) with their confidence (0-1)."""
         from gitmem.instincts import list_instincts
 
         items = service.run(lambda repo: list_instincts(repo.path, deprecated=include_deprecated))
-        return {"instincts": [{"id": i.id, "trigger": i.trigger, "action": i.action, "domain": i.domain,
-                               "confidence": round(i.confidence, 3), "project": i.project}
-                              for i in items if i.confidence >= min_confidence]}
+        return _result({"instincts": [{"id": i.id, "trigger": i.trigger, "action": i.action, "domain": i.domain,
+                                       "confidence": round(i.confidence, 3), "project": i.project}
+                                      for i in items if i.confidence >= min_confidence]})
 
     return server
 

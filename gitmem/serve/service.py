@@ -14,7 +14,7 @@ import difflib
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -73,7 +73,6 @@ class Retrieved:
     budget: int
     left_out: int = 0
     notice: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class MemoryService:

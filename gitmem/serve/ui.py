@@ -29,13 +29,21 @@ MAX_INSTINCT_CHARTS = 50
 
 
 def sparkline(values: list[float], width: int = 120, height: int = 28) -> str:
-    """An SVG polyline of ``values`` (0..1, oldest first) as the ``points`` attribute."""
+    """An SVG polyline of ``values`` (confidences 0..1, oldest first) as the ``points`` attribute; the vertical
+    scale spans the values' range, at least 0.2 wide, so a rise from 0.5 to 0.6 is visible without making noise
+    look like a trend."""
     if not values:
         return ""
     if len(values) == 1:
         values = values * 2
+    low, high = min(values), max(values)
+    if high - low < 0.2:
+        middle = min(max((high + low) / 2, 0.1), 0.9)
+        low, high = middle - 0.1, middle + 0.1
     step = width / (len(values) - 1)
-    return " ".join(f"{i * step:.1f},{height - max(0.0, min(1.0, v)) * height:.1f}" for i, v in enumerate(values))
+    margin = 2
+    return " ".join(f"{i * step:.1f},{margin + (high - v) / (high - low) * (height - 2 * margin):.1f}"
+                    for i, v in enumerate(values))
 
 
 def diff_lines(diff: str) -> list[tuple[str, str]]:

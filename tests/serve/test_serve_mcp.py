@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,8 @@ def with_session(repo_path: Path, body: Session) -> None:
 async def call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
     result = await session.call_tool(tool, arguments)
     assert not result.is_error, result.content
-    return dict(json.loads(result.content[0].text))  # type: ignore[union-attr]
+    assert result.structured_content is not None
+    return dict(result.structured_content)
 
 
 def test_tools_search_get_history_remember_and_errors(repo_path: Path) -> None:
@@ -50,7 +50,7 @@ def test_tools_search_get_history_remember_and_errors(repo_path: Path) -> None:
 
         rows = (await call(session, "memory_search", query="which database for a new service"))["results"]
         assert "PostgreSQL" in rows[0]["title"] and rows[0]["tokens"] > 0
-        assert set(rows[0]) >= {"id", "title", "kind", "age", "snippet", "tokens"} and "text" not in rows[0]
+        assert set(rows[0]) >= {"id", "title", "kind", "age", "tokens"} and "text" not in rows[0]
         got = (await call(session, "memory_get", ids=[rows[0]["id"]]))["memories"][0]
         assert got["text"] == "Use PostgreSQL for every new service database"
         assert got["why"] == "JSON queries are faster" and "created" not in got

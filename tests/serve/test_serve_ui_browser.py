@@ -9,6 +9,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -31,6 +32,23 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _learn_an_instinct(repo_path: Path) -> None:
+    """One instinct confirmed in three sessions: three commits, confidence rising."""
+    from gitmem import instincts
+    from gitmem.config import Config
+    from gitmem.store import MemoryRepo
+
+    repo = MemoryRepo(Config(repo=repo_path))
+    item = None
+    for day in (1, 2, 3):
+        when = datetime(2026, 11, day, tzinfo=UTC)
+        change = instincts.apply_finding(item, pattern="test-before-commit", trigger="before git commit",
+                                         action="run the tests", domain="workflow", project="", when=when,
+                                         support=2, line=f"session {day}")
+        instincts.commit_changes(repo, [change], f"instincts: session {day}", "learn", "hook")
+        item = change.instinct
+
+
 @pytest.fixture
 def server(repo_path: Path) -> Iterator[str]:
     for args in (["Use PostgreSQL for every new service database", "--category", "decision", "--importance", "5",
@@ -38,6 +56,7 @@ def server(repo_path: Path) -> Iterator[str]:
                  ["Release branches are cut on Mondays", "--category", "background"],
                  ["用中文写提交说明时保持一句话", "--category", "preference", "--tags", "git"]):
         assert run_cli("--repo", str(repo_path), "remember", *args).code == 0
+    _learn_an_instinct(repo_path)
     port = _free_port()
     proc = subprocess.Popen([GITMEM, "--repo", str(repo_path), "serve", "--ui", "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -97,6 +116,9 @@ def test_browse_search_open_and_deprecate_in_a_phone_sized_browser(server: str, 
         page.screenshot(path=ARTIFACTS / "4-deprecated.png", full_page=True)
 
         page.goto(f"{server}/ui/instincts")
+        assert page.get_by_text("before git commit").is_visible()
+        points = page.get_attribute("svg.chart polyline", "points") or ""
+        assert len(points.split()) == 3  # one point per commit that changed the instinct
         page.screenshot(path=ARTIFACTS / "5-instincts.png", full_page=True)
         browser.close()
     message = git(repo_path, "log", "-1", "--format=%B")
