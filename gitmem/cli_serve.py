@@ -3,7 +3,6 @@ MCP server into Codex, Gemini CLI, OpenCode and Claude Code."""
 
 from __future__ import annotations
 
-import ipaddress
 import sys
 from pathlib import Path
 from typing import Any
@@ -45,6 +44,8 @@ def mcp(state: State) -> None:
 
 def is_loopback(host: str) -> bool:
     """Whether ``host`` only accepts connections from this machine."""
+    import ipaddress
+
     if host.lower() == "localhost":
         return True
     try:

@@ -247,8 +247,7 @@ class Guard:
             return problem(421, f"this server does not answer to host {headers.get('host', '')!r}",
                            "use http://127.0.0.1:<port>/")
         origin = headers.get("origin")
-        if scope["method"] not in SAFE_METHODS and origin and origin != "null" and \
-                _hostport(origin) != headers.get("host", ""):
+        if scope["method"] not in SAFE_METHODS and origin and _hostport(origin) != headers.get("host", ""):
             return problem(403, f"cross-origin {scope['method']} from {origin} refused",
                            "call the API from the same origin or without a browser")
         if self.token is not None and not self._authorised(headers) and not _open_path(path):

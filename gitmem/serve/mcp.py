@@ -32,6 +32,8 @@ INSTRUCTIONS = (
     "call memory_search with what the task is about; read only the rows that matter with memory_get. Store a "
     "lasting rule, preference or decision with memory_remember; deprecate a wrong one with memory_forget."
 )
+#: a memory whose whole text costs at most this many tokens is shown whole in a search row
+INLINE_TOKENS = 40
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
@@ -56,7 +58,9 @@ def _result(data: dict[str, Any], text: str | None = None) -> CallToolResult:
 
 
 def _concise_text(memory: dict[str, Any]) -> str:
-    lines = [f"## {memory['title']} (id: {memory['id']}; {memory['type']}/{memory['category']}, "
+    """A memory as a short Markdown block; the title only when it is a name, not the text's own first line."""
+    named = not memory["text"].startswith(memory["title"].rstrip("…"))
+    lines = [f"## {memory['title'] + ' ' if named else ''}(id: {memory['id']}; {memory['type']}/{memory['category']}, "
              f"importance {memory['importance']})", memory["text"]]
     lines += [f"{label}: {memory[key]}" for key, label in (("why", "Why"), ("how", "How to apply"),
                                                           ("project", "Project"), ("deprecated_reason", "Deprecated"))
@@ -67,14 +71,28 @@ def _concise_text(memory: dict[str, Any]) -> str:
 
 
 def _row(row: dict[str, Any]) -> dict[str, Any]:
-    """A search row as the agent sees it (the snippet only when it says more than the title)."""
-    out = {"id": row["id"], "title": row["title"], "kind": f"{row['type']}/{row['category']}", "age": row["age"]}
-    if row["snippet"] and row["snippet"] != row["title"]:
-        out["snippet"] = row["snippet"]
-    out["tokens"] = row["tokens"]
+    """A search row as the agent sees it: a short memory whole (reading it costs about what a title and snippet
+    would, and saves a memory_get), a longer one as its title, the snippet when it says more, and the cost of
+    reading it in full."""
+    out = {"id": row["id"], "kind": f"{row['type']}/{row['category']}", "age": row["age"]}
+    if row["tokens"] <= INLINE_TOKENS:
+        out["text"] = " ".join(row["text"].split())
+    else:
+        out["title"] = row["title"]
+        if row["snippet"] and row["snippet"] != row["title"]:
+            out["snippet"] = row["snippet"]
+        out["tokens"] = row["tokens"]
     if row["deprecated"]:
         out["deprecated"] = True
     return out
+
+
+def _line(row: dict[str, Any]) -> str:
+    if "text" in row:
+        body = f"full | {row['text']}"
+    else:
+        body = f"{row['tokens']} tok | {row['title']}" + (f" — {row['snippet']}" if "snippet" in row else "")
+    return f"{row['id']} | {row['kind']} | {row['age']} | {body}" + (" [deprecated]" if "deprecated" in row else "")
 
 
 def build_server(service: MemoryService) -> MCPServer:
@@ -92,17 +110,15 @@ def build_server(service: MemoryService) -> MCPServer:
         project: Annotated[str | None, Field(description="This project's memories plus the global ones.")] = None,
         include_deprecated: bool = False,
     ) -> CallToolResult:
-        """Find memories relevant to a task. Returns an index, not the memories: one row per memory with its id,
-        title, type/category, age, a one-line snippet and `tokens`, the cost of reading it in full. Read the rows
-        that matter with memory_get; most tasks need two or three."""
+        """Find memories relevant to a task. Returns one row per memory, best first: its id, type/category and age;
+        a short memory's whole text, or a longer one's title, a one-line snippet and `tokens`, the cost of reading
+        it in full with memory_get. Read only the rows that matter; most tasks need two or three."""
         rows = service.search(query, k=k, type=type, category=category, tags=tags, project=project,
                               include_deprecated=include_deprecated)
         found = [_row(r) for r in rows]
-        lines = [f"{r['id']} | {r['kind']} | {r['age']} | {r['tokens']} tok | {r['title']}"
-                 + (f" — {r['snippet']}" if "snippet" in r else "") + (" [deprecated]" if "deprecated" in r else "")
-                 for r in found]
-        head = f"{len(found)} memories (id | kind | age | tokens to read it | title); read with memory_get"
-        return _result({"results": found}, "\n".join([head, *lines]) if found else "no memories match")
+        head = (f"{len(found)} memories (id | kind | age | full text, or tokens to read it | title — snippet); "
+                "read the others with memory_get")
+        return _result({"results": found}, "\n".join([head, *map(_line, found)]) if found else "no memories match")
 
     @server.tool(annotations=READ)
     @_tool_errors

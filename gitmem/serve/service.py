@@ -96,8 +96,8 @@ class MemoryService:
     def search(self, query: str, *, k: int = 10, type: str | None = None, category: str | None = None,
                tags: list[str] | None = None, project: str | None = None,
                include_deprecated: bool = False) -> list[dict[str, Any]]:
-        """An index of the best memories for ``query``: one row each (id, title, kind, age, a one-line snippet
-        and what reading the whole memory would cost in tokens), not the memories themselves."""
+        """The best memories for ``query``, one row each: id, title, kind, age, a one-line snippet, the whole text
+        with its why and how, and what reading that costs in tokens (each door picks what it shows)."""
         if not query.strip():
             raise ValidationError("the search query is empty", "say what to look for, e.g. 'database'")
         with self.locked() as repo:
@@ -107,7 +107,8 @@ class MemoryService:
             return [{"id": h.id, "title": h.memory.title, "type": h.memory.type, "category": h.memory.category,
                      "importance": h.memory.importance, "project": h.memory.project,
                      "age": age(h.memory.updated, now), "snippet": first_line(" ".join(h.snippet.split()), 160),
-                     "tokens": count_tokens(full_text(h.memory)), "score": round(h.score, 4),
+                     "text": full_text(h.memory), "tokens": count_tokens(full_text(h.memory)),
+                     "score": round(h.score, 4),
                      "deprecated": h.memory.deprecated} for h in hits]
 
     def get(self, memory_id: str) -> Memory:

@@ -37,6 +37,9 @@ def test_tools_search_get_history_remember_and_errors(repo_path: Path) -> None:
     assert run_cli("--repo", str(repo_path), "remember", "Use PostgreSQL for every new service database",
                    "--category", "decision", "--why", "JSON queries are faster").code == 0
     assert run_cli("--repo", str(repo_path), "remember", "Deploy with make ship from the main branch").code == 0
+    runbook = "Incident runbook: " + " ".join(f"step {n}: check the pager, the dashboards and the queue depth"
+                                               for n in range(1, 6))
+    assert run_cli("--repo", str(repo_path), "remember", runbook).code == 0
     seen: dict[str, Any] = {}
 
     async def body(session: ClientSession) -> None:
@@ -49,8 +52,14 @@ def test_tools_search_get_history_remember_and_errors(repo_path: Path) -> None:
         assert all(t.description for t in tools.values())
 
         rows = (await call(session, "memory_search", query="which database for a new service"))["results"]
-        assert "PostgreSQL" in rows[0]["title"] and rows[0]["tokens"] > 0
-        assert set(rows[0]) >= {"id", "title", "kind", "age", "tokens"} and "text" not in rows[0]
+        assert rows[0]["kind"] == "user/decision" and rows[0]["age"].endswith("s")
+        # a short memory is shown whole in its row; a long one as a title with the cost of reading it
+        assert rows[0]["text"] == "Use PostgreSQL for every new service database Why: JSON queries are faster"
+        long_rows = (await call(session, "memory_search", query="incident runbook pager"))["results"]
+        assert long_rows[0]["title"].startswith("Incident runbook") and long_rows[0]["tokens"] > 40
+        assert "text" not in long_rows[0]
+        listing = await session.call_tool("memory_search", {"query": "incident runbook pager"})
+        assert f"{long_rows[0]['id']} | user/background |" in listing.content[0].text  # type: ignore[union-attr]
         got = (await call(session, "memory_get", ids=[rows[0]["id"]]))["memories"][0]
         assert got["text"] == "Use PostgreSQL for every new service database"
         assert got["why"] == "JSON queries are faster" and "created" not in got
