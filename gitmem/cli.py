@@ -168,6 +168,7 @@ def register_commands() -> None:
     from gitmem import cli_wiki  # noqa: F401  (wiki ingest, query, lint, list, read, delete, log)
     from gitmem import cli_router  # noqa: F401  (notepad show, add, clear; remember --auto)
     from gitmem import cli_writer  # noqa: F401  (writer character/relationship/scene/world, search, check-line)
+    from gitmem import cli_serve  # noqa: F401  (mcp, serve, install codex|gemini|opencode, --mcp)
 
 
 def main() -> None:

@@ -109,14 +109,25 @@ def _report(change: object, dry_run: bool, as_json: bool) -> None:
     click.echo(f"updated {change.path} ({'; '.join(parts)}){backup}")
 
 
+def _mcp_option(func: F) -> F:
+    return click.option("--mcp", is_flag=True, help="Instead of the hooks, add (or remove) gitmem's MCP server "
+                        "(user: ~/.claude.json; project: .mcp.json; local is not supported).")(func)
+
+
 @install.command("claude")
 @_scope_option
+@_mcp_option
 @json_option
 @pass_state
-def install_claude(state: State, scope: str, dry_run: bool, as_json: bool) -> None:
+def install_claude(state: State, scope: str, dry_run: bool, mcp: bool, as_json: bool) -> None:
     """Add gitmem's hooks to Claude Code's settings (other hooks and settings stay as they are)."""
     from gitmem.claude_install import install as do_install
     from gitmem.claude_install import settings_path
+
+    if mcp:
+        from gitmem.cli_serve import mcp_change
+
+        return mcp_change("claude", scope, dry_run, as_json)
 
     path = settings_path(scope, home=Path.home(), cwd=Path.cwd())
     change = do_install(path, default_hook_command(), dry_run=dry_run)
@@ -128,11 +139,17 @@ def install_claude(state: State, scope: str, dry_run: bool, as_json: bool) -> No
 
 @uninstall.command("claude")
 @_scope_option
+@_mcp_option
 @json_option
-def uninstall_claude(scope: str, dry_run: bool, as_json: bool) -> None:
+def uninstall_claude(scope: str, dry_run: bool, mcp: bool, as_json: bool) -> None:
     """Remove exactly gitmem's hooks from Claude Code's settings."""
     from gitmem.claude_install import settings_path
     from gitmem.claude_install import uninstall as do_uninstall
+
+    if mcp:
+        from gitmem.cli_serve import mcp_change
+
+        return mcp_change("claude", scope, dry_run, as_json, remove=True)
 
     path = settings_path(scope, home=Path.home(), cwd=Path.cwd())
     change = do_uninstall(path, dry_run=dry_run)

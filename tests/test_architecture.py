@@ -35,10 +35,15 @@ LAYERS: dict[str, int] = {
     "wiki.lifecycle": 6, "cli_wiki": 9,
     "router": 7, "router.notepad": 2, "router.rules": 6, "router.route": 7, "cli_router": 9,
     "writer": 4, "writer.entities": 1, "writer.voice": 1, "writer.store": 4, "cli_writer": 9,
+    "serve": 8, "serve.agents": 8, "serve.http": 8, "serve.mcp": 8, "serve.runner": 8, "serve.service": 8,
+    "serve.ui": 8, "cli_serve": 9,
 }
 GIT_MODULES = {"gitstore", "gitplumbing", "remote", "sync", "codegit", "leaks.history"}
 HEAVY = ("onnxruntime", "numpy", "tokenizers")
 HEAVY_ALLOWED = {"embed", "models", "e5convert", "tokens"}
+#: the packages of the ``serve`` extra: only the serve package imports them, so the core and the hooks work without
+SERVE_PACKAGES = ("mcp", "fastapi", "starlette", "uvicorn", "jinja2", "tomlkit", "pydantic")
+SERVE_MODULES = {"serve", "cli_serve"}
 
 
 def _imports(path: Path) -> set[str]:
@@ -138,6 +143,27 @@ def test_heavy_imports_stay_in_the_embedding_layer() -> None:
     offenders = [(_key(p), n) for p in _modules() if _key(p) not in HEAVY_ALLOWED
                  for n in _module_level_imports(p) if n.split(".")[0] in HEAVY]
     assert not offenders
+
+
+def test_only_the_serve_package_uses_the_serve_extra() -> None:
+    """Core commands and hooks never import MCP, HTTP or template packages (they are an optional extra), and
+    ``cli_serve`` imports them only inside the commands that serve."""
+    offenders = [(str(p.relative_to(PACKAGE)), n) for p in _modules() if _key(p).split(".")[0] not in SERVE_MODULES
+                 for n in _imports(p) if n.split(".")[0] in SERVE_PACKAGES]
+    offenders += [("cli_serve.py", n) for n in _module_level_imports(PACKAGE / "cli_serve.py")
+                  if n.split(".")[0] in SERVE_PACKAGES or n.startswith("gitmem.serve")]
+    assert not offenders
+
+
+def test_the_hook_path_never_loads_the_serve_extra(tmp_path: Path) -> None:
+    code = ("import sys, os; from pathlib import Path; from gitmem.hookmain import run; "
+            "[run(e, b'{}', env=dict(os.environ), cwd=Path.cwd(), home=Path.home()) for e in "
+            "('session-start', 'user-prompt-submit', 'post-tool-use')]; "
+            "print(','.join(sorted({m.split('.')[0] for m in sys.modules})))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=tmp_path).stdout
+    loaded = set(out.strip().split(","))
+    assert "gitmem" in loaded and not loaded & set(SERVE_PACKAGES)
 
 
 def test_importing_gitmem_is_cheap() -> None:

@@ -14,13 +14,16 @@ def test_cli_reference_matches_the_help_texts() -> None:
         "docs/cli.md is stale: run python scripts/cli_docs.py"
 
 
+#: commands documented in docs/serve.md whose README lines land with the next README edit; the second assertion
+#: fails as soon as the README names them, so this set cannot outlive its reason
+README_PENDING: set[str] = set()
+
+
 def test_readme_names_every_top_level_command() -> None:
     from gitmem.cli import cli, register_commands
 
     register_commands()
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    # README.md is edited at release time; a command added since is listed here until its README line lands
-    pending = {"move"}
-    missing = [name for name, cmd in cli.commands.items()
-               if not cmd.hidden and f"gitmem {name}" not in readme and name not in pending]
-    assert not missing, f"README does not mention: {missing}"
+    missing = [name for name, cmd in cli.commands.items() if not cmd.hidden and f"gitmem {name}" not in readme]
+    assert not set(missing) - README_PENDING, f"README does not mention: {missing}"
+    assert not README_PENDING - set(missing), "the README names these now: empty README_PENDING"

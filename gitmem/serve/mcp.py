@@ -1,0 +1,211 @@
+"""``gitmem mcp``: the memory as MCP tools over stdio (the official ``mcp`` SDK).
+
+The tools are layered so an agent spends context only on what it reads: ``memory_search`` returns an index of
+rows (id, title, kind, age, a one-line snippet and what the whole memory would cost in tokens), ``memory_get``
+returns the memories the agent picked, ``memory_history`` their commits. Writes go through the same library
+calls as the CLI (validation, redaction, one commit each). A :class:`~gitmem.errors.GitmemError` becomes a tool
+error carrying the CLI's one-line message and hint; anything else is logged and reported without a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from gitmem import __version__
+from gitmem.errors import GitmemError, NotFoundError
+from gitmem.serve.service import MemoryService, memory_view
+
+F = TypeVar("F", bound=Callable[..., Any])
+MemoryType = Literal["user", "feedback", "project", "reference"]
+Category = Literal["background", "decision", "preference", "constraint", "correction"]
+
+INSTRUCTIONS = (
+    "Long-term memory of this user and their projects, kept in a git repository. Before acting on a task, "
+    "call memory_search with what the task is about; read only the rows that matter with memory_get. Store a "
+    "lasting rule, preference or decision with memory_remember; deprecate a wrong one with memory_forget."
+)
+#: a memory whose whole text costs at most this many tokens is shown whole in a search row
+INLINE_TOKENS = 40
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+
+def _tool_errors(func: F) -> F:
+    """Report library errors as tool errors with the CLI's message (the SDK prefixes the tool's name)."""
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except GitmemError as exc:
+            raise ToolError(str(exc)) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _result(data: dict[str, Any], text: str | None = None) -> CallToolResult:
+    """The data for clients that read structured results, and a compact text for the model: every token of it
+    lands in the agent's context, so no indentation."""
+    if text is None:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def _concise_text(memory: dict[str, Any]) -> str:
+    """A memory as a short Markdown block; the title only when it is a name, not the text's own first line."""
+    named = not memory["text"].startswith(memory["title"].rstrip("…"))
+    lines = [f"## {memory['title'] + ' ' if named else ''}(id: {memory['id']}; {memory['type']}/{memory['category']}, "
+             f"importance {memory['importance']})", memory["text"]]
+    lines += [f"{label}: {memory[key]}" for key, label in (("why", "Why"), ("how", "How to apply"),
+                                                          ("project", "Project"), ("deprecated_reason", "Deprecated"))
+              if memory.get(key)]
+    if memory.get("tags"):
+        lines.append("Tags: " + ", ".join(memory["tags"]))
+    return "\n".join(lines)
+
+
+def _row(row: dict[str, Any]) -> dict[str, Any]:
+    """A search row as the agent sees it: a short memory whole (reading it costs about what a title and snippet
+    would, and saves a memory_get), a longer one as its title, the snippet when it says more, and the cost of
+    reading it in full."""
+    out = {"id": row["id"], "kind": f"{row['type']}/{row['category']}", "age": row["age"]}
+    if row["tokens"] <= INLINE_TOKENS:
+        out["text"] = " ".join(row["text"].split())
+    else:
+        out["title"] = row["title"]
+        if row["snippet"] and row["snippet"] != row["title"]:
+            out["snippet"] = row["snippet"]
+        out["tokens"] = row["tokens"]
+    if row["deprecated"]:
+        out["deprecated"] = True
+    return out
+
+
+def _line(row: dict[str, Any]) -> str:
+    if "text" in row:
+        body = f"full | {row['text']}"
+    else:
+        body = f"{row['tokens']} tok | {row['title']}" + (f" — {row['snippet']}" if "snippet" in row else "")
+    return f"{row['id']} | {row['kind']} | {row['age']} | {body}" + (" [deprecated]" if "deprecated" in row else "")
+
+
+def build_server(service: MemoryService) -> MCPServer:
+    """An MCP server whose tools answer from ``service``."""
+    server: MCPServer = MCPServer(name="gitmem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+
+    @server.tool(annotations=READ)
+    @_tool_errors
+    def memory_search(
+        query: Annotated[str, Field(description="What the task is about, in English, Chinese or both.")],
+        k: Annotated[int, Field(ge=1, le=50, description="How many rows to return.")] = 8,
+        type: Annotated[MemoryType | None, Field(description="Only memories of this type.")] = None,
+        category: Annotated[Category | None, Field(description="Only this category.")] = None,
+        tags: Annotated[list[str] | None, Field(description="Only memories with all these tags.")] = None,
+        project: Annotated[str | None, Field(description="This project's memories plus the global ones.")] = None,
+        include_deprecated: bool = False,
+    ) -> CallToolResult:
+        """Find memories relevant to a task. Returns one row per memory, best first: its id, type/category and age;
+        a short memory's whole text, or a longer one's title, a one-line snippet and `tokens`, the cost of reading
+        it in full with memory_get. Read only the rows that matter; most tasks need two or three."""
+        rows = service.search(query, k=k, type=type, category=category, tags=tags, project=project,
+                              include_deprecated=include_deprecated)
+        found = [_row(r) for r in rows]
+        head = (f"{len(found)} memories (id | kind | age | full text, or tokens to read it | title — snippet); "
+                "read the others with memory_get")
+        return _result({"results": found}, "\n".join([head, *map(_line, found)]) if found else "no memories match")
+
+    @server.tool(annotations=READ)
+    @_tool_errors
+    def memory_get(
+        ids: Annotated[list[str], Field(min_length=1, max_length=20, description="Ids from memory_search.")],
+        response_format: Annotated[Literal["concise", "detailed"], Field(
+            description="concise: text, why, how and kind; detailed: every frontmatter field.")] = "concise",
+    ) -> CallToolResult:
+        """Read whole memories by id: the text, why it holds and how to apply it (concise), or every field
+        including dates, source and deprecation (detailed)."""
+        found: list[dict[str, Any]] = []
+        missing: list[str] = []
+        for memory_id in ids:
+            try:
+                found.append(memory_view(service.get(memory_id), detailed=response_format == "detailed"))
+            except NotFoundError:
+                missing.append(memory_id)
+        if not found:
+            raise NotFoundError(f"no memory with id {', '.join(repr(m) for m in missing)}",
+                                "use the ids memory_search returns")
+        data = {"memories": found, **({"missing": missing} if missing else {})}
+        if response_format == "detailed":
+            return _result(data)
+        text = "\n\n".join(_concise_text(m) for m in found)
+        return _result(data, text + (f"\n\nnot found: {', '.join(missing)}" if missing else ""))
+
+    @server.tool(annotations=READ)
+    @_tool_errors
+    def memory_history(
+        id: Annotated[str, Field(description="A memory id.")],
+        limit: Annotated[int, Field(ge=1, le=100, description="At most this many commits, newest first.")] = 10,
+        include_diff: Annotated[bool, Field(description="Add each commit's diff of the memory file.")] = False,
+    ) -> CallToolResult:
+        """The commits that changed a memory, newest first: operation (add, update, deprecate, restore, ...),
+        date, source (cli, hook, commit, import, ...), subject and a diff summary (lines added/removed)."""
+        entries = service.history(id, limit=limit)
+        return _result({"id": id, "history": [e.to_dict(with_diff=include_diff) for e in entries]})
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                                             open_world_hint=False))
+    @_tool_errors
+    def memory_remember(
+        text: Annotated[str, Field(description="One rule, fact, preference or decision, stated so it can be "
+                                               "acted on later without this conversation.")],
+        type: Annotated[MemoryType | None, Field(description="user (about the user), feedback (how to work), "
+                                                             "project, reference (where things are).")] = None,
+        category: Annotated[Category | None, Field(description="What kind of statement it is.")] = None,
+        importance: Annotated[int | None, Field(ge=1, le=5, description="1 trivia ... 5 must never be missed.")] = None,
+        tags: list[str] | None = None,
+        project: Annotated[str | None, Field(description="Project id, for a project-only memory.")] = None,
+        name: Annotated[str | None, Field(description="A short title.")] = None,
+        why: Annotated[str | None, Field(description="Why this holds.")] = None,
+        how: Annotated[str | None, Field(description="How to apply it.")] = None,
+    ) -> CallToolResult:
+        """Store a new long-term memory as one git commit (secrets are redacted first; `redacted` lists the kinds
+        removed). Search first: do not store what is already there."""
+        return _result(service.remember(text, type=type, category=category, importance=importance, tags=tags,
+                                        project=project, name=name, why=why, how=how, source="api"))
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
+                                             open_world_hint=False))
+    @_tool_errors
+    def memory_forget(
+        id: Annotated[str, Field(description="The memory to deprecate.")],
+        reason: Annotated[str, Field(min_length=1, description="Why it is wrong or obsolete (kept in the commit).")],
+    ) -> CallToolResult:
+        """Deprecate a wrong or obsolete memory: a commit marks it deprecated with the reason, so it is no longer
+        recalled; history keeps it and `gitmem restore` brings it back."""
+        return _result(service.forget(id, reason))
+
+    @server.tool(annotations=READ)
+    @_tool_errors
+    def instincts_list(
+        min_confidence: Annotated[float, Field(ge=0.0, le=1.0, description="Leave out weaker instincts.")] = 0.0,
+        include_deprecated: bool = False,
+    ) -> CallToolResult:
+        """Behaviour rules learned from past sessions (trigger -> action) with their confidence (0-1)."""
+        from gitmem.instincts import list_instincts
+
+        items = service.run(lambda repo: list_instincts(repo.path, deprecated=include_deprecated))
+        return _result({"instincts": [{"id": i.id, "trigger": i.trigger, "action": i.action, "domain": i.domain,
+                                       "confidence": round(i.confidence, 3), "project": i.project}
+                                      for i in items if i.confidence >= min_confidence]})
+
+    return server
+
+
+def run_stdio(service: MemoryService) -> None:
+    """Serve MCP on stdin/stdout until the client closes the pipe."""
+    build_server(service).run("stdio")

@@ -1,0 +1,242 @@
+"""What the MCP tools, the HTTP API and the web viewer answer with, built once on :class:`~gitmem.api.Repository`.
+
+A :class:`MemoryService` holds one open repository (so the search index and the embedding model stay warm
+between requests) and serialises access to it with a lock: the index refreshes itself from git on every search
+and is not meant to be refreshed by two threads at once. Writes are serialised across processes by the
+repository's own lock as usual.
+
+Every function returns plain JSON-friendly data; each door only adds its transport.
+"""
+
+from __future__ import annotations
+
+import difflib
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from gitmem.api import Repository
+from gitmem.documents import Memory, first_line
+from gitmem.errors import NotFoundError, ValidationError
+from gitmem.gitstore import LogEntry
+from gitmem.store import _parent
+from gitmem.tokens import count_tokens
+
+T = TypeVar("T")
+#: fields ``remember`` accepts from a request besides ``text`` (the CLI's options)
+REMEMBER_FIELDS = ("type", "category", "importance", "tags", "scope", "project", "name", "why", "how", "id")
+MAX_DIFF_LINES = 200
+
+
+def age(when: datetime, now: datetime | None = None) -> str:
+    """A short age such as ``5m``, ``3h``, ``12d``, ``4mo`` or ``2y``."""
+    seconds = max(0, int(((now or datetime.now(UTC)) - when).total_seconds()))
+    for unit, size in (("y", 365 * 86400), ("mo", 30 * 86400), ("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def iso(timestamp: int) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class HistoryEntry:
+    """One commit that touched a memory, with the change it made to the memory's file."""
+
+    entry: LogEntry
+    diff: str = ""
+    added: int = 0
+    removed: int = 0
+
+    def to_dict(self, *, with_diff: bool = True) -> dict[str, Any]:
+        e = self.entry
+        data: dict[str, Any] = {"commit": e.sha, "date": iso(e.time), "author": e.author, "op": e.op,
+                                "source": e.source, "subject": e.subject,
+                                "summary": f"+{self.added} -{self.removed} lines"}
+        if with_diff:
+            data["diff"] = self.diff
+        return data
+
+
+@dataclass
+class Retrieved:
+    """Ranked memories cut to a token budget."""
+
+    memories: list[dict[str, Any]]
+    tokens: int
+    budget: int
+    left_out: int = 0
+    notice: str = ""
+
+
+class MemoryService:
+    """One warm repository shared by every request of a server process."""
+
+    def __init__(self, repo: Repository) -> None:
+        self.repo = repo
+        self._lock = threading.RLock()
+
+    @contextmanager
+    def locked(self) -> Iterator[Repository]:
+        with self._lock:
+            yield self.repo
+
+    def run(self, func: Callable[[Repository], T]) -> T:
+        """Call ``func`` with the repository while no other request uses it."""
+        with self._lock:
+            return func(self.repo)
+
+    # -- reading ----------------------------------------------------------------------------------------
+    def search(self, query: str, *, k: int = 10, type: str | None = None, category: str | None = None,
+               tags: list[str] | None = None, project: str | None = None,
+               include_deprecated: bool = False) -> list[dict[str, Any]]:
+        """The best memories for ``query``, one row each: id, title, kind, age, a one-line snippet, the whole text
+        with its why and how, and what reading that costs in tokens (each door picks what it shows)."""
+        if not query.strip():
+            raise ValidationError("the search query is empty", "say what to look for, e.g. 'database'")
+        with self.locked() as repo:
+            hits = repo.search(query, k=k, type=type, category=category, tags=tags or None, project=project,
+                               include_deprecated=include_deprecated)
+            now = datetime.now(UTC)
+            return [{"id": h.id, "title": h.memory.title, "type": h.memory.type, "category": h.memory.category,
+                     "importance": h.memory.importance, "project": h.memory.project,
+                     "age": age(h.memory.updated, now), "snippet": first_line(" ".join(h.snippet.split()), 160),
+                     "text": full_text(h.memory), "tokens": count_tokens(full_text(h.memory)),
+                     "score": round(h.score, 4),
+                     "deprecated": h.memory.deprecated} for h in hits]
+
+    def get(self, memory_id: str) -> Memory:
+        with self.locked() as repo:
+            return repo.get(memory_id)
+
+    def list_memories(self, **filters: Any) -> list[Memory]:
+        with self.locked() as repo:
+            return repo.list(**filters)
+
+    def retrieve(self, query: str, *, top_k: int = 10, token_budget: int | None = None, project: str | None = None,
+                 explain: bool = False) -> Retrieved:
+        """The best ``top_k`` memories for ``query`` in score order, as many as fit in ``token_budget`` tokens
+        (default: the configured recall budget); a memory that does not fit is left out, smaller ones after it
+        may still fit."""
+        if not query.strip():
+            raise ValidationError("the query is empty", "say what to look for, e.g. query=database")
+        with self.locked() as repo:
+            budget = token_budget if token_budget is not None else repo.config.recall.budget
+            if budget <= 0:
+                raise ValidationError(f"token_budget {budget} is not positive", "give a number of tokens, e.g. 800")
+            index = repo.index()
+            hits = index.search(query, k=top_k, project=project or None)
+            rows: list[dict[str, Any]] = []
+            used = left_out = 0
+            for hit in hits:
+                memory = hit.memory
+                cost = count_tokens(full_text(memory))
+                if used + cost > budget:
+                    left_out += 1
+                    continue
+                used += cost
+                row: dict[str, Any] = {"id": hit.id, "text": memory.text, "score": round(hit.score, 6),
+                                       "tokens": cost, "title": memory.title, "type": memory.type,
+                                       "category": memory.category, "importance": memory.importance,
+                                       "tags": list(memory.tags), "project": memory.project, "why": memory.why,
+                                       "how": memory.how, "updated": memory.to_dict()["updated"]}
+                if explain:
+                    row["explanation"] = {k: round(v, 6) for k, v in hit.parts.items()}
+                rows.append(row)
+            return Retrieved(rows, used, budget, left_out, index.notice or "")
+
+    def history(self, memory_id: str, *, limit: int | None = None) -> list[HistoryEntry]:
+        """The commits of one memory, newest first, each with the diff of the memory's file."""
+        with self.locked() as repo:
+            entries = repo.log(memory_id, limit=limit)
+            try:
+                path: str | None = repo.get(memory_id).path
+            except NotFoundError:  # purged: the file is gone from the work tree, the trailers name it
+                path = next((e.trailers["Gitmem-Path"][0] for e in entries if e.trailers.get("Gitmem-Path")), None)
+            result = []
+            for entry in entries:
+                result.append(self._with_diff(repo, entry, path))
+            return result
+
+    @staticmethod
+    def _with_diff(repo: Repository, entry: LogEntry, path: str | None) -> HistoryEntry:
+        if path is None:
+            return HistoryEntry(entry)
+        after = repo.git.read_head_file(path, commit=entry.sha.encode())
+        parent = _parent(repo.git, entry.sha)
+        before = repo.git.read_head_file(path, commit=parent) if parent else None
+        old = (before or b"").decode("utf-8", "replace").splitlines()
+        new = (after or b"").decode("utf-8", "replace").splitlines()
+        lines = list(difflib.unified_diff(old, new, f"a/{path}", f"b/{path}", lineterm="", n=1))
+        added = sum(1 for line in lines if line.startswith("+") and not line.startswith("+++"))
+        removed = sum(1 for line in lines if line.startswith("-") and not line.startswith("---"))
+        if len(lines) > MAX_DIFF_LINES:
+            lines = [*lines[:MAX_DIFF_LINES], f"... {len(lines) - MAX_DIFF_LINES} more lines"]
+        return HistoryEntry(entry, "\n".join(lines), added, removed)
+
+    def recall(self, cwd: str | None, *, budget: int | None = None, query: str | None = None) -> dict[str, Any]:
+        """The block a session started in ``cwd`` would get (usage counters are bumped as for a real session)."""
+        where = Path(cwd) if cwd else Path.home()
+        if not where.is_dir():
+            raise ValidationError(f"{where} is not a directory", "pass the code project's folder as cwd")
+        with self.locked() as repo:
+            result = repo.recall(cwd=where, budget=budget, query=query)
+        return {"text": result.text, "tokens": result.tokens, "budget": result.budget, "query": result.query,
+                "project": result.project, "ids": [h.id for h in result.hits], "left_out": result.left_out}
+
+    # -- writing ----------------------------------------------------------------------------------------
+    def remember(self, text: str, *, source: str = "api", **fields: Any) -> dict[str, Any]:
+        """Store one memory as one commit (validated and redacted like the CLI's ``remember``)."""
+        unknown = sorted(set(fields) - set(REMEMBER_FIELDS))
+        if unknown:
+            raise ValidationError(f"unknown field(s) {', '.join(unknown)}", f"allowed: {', '.join(REMEMBER_FIELDS)}")
+        given = {k: v for k, v in fields.items() if v is not None}
+        with self.locked() as repo:
+            memory = repo.remember(text, source=source, **given)
+            return {"id": memory.id, "commit": (repo.git.head() or b"").decode(), "path": memory.path,
+                    "redacted": list(repo.last_redaction)}
+
+    def forget(self, memory_id: str, reason: str, *, source: str = "api") -> dict[str, Any]:
+        """Deprecate a memory (one commit with the reason)."""
+        with self.locked() as repo:
+            memory = repo.forget(memory_id, reason, source=source)
+            return {"id": memory.id, "deprecated": True, "reason": memory.deprecated_reason,
+                    "commit": (repo.git.head() or b"").decode()}
+
+    def restore(self, memory_id: str, *, source: str = "api") -> dict[str, Any]:
+        """Make a deprecated memory active again (one commit)."""
+        with self.locked() as repo:
+            memory = repo.restore(memory_id, source=source)
+            return {"id": memory.id, "deprecated": False, "commit": (repo.git.head() or b"").decode()}
+
+
+def full_text(memory: Memory) -> str:
+    """What an agent reads when it asks for the whole memory: its text with the why and how."""
+    parts = [memory.text]
+    if memory.why:
+        parts.append(f"Why: {memory.why}")
+    if memory.how:
+        parts.append(f"How to apply: {memory.how}")
+    return "\n".join(parts)
+
+
+def memory_view(memory: Memory, *, detailed: bool = True) -> dict[str, Any]:
+    """A memory for a reader: concise (text, why, how and the fields that matter) or every frontmatter field."""
+    if detailed:
+        return memory.to_dict()
+    data = {"id": memory.id, "title": memory.title, "type": memory.type, "category": memory.category,
+            "importance": memory.importance, "text": memory.text}
+    for key in ("why", "how", "project"):
+        if getattr(memory, key):
+            data[key] = getattr(memory, key)
+    if memory.tags:
+        data["tags"] = list(memory.tags)
+    if memory.deprecated:
+        data["deprecated_reason"] = memory.deprecated_reason
+    return data

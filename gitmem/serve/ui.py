@@ -1,0 +1,162 @@
+"""``gitmem serve --ui``: a web viewer to browse and curate memories, server-rendered with Jinja2.
+
+Pages: the list (filters: project, type, category, tag, deprecated; a search box using the same ranking as
+``gitmem search``), a memory with its whole history (each commit's date, op, source and diff) and a deprecate or
+restore form, the conflicts waiting for ``gitmem resolve``, and the instincts with their confidence over time (a
+small inline SVG chart). Every asset ships in the package (no CDN, no script); pages read on a phone.
+Writes are plain form posts answered with a redirect, so the page after a change is the memory with its new
+commit on top.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, FastAPI, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+
+from gitmem.documents import CATEGORIES, TYPES
+from gitmem.errors import GitmemError, NotFoundError
+from gitmem.serve.service import MemoryService, age
+
+HERE = Path(__file__).resolve().parent
+STATIC_PATH = "/ui/static"
+MAX_INSTINCT_CHARTS = 50
+
+
+def sparkline(values: list[float], width: int = 120, height: int = 28) -> str:
+    """An SVG polyline of ``values`` (confidences 0..1, oldest first) as the ``points`` attribute; the vertical
+    scale spans the values' range, at least 0.2 wide, so a rise from 0.5 to 0.6 is visible without making noise
+    look like a trend."""
+    if not values:
+        return ""
+    if len(values) == 1:
+        values = values * 2
+    low, high = min(values), max(values)
+    if high - low < 0.2:
+        middle = min(max((high + low) / 2, 0.1), 0.9)
+        low, high = middle - 0.1, middle + 0.1
+    step = width / (len(values) - 1)
+    margin = 2
+    return " ".join(f"{i * step:.1f},{margin + (high - v) / (high - low) * (height - 2 * margin):.1f}"
+                    for i, v in enumerate(values))
+
+
+def diff_lines(diff: str) -> list[tuple[str, str]]:
+    """(css class, line) for each line of a unified diff."""
+    rows = []
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            kind = "file"
+        elif line.startswith("@@"):
+            kind = "hunk"
+        elif line.startswith("+"):
+            kind = "add"
+        elif line.startswith("-"):
+            kind = "del"
+        else:
+            kind = "ctx"
+        rows.append((kind, line))
+    return rows
+
+
+def mount_ui(app: FastAPI, service: MemoryService) -> None:
+    """Add the viewer's pages under ``/ui`` and its stylesheet under ``/ui/static``."""
+    templates = Jinja2Templates(directory=str(HERE / "templates"))
+    templates.env.globals.update(types=TYPES, categories=CATEGORIES, quote=quote, age=age)
+    templates.env.filters["diff_lines"] = diff_lines
+    app.mount(STATIC_PATH, StaticFiles(directory=str(HERE / "static")), name="ui-static")
+    router = APIRouter(prefix="/ui", include_in_schema=False)
+
+    def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        return templates.TemplateResponse(request, name, context, status_code=status)
+
+    @router.get("/", response_class=HTMLResponse)
+    def memories(request: Request, q: str = "", project: str = "", type: str = "", category: str = "",
+                 tag: str = "", deprecated: bool = False) -> HTMLResponse:
+        filters = {"q": q, "project": project, "type": type, "category": category, "tag": tag,
+                   "deprecated": deprecated}
+        error = ""
+        rows: list[dict[str, Any]] = []
+        try:
+            if q.strip():
+                rows = service.search(q, k=50, type=type or None, category=category or None,
+                                      tags=[tag] if tag else None, project=project or None,
+                                      include_deprecated=deprecated)
+            else:
+                rows = [{"id": m.id, "title": m.title, "type": m.type, "category": m.category,
+                         "importance": m.importance, "project": m.project, "age": age(m.updated),
+                         "snippet": "", "deprecated": m.deprecated, "tags": list(m.tags)}
+                        for m in service.list_memories(type=type or None, category=category or None,
+                                                       tag=tag or None, project=project or None,
+                                                       deprecated=deprecated)]
+        except GitmemError as exc:
+            error = str(exc)
+        return page(request, "list.html", 422 if error else 200, rows=rows, filters=filters, error=error,
+                    searching=bool(q.strip()))
+
+    @router.get("/memory/{memory_id}", response_class=HTMLResponse)
+    def memory(request: Request, memory_id: str) -> HTMLResponse:
+        return _memory_page(request, memory_id)
+
+    def _memory_page(request: Request, memory_id: str, error: str = "", status: int = 200) -> HTMLResponse:
+        try:
+            found = service.get(memory_id)
+            history = service.history(memory_id)
+        except NotFoundError as exc:
+            return page(request, "error.html", 404, message=str(exc))
+        return page(request, "memory.html", status, memory=found, history=[h.to_dict() for h in history],
+                    error=error)
+
+    @router.post("/memory/{memory_id}/deprecate", response_model=None)
+    def deprecate(request: Request, memory_id: str, reason: str = Form("")) -> Response:
+        try:
+            service.forget(memory_id, reason, source="ui")
+        except GitmemError as exc:
+            return _memory_page(request, memory_id, str(exc), 422)
+        return RedirectResponse(f"/ui/memory/{quote(memory_id)}", status_code=303)
+
+    @router.post("/memory/{memory_id}/restore", response_model=None)
+    def restore(request: Request, memory_id: str) -> Response:
+        try:
+            service.restore(memory_id, source="ui")
+        except GitmemError as exc:
+            return _memory_page(request, memory_id, str(exc), 422)
+        return RedirectResponse(f"/ui/memory/{quote(memory_id)}", status_code=303)
+
+    @router.get("/conflicts", response_class=HTMLResponse)
+    def conflicts(request: Request) -> HTMLResponse:
+        rows = [m for m in service.list_memories(deprecated=True) if m.conflicted]
+        return page(request, "conflicts.html", rows=rows)
+
+    @router.get("/instincts", response_class=HTMLResponse)
+    def instincts(request: Request) -> HTMLResponse:
+        from gitmem.instincts import history, list_instincts
+
+        def load(repo: Any) -> list[dict[str, Any]]:
+            items = sorted(list_instincts(repo.path, deprecated=True), key=lambda i: -i.confidence)
+            rows = []
+            for number, item in enumerate(items):
+                points = [r["confidence"] for r in history(repo, item) if "confidence" in r][::-1]
+                rows.append({"item": item, "points": sparkline(points) if number < MAX_INSTINCT_CHARTS else "",
+                             "changes": len(points)})
+            return rows
+
+        return page(request, "instincts.html", rows=service.run(load))
+
+    @router.get("/login", response_class=HTMLResponse)
+    def login_form(request: Request) -> HTMLResponse:
+        return page(request, "login.html")
+
+    @router.post("/login", response_model=None)
+    def login(token: str = Form("")) -> Response:
+        # the guard checks the cookie on every later request; a wrong token simply leads back here
+        response = RedirectResponse("/ui/", status_code=303)
+        response.set_cookie("gitmem_token", token, httponly=True, samesite="strict")
+        return response
+
+    app.include_router(router)

@@ -1,0 +1,223 @@
+"""The HTTP API in-process (ASGI test client), once against a real uvicorn process, and fuzzed from its OpenAPI
+document by schemathesis: the contract of ``gitmem serve``."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from conftest import GITMEM, assert_clean, git, run_cli
+from fastapi.testclient import TestClient
+
+from gitmem.serve.http import create_app
+from gitmem.serve.service import MemoryService
+from gitmem.store import MemoryRepo
+
+PROBLEM = "application/problem+json"
+
+
+@pytest.fixture
+def client(repo: MemoryRepo) -> Iterator[TestClient]:
+    with TestClient(create_app(MemoryService(repo))) as test_client:  # type: ignore[arg-type]
+        yield test_client
+
+
+def store(client: TestClient, text: str, **fields: Any) -> dict[str, Any]:
+    response = client.post("/memory/store", json={"text": text, **fields})
+    assert response.status_code == 201, response.text
+    return dict(response.json())
+
+
+def test_health_says_ok_and_names_the_repository(client: TestClient, repo_path: Path) -> None:
+    response = client.get("/health")
+    assert response.status_code == 200
+    assert response.json()["status"] == "ok"
+    assert response.json()["repo"] == str(repo_path.resolve())
+
+
+def test_store_commits_one_memory_with_secrets_redacted(client: TestClient, repo_path: Path) -> None:
+    before = git(repo_path, "rev-list", "--count", "HEAD").strip()
+    body = store(client, "Deploy key is ghp_abcdefghijklmnopqrstuvwxyz0123456789, deploy with make ship",
+                 category="constraint", importance=5, tags=["deploy"], why="the CI user has no rights")
+    assert body["redacted"] == ["github-token"]
+    assert git(repo_path, "rev-parse", "HEAD").strip() == body["commit"]
+    assert int(git(repo_path, "rev-list", "--count", "HEAD")) == int(before) + 1
+    assert "Gitmem-Op: add" in git(repo_path, "log", "-1", "--format=%B")
+    stored = (repo_path / body["path"]).read_text()
+    assert "ghp_" not in stored and "make ship" in stored and "importance: 5" in stored
+    assert_clean(repo_path)
+
+
+def test_store_refuses_unknown_fields_and_bad_values_as_problem_details(client: TestClient) -> None:
+    unknown = client.post("/memory/store", json={"text": "x", "colour": "blue"})
+    assert unknown.status_code == 422 and unknown.headers["content-type"] == PROBLEM
+    assert "colour" in unknown.json()["detail"]
+    empty = client.post("/memory/store", json={"text": "   "})
+    assert empty.status_code == 422
+    problem = empty.json()
+    assert problem["status"] == 422 and problem["title"] == "Unprocessable Entity"
+    cli = run_cli("remember", "   ")
+    assert f"gitmem: error: {problem['detail']} ({problem['hint']})" in cli.err  # the CLI's message, word for word
+
+
+def test_retrieve_ranks_and_cuts_to_the_token_budget(client: TestClient) -> None:
+    store(client, "Use PostgreSQL for every new service database; MySQL is not allowed", category="decision")
+    store(client, "The database backups run nightly at 02:00 UTC from the ops host", category="background")
+    store(client, "Prefer tabs over spaces in Makefiles", category="preference")
+    full = client.get("/memory/retrieve", params={"query": "which database should a new service use",
+                                                  "top_k": 3, "explain": True}).json()
+    assert "PostgreSQL" in full["memories"][0]["text"]
+    assert full["tokens"] == sum(m["tokens"] for m in full["memories"])
+    assert all("explanation" in m and "bm25" in m["explanation"] for m in full["memories"])
+    scores = [m["score"] for m in full["memories"]]
+    assert scores == sorted(scores, reverse=True)
+    first = full["memories"][0]["tokens"]
+    cut = client.get("/memory/retrieve", params={"query": "which database should a new service use",
+                                                 "top_k": 3, "token_budget": first}).json()
+    assert cut["tokens"] <= first and cut["left_out"] >= 1
+    assert [m["id"] for m in cut["memories"]][:1] == [full["memories"][0]["id"]]
+    assert "explanation" not in cut["memories"][0]
+
+
+def test_get_history_and_deprecate_through_the_api(client: TestClient, repo_path: Path) -> None:
+    memory_id = store(client, "Release branches are cut on Mondays")["id"]
+    assert client.get(f"/memory/{memory_id}").json()["text"] == "Release branches are cut on Mondays"
+    refused = client.delete(f"/memory/{memory_id}")
+    assert refused.status_code == 422 and "reason" in refused.json()["detail"]
+    done = client.delete(f"/memory/{memory_id}", params={"reason": "we release continuously now"})
+    assert done.status_code == 200 and done.json()["deprecated"] is True
+    assert "Gitmem-Op: deprecate" in git(repo_path, "log", "-1", "--format=%B")
+    assert "we release continuously now" in git(repo_path, "log", "-1", "--format=%B")
+    history = client.get(f"/memory/{memory_id}/history").json()["history"]
+    assert [h["op"] for h in history] == ["deprecate", "add"]
+    assert history[0]["source"] == "api" and history[0]["commit"] == done.json()["commit"]
+    assert "+deprecated: true" in history[0]["diff"] and "-deprecated: false" in history[0]["diff"]
+    again = client.delete(f"/memory/{memory_id}", params={"reason": "twice"})
+    assert again.status_code == 422 and "already deprecated" in again.json()["detail"]
+    assert client.post(f"/memory/{memory_id}/restore").json()["deprecated"] is False
+    assert_clean(repo_path)
+
+
+def test_unknown_ids_are_404_problems_with_the_cli_message(client: TestClient) -> None:
+    missing = client.get("/memory/no-such-memory")
+    assert missing.status_code == 404 and missing.headers["content-type"] == PROBLEM
+    assert missing.json()["detail"] == "no memory with id 'no-such-memory'"
+    assert missing.json()["hint"] == "list ids with: gitmem list"
+    assert client.get("/memory/no-such-memory/history").status_code == 404
+
+
+def test_recall_returns_the_session_block(client: TestClient, tmp_path: Path) -> None:
+    store(client, "Always run the linters before pushing", category="constraint", importance=5)
+    project = tmp_path / "code"
+    project.mkdir()
+    block = client.get("/recall", params={"cwd": str(project), "query": "linters pushing"}).json()
+    assert block["text"].startswith("## Memories from gitmem") and "linters" in block["text"]
+    assert client.get("/recall", params={"cwd": str(tmp_path / "nowhere")}).status_code == 422
+
+
+def test_a_token_is_required_on_every_request_when_set(repo: MemoryRepo) -> None:
+    client = TestClient(create_app(MemoryService(repo), token="s3cret"))  # type: ignore[arg-type]
+    denied = client.get("/health")
+    assert denied.status_code == 401 and denied.headers["www-authenticate"] == "Bearer"
+    assert client.get("/health", headers={"Authorization": "Bearer wrong"}).status_code == 401
+    assert client.get("/health", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+    assert client.post("/memory/store", json={"text": "x"}).status_code == 401
+
+
+def test_big_bodies_are_refused_with_413(repo: MemoryRepo, repo_path: Path) -> None:
+    client = TestClient(create_app(MemoryService(repo), max_body=4096))  # type: ignore[arg-type]
+    before = git(repo_path, "rev-parse", "HEAD")
+    response = client.post("/memory/store", json={"text": "x" * 10_000})
+    assert response.status_code == 413 and response.headers["content-type"] == PROBLEM
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: the limit applies while the body streams in
+        yield b'{"text": "'
+        for _ in range(10):
+            yield b"y" * 1000
+        yield b'"}'
+
+    streamed = client.post("/memory/store", content=chunks(), headers={"content-type": "application/json"})
+    assert streamed.status_code == 413
+    assert git(repo_path, "rev-parse", "HEAD") == before
+
+
+def test_no_cors_headers_and_no_cdn_docs(client: TestClient) -> None:
+    response = client.get("/health", headers={"Origin": "https://evil.example"})
+    assert "access-control-allow-origin" not in response.headers
+    assert client.get("/docs").status_code == 404
+    paths = client.get("/openapi.json").json()["paths"]
+    assert {"/memory/store", "/memory/retrieve", "/memory/{memory_id}", "/memory/{memory_id}/history",
+            "/recall", "/health"} <= set(paths)
+    assert "delete" in paths["/memory/{memory_id}"]
+
+
+def test_schemathesis_finds_no_server_error(repo: MemoryRepo) -> None:
+    """Every operation of the OpenAPI document, with valid and invalid inputs: never a 5xx."""
+    import schemathesis
+    from hypothesis import HealthCheck, given, settings
+    from schemathesis import GenerationMode
+
+    repo.remember("Use PostgreSQL for new services", id="use-postgresql")
+    app = create_app(MemoryService(repo))  # type: ignore[arg-type]
+    schema = schemathesis.openapi.from_asgi("/openapi.json", app)
+    failures: list[str] = []
+    for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+        @settings(max_examples=30, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+        @given(case=schema.as_strategy(generation_mode=mode))
+        def check(case: Any) -> None:
+            response = case.call()
+            if response.status_code >= 500:
+                failures.append(f"{case.method} {case.formatted_path} {case.query} -> {response.status_code}: "
+                                f"{response.text[:200]}")
+
+        check()
+    assert not failures, "\n".join(failures[:5])
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_a_real_server_on_a_loopback_port(repo_path: Path) -> None:
+    port = _free_port()
+    proc = subprocess.Popen([GITMEM, "--repo", str(repo_path), "serve", "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+            assert time.monotonic() < deadline, "the server did not answer within 60 s"
+            time.sleep(0.2)
+        marker = json.loads((repo_path / "local" / "server.json").read_text())
+        assert marker["url"] == base and marker["pid"] == proc.pid
+        created = httpx.post(f"{base}/memory/store", json={"text": "Staging runs on port 8443"}).json()
+        assert git(repo_path, "rev-parse", "HEAD").strip() == created["commit"]
+        found = httpx.get(f"{base}/memory/retrieve", params={"query": "staging port"}).json()
+        assert found["memories"][0]["id"] == created["id"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    assert not (repo_path / "local" / "server.json").exists()
+    out = (proc.stderr.read() if proc.stderr else b"").decode()
+    assert "Staging runs" not in out  # memory text is never logged
+
+
+def test_serving_beyond_loopback_needs_a_token(repo_path: Path) -> None:
+    result = run_cli("--repo", str(repo_path), "serve", "--host", "0.0.0.0", "--port", str(_free_port()))
+    assert result.code != 0
+    assert "refusing to serve on 0.0.0.0 without a token" in result.err and "Traceback" not in result.err
