@@ -529,7 +529,7 @@ def doctor(state: State, as_json: bool) -> None:
 
 # Hidden until the README's command list names it (tests/test_docs.py); docs/store.md documents it, and doctor
 # tells the user to run it when history holds a secret.
-@cli.command("purge-secrets", hidden=True)
+@cli.command("purge-secrets")
 @click.option("--yes", is_flag=True, help="Rewrite history (without it, only the plan is printed).")
 @json_option
 @pass_state
