@@ -478,6 +478,13 @@ def _scan(text: str, found: list[str], customs: Sequence[Any] = (), *, first_onl
             end = copied
             if first_only:
                 break
+        elif index < len(RULES) and RULES[index][0]:
+            # A candidate the checks turned down ("密钥是 <a URL>", "password: required") hides nothing: the
+            # other rules' matches inside it stay in the heap; only this rule searches again after it.
+            following = regexes[index].search(text, max(end, match.start() + 1))
+            if following is not None:
+                heapq.heappush(heap, (following.start(), index, following))
+            continue
         # Search again, after this match, this rule and every rule whose next match overlaps it.
         again = [index]
         while heap and heap[0][0] < end:
