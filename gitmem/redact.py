@@ -552,6 +552,10 @@ def contains_secret(text: str) -> bool:
     return bool(found)
 
 
+# What a key must contain for its value to be judged with it (the keyword rules' triggers, and "auth").
+_KEY_HINTS = ("pass", "pw", "secret", "token", "credential", "key", "auth", "密码", "口令", "密钥", "令牌")
+
+
 def redact_value(value: Any, *, extra_patterns: Sequence[str] = ()) -> tuple[Any, tuple[str, ...]]:
     """A JSON-like value (dicts, lists, strings, numbers) with every string redacted, and the kinds found.
 
@@ -567,6 +571,9 @@ def redact_value(value: Any, *, extra_patterns: Sequence[str] = ()) -> tuple[Any
         return result.text
 
     def under(key: str, string: str) -> str:
+        lowered = key.lower()
+        if not any(hint in lowered for hint in _KEY_HINTS):  # "command", "stdout": no second look needed
+            return string
         quote = next((q for q in "\"'`" if q not in string), "")
         if not quote or "\n" in string:
             return string

@@ -402,12 +402,12 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "password",
         _PROSE,
-        ("pass", "pwd", "secret", "token", "key", "credential"),
+        ("password", "passphrase", "passwd", "pwd", "secret", "token", "key", "credential"),
         also=(" is", " was", " are", " to"),
         generic=True,
     ),
     _rule("password", _PROSE_CJK, ("密码", "口令", "密钥", "令牌"), also=("是", "为"), generic=True),
-    _rule("password", _PROSE_BARE, ("pass", "pwd"), generic=True),
+    _rule("password", _PROSE_BARE, ("password", "passphrase", "passwd", "pwd"), generic=True),
 )
 
 #: The kind of the matches of a caller's ``extra_patterns`` (see :func:`gitmem.redact.redact`).
