@@ -69,8 +69,8 @@ def summarise(value: Any, limit: int = SUMMARY_CHARS, extra_patterns: tuple[str,
     if isinstance(value, str):
         text = value
     else:
-        # Redact the parsed values first: in JSON text, escaped quotes and newlines would hide
-        # ``{"api_key": "..."}`` or a quoted password inside a command from the rules.
+        # Redact the parsed values first, line breaks and all: in JSON text, escaped quotes and newlines would
+        # hide ``{"api_key": "..."}`` or a quoted password inside a command from the rules.
         value = redact_value(value, extra_patterns=extra_patterns)[0]
         try:
             text = json.dumps(value, ensure_ascii=False, default=str, separators=(",", ":"))
@@ -80,8 +80,9 @@ def summarise(value: Any, limit: int = SUMMARY_CHARS, extra_patterns: tuple[str,
     if len(text) > cut:  # cut at a space, so no secret is cut into a prefix the rules no longer recognise
         space = max(text.rfind(" ", 0, cut), text.rfind("\n", 0, cut))
         text = text[: space if space > limit * 4 else cut]
-    text = " ".join(redact(text, extra_patterns=extra_patterns).text.split())
-    text = redact(text, extra_patterns=extra_patterns).text
+    if isinstance(value, str):  # before the line breaks go (a YAML block value needs them)
+        text = redact(text, extra_patterns=extra_patterns).text
+    text = redact(" ".join(text.split()), extra_patterns=extra_patterns).text
     if len(text) > limit:
         text = text[:limit] + f"…[+{len(text) - limit}]"
     return text

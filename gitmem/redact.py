@@ -13,8 +13,9 @@ like, and why those patterns are our own, not ``detect-secrets``), and decides
 whether a matched value is a placeholder or a more specific kind.  It runs in
 a hook process on every tool call of the agent, whose whole budget is ~25 ms.
 
-Measured cost on the development machine (2 shared, busy CPUs, Python 3.11,
-bytecode cached; CPU time, best of 21 fresh processes)::
+Measured cost on the development machine before the catalogue grew to 88
+patterns (2 shared, busy CPUs, Python 3.11, bytecode cached; CPU time, best of
+21 fresh processes; docs/store.md has the current hook figures)::
 
     import gitmem.redact (dataclasses already loaded)   1.6 ms
     first redact() of a 2 KB note, no secret            3.0 ms
@@ -55,10 +56,16 @@ token/credential(s)/api_key/access_key/... (or 密码/口令/密钥/令牌), fol
 (``export API_TOKEN=...``), YAML block scalars (``key: |``), XML elements
 (``<password>...</password>``) and long CLI flags (``--password=...``, and
 ``--token VALUE`` when VALUE holds a digit or symbol).  After ``=`` the value
-is one whitespace-delimited word; after ``:`` it runs to the end of the line
-(or ``,`` / ``;``), because YAML values and "Password: ..." notes may contain
-spaces.  When the value is itself a known token, the specific kind is used
-(``GITHUB_TOKEN=ghp_...`` gives ``github-token``).
+is one word (``;`` and ``&`` end it, as in connection and query strings).
+After ``:``, and for a secret named in prose ("the admin password is ...",
+"use password ... to log in", "数据库密码是 ..."), the value is one word that
+is kept unless it looks like a secret (:func:`looks_like_secret`: letters
+mixed with digits or symbols, or a long random-looking run), so that "CI
+summary: pass: 120", "pwd: /srv/app" and "Password: must be at least 12
+characters" stay intact; after ``passphrase:`` it is the rest of the line.  A
+quoted value is kept when it is a sentence.  When the value is itself a known
+token, the specific kind is used (``GITHUB_TOKEN=ghp_...`` gives
+``github-token``).
 
 To avoid false positives, these are left alone:
 
@@ -76,18 +83,24 @@ To avoid false positives, these are left alone:
   hints like ``def login(password: str)`` stay readable.  Any other bare
   identifier (``password = secret_value``) *is* redacted: it cannot be told
   apart from ``PASSWORD=hunter2`` in an env file, and over-redacting is the
-  safe side.  For the same reason a note such as "Token: see the vault" loses
-  "see the vault".
+  safe side (after ``=``; after ``:`` a word must look like a secret).
 
 Other kinds: Slack webhook URLs are ``slack-webhook`` (Slack tokens are
 ``slack-token``); an ``Authorization: Bearer`` value is ``bearer-token`` unless
 it is a known token such as a JWT; an ``Authorization: Basic`` value is
 ``basic-auth``.
 
+A candidate that these checks turn down hides nothing: the matches of other
+rules inside it are still redacted ("密钥是 postgres://u:PASSWORD@host").
+
+User patterns (``extra_patterns``) run on RE2, in linear time whatever the
+pattern (:func:`compile_pattern`); :func:`redact_value` redacts parsed JSON
+values (tool calls) string by string, judging a value with its key.
+
 Known limits: a value ends at the end of its line (YAML block scalars
-excepted); a private-key BEGIN line without its END line is redacted to the
-end of the text, on purpose; a token glued to a longer word
-(``xAKIA...``) is not taken for a token.
+excepted); a lower-case word after ``password:`` is kept; a private-key BEGIN
+line without its END line is redacted to the end of the text, on purpose; a
+token glued to a longer word (``xAKIA...``) is not taken for a token.
 """
 
 from __future__ import annotations
@@ -494,6 +507,13 @@ def _scan(text: str, found: list[str], customs: Sequence[Any] = (), *, first_onl
             end = copied
             if first_only:
                 break
+        elif index < len(RULES) and RULES[index][0]:
+            # A candidate the checks turned down ("密钥是 <a URL>", "password: required") hides nothing: the
+            # other rules' matches inside it stay in the heap; only this rule searches again after it.
+            following = regexes[index].search(text, max(end, match.start() + 1))
+            if following is not None:
+                heapq.heappush(heap, (following.start(), index, following))
+            continue
         # Search again, after this match, this rule and every rule whose next match overlaps it.
         again = [index]
         while heap and heap[0][0] < end:
@@ -561,6 +581,10 @@ def contains_secret(text: str) -> bool:
     return bool(found)
 
 
+# What a key must contain for its value to be judged with it (the keyword rules' triggers, and "auth").
+_KEY_HINTS = ("pass", "pw", "secret", "token", "credential", "key", "auth", "密码", "口令", "密钥", "令牌")
+
+
 def redact_value(value: Any, *, extra_patterns: Sequence[str] = ()) -> tuple[Any, tuple[str, ...]]:
     """A JSON-like value (dicts, lists, strings, numbers) with every string redacted, and the kinds found.
 
@@ -576,6 +600,9 @@ def redact_value(value: Any, *, extra_patterns: Sequence[str] = ()) -> tuple[Any
         return result.text
 
     def under(key: str, string: str) -> str:
+        lowered = key.lower()
+        if not any(hint in lowered for hint in _KEY_HINTS):  # "command", "stdout": no second look needed
+            return string
         quote = next((q for q in "\"'`" if q not in string), "")
         if not quote or "\n" in string:
             return string

@@ -20,10 +20,11 @@ importing any plugin module (``detect_secrets.plugins.github_token``, ``.aws``, 
     import detect_secrets.plugins.aws              234 ms
     plugin module with package __init__ stubbed    165 ms  (requests alone: 179 ms)
 
-That is 7-9 times the whole hook budget, so the patterns below are our own.  Their shapes follow detect-secrets'
-plugins (AWS, GitHub, GitLab, Slack, Stripe, JWT, private keys, basic auth, keywords) and add what it lacks:
-Anthropic and project-scoped OpenAI keys, whole private-key *blocks* (not just the BEGIN line), URL passwords that
-keep user and host, and more.
+That is 7-9 times the whole hook budget, so the patterns below are our own.  The formats come from the vendors'
+documentation and from the public rule sets of detect-secrets and gitleaks (facts about formats: prefixes,
+alphabets, lengths, embedded signatures such as ``T3BlbkFJ`` or ``AZDO``); the code is ours.  They add what those
+lack: whole private-key *blocks* (not just the BEGIN line), URL passwords that keep user and host, passwords named
+in prose (English and Chinese), and keyword values judged by how they look, not by the key alone.
 
 Writing a rule
 --------------
@@ -402,12 +403,12 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "password",
         _PROSE,
-        ("pass", "pwd", "secret", "token", "key", "credential"),
+        ("password", "passphrase", "passwd", "pwd", "secret", "token", "key", "credential"),
         also=(" is", " was", " are", " to"),
         generic=True,
     ),
     _rule("password", _PROSE_CJK, ("密码", "口令", "密钥", "令牌"), also=("是", "为"), generic=True),
-    _rule("password", _PROSE_BARE, ("pass", "pwd"), generic=True),
+    _rule("password", _PROSE_BARE, ("password", "passphrase", "passwd", "pwd"), generic=True),
 )
 
 #: The kind of the matches of a caller's ``extra_patterns`` (see :func:`gitmem.redact.redact`).
