@@ -3,8 +3,9 @@
     python bench/stress.py [--kills 20] [--records 2000] [--clones 4] [--seconds 60] [--writers 8]
                            [--per-writer 25] [--hooks 16] [--hook-seconds 30] [--only kill,sync,writers,hooks]
 
-1. kill: ``gitmem import`` of ``--records`` records and ``gitmem remember`` are killed with SIGKILL after a
-   random delay (uniform over the command's usual run time), ``--kills`` times each. After every kill the next
+1. kill: ``gitmem import`` of ``--records`` records and ``gitmem remember`` are killed with SIGKILL ``--kills``
+   times each: half after a random delay uniform over the command's usual run time, half in the write phase
+   (a random moment within 50 ms, or 0.5 s for import, after the write's journal appears). After every kill the next
    ``gitmem remember`` must succeed and then ``git status --porcelain`` is empty, ``git fsck --strict`` is clean,
    no ``*.tmp`` or ``*.lock`` file is left, ``gitmem list`` shows exactly the memories HEAD holds (no "ghosts"),
    and ``gitmem search`` finds the memory just remembered (the index caught up).
@@ -26,6 +27,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -114,7 +116,7 @@ def kill_trials(root: Path, kills: int, records: int) -> bool:
         else:
             run([GITMEM, "--repo", str(repo), "remember", "warm-up memory"], env, check=True)
         duration = time.perf_counter() - started
-        killed = failures = 0
+        killed = failures = in_write = 0
         for trial in range(kills):
             if command == "import":
                 data.write_text("".join(json.dumps({"text": f"trial {trial} record {i} about queues",
@@ -123,10 +125,17 @@ def kill_trials(root: Path, kills: int, records: int) -> bool:
             else:
                 args = [GITMEM, "--repo", str(repo), "remember", f"trial {trial} memory about retries"]
             proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            time.sleep(random.uniform(0, duration))
+            if trial % 2:  # the write phase: from the moment the journal appears (work tree, index, branch)
+                journal = repo / ".git" / "gitmem-journal.json"
+                while proc.poll() is None and not journal.exists():
+                    time.sleep(0.0005)
+                time.sleep(random.uniform(0, 0.05 if command == "remember" else 0.5))
+            else:  # any moment of the run
+                time.sleep(random.uniform(0, duration))
             if proc.poll() is None:
                 proc.send_signal(signal.SIGKILL)
                 killed += 1
+                in_write += trial % 2
             proc.wait()
             marker = f"zebra{trial}{command}"
             after = run([GITMEM, "--repo", str(repo), "remember", f"after kill {marker}"], env)
@@ -138,8 +147,9 @@ def kill_trials(root: Path, kills: int, records: int) -> bool:
         recovered = sum("recovered:" in line for line in
                         (repo / "local" / "gitmem.log").read_text("utf-8", "replace").splitlines()) \
             if (repo / "local" / "gitmem.log").exists() else 0
-        print(f"kill -9 during {command}: {kills} trials, {killed} killed mid-run, {failures} failed "
-              f"(run time {duration:.2f} s; recoveries logged so far: {recovered})")
+        print(f"kill -9 during {command}: {kills} trials ({kills // 2} in the write phase), {killed} killed "
+              f"mid-run ({in_write} in the write phase), {failures} failed (run time {duration:.2f} s; "
+              f"recoveries logged so far: {recovered})")
         ok = ok and failures == 0
     return ok
 
@@ -256,7 +266,7 @@ def hooks(root: Path, count: int, seconds: float) -> bool:
         while time.monotonic() < deadline:
             n += 1
             payload = json.dumps({"session_id": f"s{index}", "hook_event_name": "PostToolUse", "tool_name": "Bash",
-                                  "tool_input": {"command": f"echo stress-{index}-{n}"},
+                                  "tool_input": {"command": f"echo hookcall-{index}-{n}"},
                                   "tool_response": {"stdout": "ok"}, "cwd": str(root)})
             started = time.perf_counter()
             done = subprocess.run([HOOK, "post-tool-use"], input=payload, capture_output=True, text=True, env=env)
@@ -281,9 +291,7 @@ def hooks(root: Path, count: int, seconds: float) -> bool:
         except ValueError:
             corrupt += 1
             continue
-        text = json.dumps(record)
-        for token in text.split("stress-")[1:]:
-            seen.add(token.split("\\")[0].split('"')[0])
+        seen.update(re.findall(r"hookcall-\d+-\d+", json.dumps(record)))
     lost = sent - len(seen)
     print(f"hooks: {count} parallel post-tool-use x {seconds:g} s: {sent} calls, {failed} non-zero exits, "
           f"{lost} lost, {corrupt} corrupt lines; p50 {pct(latencies, 0.5)} ms, p99 {pct(latencies, 0.99)} ms")

@@ -1,4 +1,5 @@
-"""Atomic file writes: readers see the old content or the new, never half of it."""
+"""Atomic file writes (readers see the old content or the new, never half of it), reads that never follow a
+symbolic link out of the memory repository, and the test-only crash points of the write path."""
 
 from __future__ import annotations
 

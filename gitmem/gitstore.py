@@ -504,14 +504,14 @@ class GitStore:
         reader) puts those paths back to HEAD: files of a commit that never happened are never seen."""
         import json
 
-        from gitmem.fileio import atomic_write
-
         if self._journaling:  # nested (a commit's move_to): the outer record covers it
             yield
             return
         journal = self.git_dir / JOURNAL_NAME
-        atomic_write(journal, json.dumps({"pid": os.getpid(), "host": _HOST, "time": time.time(),
-                                          "paths": sorted(paths)}).encode())
+        # written in place, not through a temporary file: a kill while writing it leaves a cut record (read as
+        # "no paths", which is right: nothing else was written yet) and no temporary file behind
+        journal.write_bytes(json.dumps({"pid": os.getpid(), "host": _HOST, "time": time.time(),
+                                        "paths": sorted(paths)}).encode())
         self._journaling = True
         try:
             yield

@@ -46,7 +46,7 @@ import yaml
 from gitmem import documents as docs
 from gitmem.detectors import BY_PATTERN, DETECTORS, Detection, Detector, detect, read_observations, sessions_from
 from gitmem.errors import DocumentError, NotFoundError, ValidationError
-from gitmem.fileio import atomic_write
+from gitmem.fileio import atomic_write, read_inside
 from gitmem.gitstore import format_message
 from gitmem.observe import read_json, sessions_path
 from gitmem.redact import redact
@@ -189,9 +189,10 @@ def list_instincts(repo_path: Path, *, deprecated: bool = True) -> list[Instinct
     found: list[Instinct] = []
     root = repo_path / INSTINCTS_DIR
     for path in sorted(root.glob("*/*.md")) if root.is_dir() else []:
-        try:
-            item = loads(path.read_text("utf-8"), path.relative_to(repo_path).as_posix())
-        except (DocumentError, UnicodeDecodeError, ValueError, TypeError):
+        rel = path.relative_to(repo_path).as_posix()
+        try:  # a symbolic link (to a file outside the repository) is never read
+            item = loads(read_inside(repo_path, rel).decode("utf-8"), rel)
+        except (DocumentError, UnicodeDecodeError, ValueError, TypeError, OSError):
             continue
         if deprecated or not item.deprecated:
             found.append(item)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,8 +193,6 @@ def check_layout(store: GitStore) -> list[Issue]:
 
 def symbolic_links(root: Path) -> list[str]:
     """Symbolic links in the work tree (outside ``.git``, ``.cache`` and ``local``), relative to ``root``."""
-    import os
-
     found: list[str] = []
     for folder, dirs, files in os.walk(root):
         base = Path(folder)

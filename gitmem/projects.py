@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem import observe
+from gitmem.fileio import read_inside
 from gitmem.gitstore import format_message
 from gitmem.redact import redact
 
@@ -101,8 +102,8 @@ def render(pf: ProjectFile) -> str:
 
 
 def read(repo_path: Path, project: str) -> ProjectFile | None:
-    try:
-        return parse((repo_path / project_path(project)).read_text("utf-8"))
+    try:  # a symbolic link (to a file outside the repository) is never read, so never rewritten into a commit
+        return parse(read_inside(repo_path, project_path(project)).decode("utf-8"))
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -118,7 +119,7 @@ def last_scan(repo_path: Path, project: str) -> float | None:
     if isinstance(recorded, int | float):
         times.append(float(recorded))
     try:
-        head = (repo_path / project_path(project)).read_bytes()[:600].decode("utf-8", "replace")
+        head = read_inside(repo_path, project_path(project))[:600].decode("utf-8", "replace")
     except OSError:
         head = ""
     match = re.search(r'^scanned_at:\s*"?([0-9T:Z-]+)', head, re.M)
@@ -170,7 +171,8 @@ def directive_refs(repo_path: Path, project: str) -> str:
 
     lines = [f"Stored as memories tagged `directive` (`gitmem list --tag directive --project {project}`):"]
     folder = repo_path / "memories" / project_dir(project)
-    for path in sorted(folder.glob("directive-*.md"))[:20]:
+    files = [] if folder.is_symlink() else [p for p in sorted(folder.glob("directive-*.md")) if not p.is_symlink()]
+    for path in files[:20]:
         text = peek(path.parent, path.name, 4096)
         match = re.search(r"^deprecated:\s*true", text, re.M)
         body = text.split("\n---", 1)[1] if text.startswith("---") and "\n---" in text[3:] else text

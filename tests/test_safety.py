@@ -159,3 +159,22 @@ def test_a_damaged_repository_is_named_with_how_to_repair_it(repo: MemoryRepo) -
     assert "Traceback" not in result.err and "internal error" not in result.err
     doctor = run_cli("--repo", str(repo.path), "doctor")
     assert doctor.code == 1 and "is damaged" in doctor.out
+
+
+def test_project_and_instinct_files_that_are_links_are_not_read(repo: MemoryRepo, tmp_path: Path) -> None:
+    from gitmem import instincts, projects
+
+    outside = tmp_path / "outside.md"
+    outside.write_text(f"---\nid: x\nschema_version: 1\n---\n# {OUTSIDE_SECRET}\n")
+    (repo.path / "projects").mkdir(exist_ok=True)
+    (repo.path / projects.project_path("shop")).symlink_to(outside)
+    real = instincts.Instinct(id="x", pattern="p", trigger="when committing", action=OUTSIDE_SECRET, domain="git")
+    elsewhere = tmp_path / "instinct.md"
+    elsewhere.write_text(instincts.dumps(real))
+    (repo.path / "instincts" / "git").mkdir(parents=True)
+    (repo.path / "instincts" / "git" / "x.md").symlink_to(elsewhere)
+    assert projects.read(repo.path, "shop") is None
+    assert instincts.list_instincts(repo.path) == []
+    (repo.path / "instincts" / "git" / "x.md").unlink()
+    (repo.path / "instincts" / "git" / "x.md").write_text(instincts.dumps(real))
+    assert [i.action for i in instincts.list_instincts(repo.path)] == [OUTSIDE_SECRET]  # a real file is read
