@@ -15,28 +15,20 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from gitmem.briefing import gate
+from gitmem.briefing.block import ORDER as ORDER  # re-exported: gitmem.lifecycle orders by it
+from gitmem.briefing.block import build_block
 from gitmem.briefing.essentials import essentials as find_essentials
+from gitmem.briefing.gate import relevant_hits
 from gitmem.codebase import CodeContext, code_context
-from gitmem.documents import CATEGORIES, Memory, bullet
-from gitmem.errors import SearchError, ValidationError
-from gitmem.index import Hit, Index, open_index
+from gitmem.documents import Memory, bullet
+from gitmem.errors import ValidationError
+from gitmem.index import Hit, open_index
 from gitmem.observe import bump_usage
 from gitmem.store import MemoryRepo
 from gitmem.tokens import TokenCounter, count_tokens
 
-HEADINGS = {
-    "constraint": "Constraints",
-    "correction": "Corrections",
-    "decision": "Decisions",
-    "preference": "Preferences",
-    "background": "Background",
-}
 #: tokens the Relevant part may use at most (the Essentials come first and are always shown)
 RELEVANT_BUDGET = 450
-#: categories in the order a reader should see them: what must not be violated first
-ORDER = ("constraint", "correction", "decision", "preference", "background")
-assert set(ORDER) == set(CATEGORIES)
 
 
 @dataclass
@@ -77,42 +69,6 @@ def effective_budget(repo: MemoryRepo, query: str, budget: int | None) -> int:
     return max(1, min(wanted, settings.max_budget))
 
 
-def render(groups: dict[str, list[str]], title: str) -> str:
-    parts = [title]
-    for category in ORDER:
-        lines = groups.get(category)
-        if lines:
-            parts.append(f"### {HEADINGS[category]}")
-            parts.extend(lines)
-    return "\n".join(parts) + "\n"
-
-
-def build_block(hits: Iterable[Hit], budget: int, title: str,
-                count: Callable[[str], int] = count_tokens) -> tuple[str, list[Hit], int, int]:
-    """Add memories in score order while the rendered block stays within ``budget`` tokens.
-
-    The block's lines are joined by newlines, and the tokenizer splits at whitespace, so the block's count is
-    the sum of its lines' counts: each line is counted once (``count`` may answer from a cache).
-    Returns (text, hits used, tokens, number left out)."""
-    groups: dict[str, list[str]] = {}
-    used: list[Hit] = []
-    left_out = 0
-    tokens = count(title)
-    for hit in hits:
-        line = bullet(hit.memory)
-        category = hit.memory.category
-        extra = count(line) + (0 if category in groups else count(f"### {HEADINGS[category]}"))
-        if tokens + extra > budget:
-            left_out += 1
-            continue
-        groups.setdefault(category, []).append(line)
-        tokens += extra
-        used.append(hit)
-    if not used:
-        return "", [], 0, left_out
-    return render(groups, title), used, tokens, left_out
-
-
 def render_essentials(memories: list[Memory], project: str, count: Callable[[str], int] = count_tokens,
                       budget: int = 10**9) -> tuple[str, list[Memory], int]:
     """The Essentials part: one bullet per memory, in the given order, while within ``budget`` tokens."""
@@ -128,22 +84,6 @@ def render_essentials(memories: list[Memory], project: str, count: Callable[[str
         shown.append(memory)
         tokens += count(line)
     return ("\n".join([title, *lines]) + "\n", shown, tokens) if lines else ("", [], 0)
-
-
-def relevant_hits(index: Index, query: str, *, project: str, k: int, now: datetime | None = None,
-                  exclude: set[str] | frozenset[str] = frozenset(), mode: str = "hybrid") -> list[Hit]:
-    """The best ``k`` memories for ``query`` that pass the relevance gate and are not in ``exclude``: an empty
-    list when nothing is related (the gate looks at raw scores, so the best of unrelated memories stays out)."""
-    if not query.strip():
-        return []
-    try:
-        hits = index.search(query, k=k + len(exclude), project=project, now=now, mode=mode)
-    except SearchError:  # a query of stopwords or punctuation only: nothing to look for
-        return []
-    embedder = index.embedder if mode != "bm25" else None
-    model_id = embedder.model_id if embedder is not None else ""
-    size = index.size
-    return [h for h in hits if h.id not in exclude and gate.admits(h, query, model_id, size)][:k]
 
 
 def recall(

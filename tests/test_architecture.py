@@ -29,7 +29,8 @@ LAYERS: dict[str, int] = {
     "instincts": 5, "capture": 6, "semantic": 6, "evolve": 6, "lifecycle": 6, "cli_learn": 9,
     "projects": 4, "scan": 1, "stacks": 1, "toolnotes": 1, "cli_project": 9,
     "leaks": 1, "leaks.history": 1,
-    "briefing": 4, "briefing.gate": 4, "briefing.essentials": 4, "briefing.conflicts": 1, "briefing.prompt": 5,
+    "briefing": 4, "briefing.gate": 4, "briefing.essentials": 4, "briefing.conflicts": 1, "briefing.prompt": 4,
+    "briefing.block": 4,
     # subpackages: one key per module, dotted ("wiki.page"); a package's __init__ is the package name
     "wiki": 4, "wiki.page": 1, "wiki.merge": 1, "wiki.search": 4, "wiki.store": 4, "wiki.lint": 4,
     "wiki.lifecycle": 6, "cli_wiki": 9,

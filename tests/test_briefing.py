@@ -4,6 +4,7 @@ memories each prompt brings in, once per session, never another project's."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,18 @@ def test_the_gate_ignores_an_english_model_on_chinese_text(tmp_path: Path) -> No
     assert chinese == []
     related = relevant_hits(index, "deployment order of environments", project=PROJECT, k=5)
     assert [h.memory.text for h in related] == ["Deploys go through the staging cluster first, then production"]
+
+
+def test_essentials_follow_edits_through_their_cache(repo_path: Path) -> None:
+    repo = Repository(Config(repo=repo_path, embedding=EmbeddingConfig(model="none")))
+    hint = repo.remember("Staging deploys need the VPN", project=PROJECT, category="background", importance=2)
+    repo.remember("Never deploy on Fridays", project=PROJECT, category="constraint", importance=4)
+    first, _ = essentials(repo_path, PROJECT)
+    assert [m.text for m in first] == ["Never deploy on Fridays"]
+    cache = json.loads((repo_path / ".cache" / "essentials.json").read_text())
+    assert set(cache[PROJECT]) == {f"{hint.id}.md", f"{first[0].id}.md"}
+    repo.save(replace(hint, importance=5))  # the file changes: read again, now an essential
+    again, _ = essentials(repo_path, PROJECT)
+    assert {m.text for m in again} == {"Never deploy on Fridays", "Staging deploys need the VPN"}
+    repo.forget(first[0].id, "deploys are automated now")
+    assert [m.text for m in essentials(repo_path, PROJECT)[0]] == ["Staging deploys need the VPN"]

@@ -10,15 +10,22 @@ summary that names X (the correction is the user's word, the summary a guess fro
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+import os
+import time
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from gitmem import documents as docs
 from gitmem.briefing.conflicts import names_any, negated_terms
 from gitmem.directives import detect_directives, directive_key
 from gitmem.documents import Memory
 from gitmem.errors import DocumentError
+from gitmem.fileio import settled
+from gitmem.indexdoc import memory_from_json, memory_json
+from gitmem.observe import read_json, write_json
 
 #: tag of the standing instructions stated in prompts (:mod:`gitmem.hooks`)
 DIRECTIVE_TAG = "directive"
@@ -31,26 +38,58 @@ GLOBAL_MIN = 4
 #: at most this many essentials (the rest are counted in the block's "more" line)
 LIMIT = 24
 
-def folder_memories(repo_path: Path, project: str) -> list[Memory]:
-    """The active memories in one folder of the memory repository ("" is the global folder); unreadable files
-    are skipped (``gitmem doctor`` reports them)."""
+def folder_memories(repo_path: Path, project: str, wanted: Callable[[Memory], bool] = lambda m: True
+                   ) -> tuple[list[Memory], int]:
+    """(the active memories of one folder of the memory repository that ``wanted`` keeps, how many memory files
+    the folder holds); "" is the global folder. Unreadable files are skipped (``gitmem doctor`` reports them).
+
+    A folder of 10k memories takes seconds to parse, so what ``wanted`` said of each file is kept in
+    ``.cache/essentials.json`` with the file's mtime and size: a file it turned down is not read again until it
+    changes (a verdict taken too soon after the file's mtime is not trusted, :func:`gitmem.fileio.settled`); a
+    kept one is stored as the search index stores memories, so no file is parsed while nothing changed."""
     folder = repo_path / docs.MEMORIES_DIR / docs.project_dir(project)
-    now = datetime.now(UTC)
+    cache_file = repo_path / ".cache" / "essentials.json"
+    cache = read_json(cache_file)
+    known = cache.get(folder.name, {})
+    known = known if isinstance(known, dict) else {}
+    seen: dict[str, list[Any]] = {}
     found: list[Memory] = []
+    now = datetime.now(UTC)
     try:
-        paths = sorted(folder.glob("*.md"))
+        entries = [e for e in os.scandir(folder) if e.name.endswith(".md") and "-conflict-" not in e.name]
     except OSError:
-        return []
-    for path in paths:
-        if "-conflict-" in path.name:
-            continue
+        return [], 0
+    for entry in entries:
         try:
-            memory = docs.loads(path.read_text("utf-8"), str(path))
+            info = entry.stat()
+        except OSError:
+            continue
+        verdict = known.get(entry.name)
+        if (isinstance(verdict, list) and len(verdict) == 4 and verdict[:2] == [info.st_mtime_ns, info.st_size]
+                and isinstance(verdict[2], int) and settled(info.st_mtime_ns, verdict[2])
+                and isinstance(verdict[3], str)):
+            try:  # kept: the memory as the index stores it, no YAML to parse ("" when turned down)
+                cached = memory_from_json(verdict[3].encode("utf-8")) if verdict[3] else None
+            except (ValueError, TypeError, KeyError):  # a damaged cache entry: read the file again
+                cached = None
+            else:
+                seen[entry.name] = verdict
+                if cached is not None and (cached.expires is None or cached.expires > now):
+                    found.append(cached)
+                continue
+        read_at = time.time_ns()
+        try:
+            memory = docs.loads(Path(entry.path).read_text("utf-8"), entry.path)
         except (OSError, UnicodeDecodeError, DocumentError):
             continue
-        if not memory.deprecated and (memory.expires is None or memory.expires > now):
+        keep = not memory.deprecated and wanted(memory)
+        seen[entry.name] = [info.st_mtime_ns, info.st_size, read_at, memory_json(memory).decode() if keep else ""]
+        if keep and (memory.expires is None or memory.expires > now):
             found.append(memory)
-    return found
+    if seen != known:
+        with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
+            write_json(cache_file, {**cache, folder.name: seen})
+    return found, len(entries)
 
 
 def is_essential(memory: Memory) -> bool:
@@ -90,6 +129,9 @@ def settle(memories: Iterable[Memory]) -> list[Memory]:
 
 def essentials(repo_path: Path, project: str) -> tuple[list[Memory], int]:
     """(the essentials of ``project`` plus the global ones, how many other memories those two folders hold)."""
-    pool = folder_memories(repo_path, "") + (folder_memories(repo_path, project) if project else [])
-    chosen = settle(m for m in pool if is_essential(m))[:LIMIT]
-    return chosen, len(pool) - len(chosen)
+    pool, total = folder_memories(repo_path, "", is_essential)
+    if project:
+        mine, count = folder_memories(repo_path, project, is_essential)
+        pool, total = pool + mine, total + count
+    chosen = settle(pool)[:LIMIT]
+    return chosen, total - len(chosen)

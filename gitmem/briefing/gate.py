@@ -13,10 +13,13 @@ English memories were never a needed memory).
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import TYPE_CHECKING
 
+from gitmem.errors import SearchError
+
 if TYPE_CHECKING:
-    from gitmem.index import Hit
+    from gitmem.index import Hit, Index
 
 #: raw BM25 score a hit needs (about two shared words of medium rarity, or one rare one) ...
 BM25_MIN = 5.0
@@ -65,3 +68,19 @@ def admits(hit: Hit, query: str, model_id: str = "", size: int = FULL_AT) -> boo
         return False
     threshold = cosine_min(model_id)
     return threshold is not None and cosine >= threshold
+
+
+def relevant_hits(index: Index, query: str, *, project: str, k: int, now: datetime | None = None,
+                  exclude: set[str] | frozenset[str] = frozenset(), mode: str = "hybrid") -> list[Hit]:
+    """The best ``k`` memories for ``query`` that pass the relevance gate and are not in ``exclude``: an empty
+    list when nothing is related (the gate looks at raw scores, so the best of unrelated memories stays out)."""
+    if not query.strip():
+        return []
+    try:
+        hits = index.search(query, k=k + len(exclude), project=project, now=now, mode=mode)
+    except SearchError:  # a query of stopwords or punctuation only: nothing to look for
+        return []
+    embedder = index.embedder if mode != "bm25" else None
+    model_id = embedder.model_id if embedder is not None else ""
+    size = index.size
+    return [h for h in hits if h.id not in exclude and admits(h, query, model_id, size)][:k]

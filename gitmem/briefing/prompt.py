@@ -13,7 +13,8 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from gitmem.recall import build_block, relevant_hits
+from gitmem.briefing.block import build_block
+from gitmem.briefing.gate import relevant_hits
 
 if TYPE_CHECKING:
     from gitmem.index import Hit

@@ -1,0 +1,61 @@
+"""A block of memories for an agent's context: bullets grouped by category under a title, cut to a token budget.
+Shared by the session-start recall (:mod:`gitmem.recall`) and each prompt's recall
+(:mod:`gitmem.briefing.prompt`), which must not load what the first needs (the code repository, the Essentials)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from gitmem.documents import CATEGORIES, bullet
+from gitmem.tokens import count_tokens
+
+if TYPE_CHECKING:
+    from gitmem.index import Hit
+
+HEADINGS = {
+    "constraint": "Constraints",
+    "correction": "Corrections",
+    "decision": "Decisions",
+    "preference": "Preferences",
+    "background": "Background",
+}
+#: categories in the order a reader should see them: what must not be violated first
+ORDER = ("constraint", "correction", "decision", "preference", "background")
+assert set(ORDER) == set(CATEGORIES)
+
+
+def render(groups: dict[str, list[str]], title: str) -> str:
+    parts = [title]
+    for category in ORDER:
+        lines = groups.get(category)
+        if lines:
+            parts.append(f"### {HEADINGS[category]}")
+            parts.extend(lines)
+    return "\n".join(parts) + "\n"
+
+
+def build_block(hits: Iterable[Hit], budget: int, title: str,
+                count: Callable[[str], int] = count_tokens) -> tuple[str, list[Hit], int, int]:
+    """Add memories in score order while the rendered block stays within ``budget`` tokens.
+
+    The block's lines are joined by newlines, and the tokenizer splits at whitespace, so the block's count is
+    the sum of its lines' counts: each line is counted once (``count`` may answer from a cache).
+    Returns (text, hits used, tokens, number left out)."""
+    groups: dict[str, list[str]] = {}
+    used: list[Hit] = []
+    left_out = 0
+    tokens = count(title)
+    for hit in hits:
+        line = bullet(hit.memory)
+        category = hit.memory.category
+        extra = count(line) + (0 if category in groups else count(f"### {HEADINGS[category]}"))
+        if tokens + extra > budget:
+            left_out += 1
+            continue
+        groups.setdefault(category, []).append(line)
+        tokens += extra
+        used.append(hit)
+    if not used:
+        return "", [], 0, left_out
+    return render(groups, title), used, tokens, left_out
