@@ -79,7 +79,7 @@ def test_session_start_injects_the_projects_memory(repo_path: Path, code: Path, 
 def test_bad_json_exits_zero_fast_with_one_line(env: dict[str, str], repo_path: Path) -> None:
     start = time.monotonic()
     result = run_cli("hook", "post-tool-use", stdin="{not json", env=env)
-    assert time.monotonic() - start < 1.0
+    assert time.monotonic() - start < 5.0  # a stall guard, not a speed target: bench/hooks.py measures the cost
     assert result.code == 0
     assert result.out == ""
     assert len(result.err.strip().splitlines()) == 1

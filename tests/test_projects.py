@@ -327,7 +327,7 @@ def test_session_start_scans_detached_when_missing_or_stale(repo_path: Path, pyp
     assert projects.needs_scan(repo_path, "billing")
     write(pyproj, {"go.mod": "module example.com/billing\n\ngo 1.22\n"})
     _session_start(pyproj, env, "c")
-    assert _wait_for(lambda: "go 1.22" in path.read_text())
+    assert _wait_for(lambda: "go 1.22" in git(repo_path, "show", "HEAD:projects/billing.md"))  # committed
     assert not projects.needs_scan(repo_path, "billing")
     assert_clean(repo_path)
 

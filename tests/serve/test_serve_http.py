@@ -118,7 +118,7 @@ def test_recall_returns_the_session_block(client: TestClient, tmp_path: Path) ->
     project = tmp_path / "code"
     project.mkdir()
     block = client.get("/recall", params={"cwd": str(project), "query": "linters pushing"}).json()
-    assert block["text"].startswith("## Memories from gitmem") and "linters" in block["text"]
+    assert block["text"].startswith("## Essentials") and "Always run the linters before pushing" in block["text"]
     assert client.get("/recall", params={"cwd": str(tmp_path / "nowhere")}).status_code == 422
 
 
