@@ -133,7 +133,7 @@ _SECRETISH = r"(?=[^\s\"'`]{16}|[^\s\"'`]*[0-9!#$%&*+=?@^|~\\])"
 _PROSE = (
     # The keyword's first letter is consumed first, so that ``re`` scans for it with a character set; the
     # look-behinds then check the letter before it and which keyword it starts.
-    r"(?P<_k>[AaCcPpSsTt](?<![A-Za-z0-9_].)(?ai:(?<=p)(?:ass(?:word|phrase|wd)|wd)|(?<=s)ecret|(?<=t)oken"
+    r"(?P<_k>[AaCcPpSsTt](?<![A-Za-z0-9_].)(?ai:(?<=p)(?:ass(?:word|phrase|wd)|wd?)|(?<=s)ecret|(?<=t)oken"
     r"|(?<=a)(?:pi|ccess)[ _-]?key|(?<=c)redentials?))s?"
     r"(?:[ \t]+(?!(?ai:is|was|are|set|changed|reset|now)[ \t])[A-Za-z0-9][A-Za-z0-9_.'-]{0,30}){0,6}"
     r"[ \t]+(?ai:is|was|are|(?:was[ \t]+|is[ \t]+|has[ \t]+been[ \t]+)?(?:set|changed|reset)[ \t]+to)"
@@ -403,7 +403,7 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "password",
         _PROSE,
-        ("password", "passphrase", "passwd", "pwd", "secret", "token", "key", "credential"),
+        ("password", "passphrase", "passwd", "pw", "secret", "token", "key", "credential"),
         also=(" is", " was", " are", " to"),
         generic=True,
     ),

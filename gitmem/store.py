@@ -370,6 +370,7 @@ class MemoryRepo:
 
         The whole import is refused, with the record number, if any record is invalid."""
         prepared: list[Memory] = []
+        undated: set[str] = set()  # records without dates: an existing memory keeps its own
         seen: dict[str, int] = {}
         redacted = 0
         for number, record in enumerate(records, start=1):
@@ -381,6 +382,8 @@ class MemoryRepo:
                 raise ValidationError(f"record {number}: id '{memory.id}' already used by record {seen[memory.id]}",
                                       "ids must be unique within an import")
             seen[memory.id] = number
+            if "created" not in record and "updated" not in record:
+                undated.add(memory.id)
             redacted += bool(self.last_redaction)
             prepared.append(memory)
             if progress:
@@ -391,6 +394,12 @@ class MemoryRepo:
         with self.git.locked():
             for memory in prepared:
                 existing = self._find(memory.id)
+                if existing is not None and memory.id in undated:
+                    try:
+                        old = self._read(existing)
+                        memory = replace(memory, created=old.created, updated=old.updated)
+                    except DocumentError:
+                        pass
                 content = docs.dumps(memory).encode()
                 if existing is not None:
                     if existing.read_bytes() == content:

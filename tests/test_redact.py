@@ -185,6 +185,8 @@ CASES: list[tuple[str, str, str]] = [
         ("cloudflare-key", "origin ca", "v1.0" + "-" + fill("0a1b2c", 24) + "-" + fill("3d4e5f", 146)),
     ]],
     ("password", "use password " + "Tr0ub4dor" + "&3 to log in", "Tr0ub4dor&3"),
+    ("password", "the root pw is " + "Tr0ub4dor" + "&3", "Tr0ub4dor&3"),
+    ("password", "pw: " + "hunter2" + "X9", "hunter2X9"),
     ("password", "API key: " + "k3y" + fill("Zq8Vt3Lp0", 29), "k3y" + fill("Zq8Vt3Lp0", 29)),
     ("basic-auth", '{"auths": {"ghcr.io": {"auth": "' + BASIC_CREDENTIALS + '"}}}', BASIC_CREDENTIALS),
     ("bearer-token", "Authorization: Token " + BEARER_TOKEN, BEARER_TOKEN),
