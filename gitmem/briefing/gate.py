@@ -33,12 +33,13 @@ COSINE_MIN: dict[str, float] = {
 }
 #: models that only cover Latin-script text (their tokenizers split CJK into unknown or byte pieces)
 LATIN_ONLY = ("minilm-l6", "nomic-embed-text")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+#: Chinese, Japanese and Korean characters
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
 def has_cjk(text: str) -> bool:
     """Whether ``text`` holds Chinese, Japanese or Korean characters."""
-    return bool(_CJK.search(text))
+    return bool(CJK.search(text))
 
 
 def covers(model_id: str, *texts: str) -> bool:
@@ -77,7 +78,8 @@ def relevant_hits(index: Index, query: str, *, project: str, k: int, now: dateti
     if not query.strip():
         return []
     try:
-        hits = index.search(query, k=k + len(exclude), project=project, now=now, mode=mode)
+        # room for hits the session has seen, but not for all of them: past the best few, the rest are weaker
+        hits = index.search(query, k=k + min(len(exclude), 4 * k), project=project, now=now, mode=mode)
     except SearchError:  # a query of stopwords or punctuation only: nothing to look for
         return []
     embedder = index.embedder if mode != "bm25" else None

@@ -9,12 +9,11 @@ When nothing passes, nothing is injected. BM25 runs in the hook's process; the e
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from gitmem.briefing.block import build_block
-from gitmem.briefing.gate import relevant_hits
+from gitmem.briefing.gate import CJK, relevant_hits
 
 if TYPE_CHECKING:
     from gitmem.index import Hit
@@ -24,13 +23,12 @@ if TYPE_CHECKING:
 PROMPT_K = 5
 #: characters of the previous prompt added to the query as context
 CONTEXT_CHARS = 300
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
 def estimate_tokens(text: str) -> int:
     """A token count that errs high (about 3.6 characters a token in Latin text, one per CJK character and a
     fifth more): the hook never loads the tokenizer for it."""
-    cjk = len(_CJK.findall(text))
+    cjk = len(CJK.findall(text))
     return int((len(text) - cjk) / 3.6 + cjk * 1.2) + 1
 
 
