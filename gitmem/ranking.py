@@ -13,7 +13,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -353,11 +353,14 @@ def normalise_scores(scores: Mapping[K, float]) -> dict[K, float]:
     return {key: value / best if value > 0 else 0.0 for key, value in scores.items()}
 
 
-def fuse(bm25: Mapping[K, float], vector: Mapping[K, float], tuning: Tuning) -> dict[K, float]:
+def fuse(bm25: Mapping[K, float], vector: Mapping[K, float], tuning: Tuning,
+         blind: Collection[K] = ()) -> dict[K, float]:
     """One similarity in [0, 1] per candidate from BM25 scores and cosine similarities.
 
     ``rrf``: reciprocal-rank fusion, ``w/(k+rank)`` summed over both lists, scaled so that first in both is 1.
-    ``convex``: ``(1-w)·bm25/max(bm25) + w·(cos-min)/(max-min)`` over the candidates."""
+    ``convex``: ``(1-w)·bm25/max(bm25) + w·(cos-min)/(max-min)`` over the candidates. ``blind``: candidates the
+    model cannot read (no vector): their similarity is ``bm25/max(bm25)`` alone, neither helped nor held back
+    by a cosine."""
     if not vector:
         return normalise_scores(bm25)
     if not bm25:
@@ -381,6 +384,8 @@ def fuse(bm25: Mapping[K, float], vector: Mapping[K, float], tuning: Tuning) -> 
         fused = {key: v_scale * (value - low) + v_flat for key, value in vector.items()}
         for key, value in bm25.items():
             fused[key] = fused.get(key, 0.0) + (b_scale * value if value > 0 else 0.0)
+        for key in blind:
+            fused[key] = bm25.get(key, 0.0) / best if best > 0 else 0.0
         return fused
     raise SearchError(f"unknown fusion {tuning.fusion!r}", "use 'ltr', 'convex' or 'rrf'")
 
