@@ -410,7 +410,7 @@ def _new_session(path: Path, threads: int) -> Any:
     opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     # Worker threads sleep instead of spinning between calls: on a machine whose cores are shared (a laptop
     # running the agent, CI) spinning burns CPU that the other process needs; measured on 2 busy cores it cost
-    # 5-15% more CPU per text for the same wall time.
+    # 10-25% more CPU per text for about the same wall time.
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     opts.log_severity_level = 3
     try:

@@ -31,10 +31,13 @@ K = TypeVar("K")
 #: the ``project`` term of memories with no project (global scope)
 GLOBAL_PROJECT = "@global"
 #: name under which the analyzer is registered on every Index open (tantivy does not persist it)
-TOKENIZER = "gitmem_cjk_v1"
-#: one token per Han/kana character, whole words otherwise (rust regex syntax)
-TOKEN_PATTERN = r"[\p{Han}\p{Hiragana}\p{Katakana}]|[\w--[\p{Han}\p{Hiragana}\p{Katakana}]]+"
-_CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
+TOKENIZER = "gitmem_cjk_v2"
+#: one token per Han/kana/Hangul character, whole words otherwise (rust regex syntax). Hangul syllables too:
+#: Korean glues particles to its words (데이터베이스는, 데이터베이스를), so whole words rarely match a question's;
+#: syllables searched as bigrams do, as Chinese characters do.
+TOKEN_PATTERN = (r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]"
+                 r"|[\w--[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]]+")
+_CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ffff"
 _CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
 _IS_CJK = re.compile(f"[{_CJK_CLASS}]")
 _WORD = re.compile(r"\w+")
