@@ -43,7 +43,9 @@ DATA = Path("/work/shared/bench/locomo-dev")
 
 
 def parse_date(text: str) -> datetime:
-    """``"1:56 pm on 8 May, 2023"`` → an aware datetime (UTC)."""
+    """``"1:56 pm on 8 May, 2023"`` (LoCoMo) or ISO 8601 (the sets of ``bench/sets``) → an aware datetime (UTC)."""
+    if text[:4].isdigit():
+        return datetime.fromisoformat(text.strip().replace("Z", "+00:00")).astimezone(UTC)
     return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
 
 

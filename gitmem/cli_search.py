@@ -112,7 +112,11 @@ def reindex(state: State, bm25_only: bool, as_json: bool) -> None:
     if as_json:
         emit_json(data)
     else:
-        click.echo("reindexed: " + ", ".join(f"{k} {v}" for k, v in data.items()))
+        click.echo("reindexed: " + ", ".join(f"{k} {round(v, 2) if isinstance(v, float) else v}"
+                                             for k, v in data.items()))
+        if stats.embedded and stats.embed_seconds > 0:
+            click.echo(f"embedded {stats.embedded} memories in {stats.embed_seconds:.1f} s "
+                       f"({stats.embedded / stats.embed_seconds:.1f} memories/s)")
 
 
 # -- models ---------------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from gitmem import documents as docs
 from gitmem import indexdoc as idoc
 from gitmem import ranking, rerank
 from gitmem.documents import Memory
+from gitmem.embed import covers, readable
 from gitmem.errors import DocumentError, GitmemError, SearchError, ValidationError
 from gitmem.fileio import atomic_write, settled
 from gitmem.locks import LockTimeout, file_lock
@@ -59,7 +60,10 @@ Mode = Literal["hybrid", "bm25", "vector"]
 #: called with the number of memories just embedded (``tqdm.update`` fits)
 Progress = Callable[[int], object]
 _MAX_SEGMENTS = 12
-_EMBED_BATCH = 64
+#: memories embedded in one model call with their sentences (batched by length inside it); paces the progress bar
+_EMBED_CHUNK = 64
+#: memories per vector shard written (fewer shards, fewer merges)
+_SHARD = 512
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,7 @@ class RefreshStats:
     indexed: int = 0
     removed: int = 0
     embedded: int = 0
+    embed_seconds: float = 0.0
     unreadable: list[str] = field(default_factory=list)
     seconds: float = 0.0
     rebuilt: bool = False
@@ -160,6 +165,8 @@ class Index:
         self._seen = ""  # the HEAD this object's reader last reloaded at
         # marker, shas, matrix, sha64 → row, row → sha64
         self._vectors: tuple[str, list[str], Any, dict[int, int], list[int]] | None = None
+        #: sha64 of the memories stored with a zero vector (a script the model does not cover)
+        self._blind: frozenset[int] = frozenset()
         self._sentences: tuple[str, Any, Any, dict[int, int]] | None = None
         self._hood: tuple[str, rerank.Neighbourhood] | None = None
         # the HEAD, ref and index-marker files as they were when the index was last found current
@@ -279,7 +286,9 @@ class Index:
             stats = self._update(head, rebuild=True)
         stats.rebuilt = True
         if vectors and self.embedder is not None:
+            embed_started = time.perf_counter()
             stats.embedded = self._ensure_vectors(head, progress=progress or self.progress)
+            stats.embed_seconds = time.perf_counter() - embed_started
         stats.seconds = time.perf_counter() - started
         return stats
 
@@ -462,6 +471,7 @@ class Index:
         embedder = self.embedder
         if embedder is None:
             return 0
+        scripts = getattr(embedder, "scripts", ())
         store = VectorStore(self._vector_dir(embedder.model_id))
         sentences = VectorStore(self._vector_dir(embedder.model_id) / "sentences")
         with contextlib.suppress(OSError):
@@ -486,29 +496,37 @@ class Index:
             if missing:
                 self._reload()  # another Index object of this process may have just added them
                 searcher = self._snapshot().searcher
-                for start in range(0, len(missing), _EMBED_BATCH * 8):
-                    chunk = missing[start:start + _EMBED_BATCH * 8]
+                pending: tuple[list[str], list[Any], list[str], list[Any]] = ([], [], [], [])
+                for start in range(0, len(missing), _EMBED_CHUNK):
+                    chunk = missing[start:start + _EMBED_CHUNK]
                     texts = self._texts_for(searcher, chunk)
                     shas = [s for s in chunk if s in texts]
                     complete = complete and len(shas) == len(chunk)
-                    blocks, keys, parts = [], [], []
-                    for b in range(0, len(shas), _EMBED_BATCH):
-                        batch = shas[b:b + _EMBED_BATCH]
-                        blocks.append(embedder.embed_documents([texts[s][0] for s in batch]))
-                        for sha in batch:
-                            said = texts[sha][1]
-                            keys += [f"{sha}#{n}" for n in range(len(said))]
-                            for start_at in range(0, len(said), _EMBED_BATCH):
-                                parts.append(embedder.embed_documents(said[start_at:start_at + _EMBED_BATCH]))
-                        done += len(batch)
-                        if progress:
-                            progress(len(batch))
                     if shas:
                         import numpy as np
 
-                        if keys:  # sentences first: a memory with a vector is never embedded again
-                            sentences.add(keys, np.concatenate(parts))
-                        store.add(shas, np.concatenate(blocks))
+                        # a memory in a script the model does not cover is embedded by its words in the model's
+                        # scripts, if any, else kept as a zero vector: BM25 alone finds it, and the zero row marks
+                        # it as such for the ranking (``_load_vectors``)
+                        read = {s: readable(scripts, texts[s][0]) for s in shas}
+                        seen = [s for s in shas if read[s]]
+                        # one call for the memories and their sentences: one tokenizer pass, and batches of
+                        # similar length across the whole chunk instead of a few calls per memory
+                        said = [(f"{sha}#{n}", text) for sha in seen if read[sha] == texts[sha][0]
+                                for n, text in enumerate(texts[sha][1])]
+                        vecs = embedder.embed_documents([read[s] for s in seen] + [t for _k, t in said])
+                        rows = dict(zip(seen, vecs[:len(seen)], strict=True))
+                        zero = np.zeros(embedder.dim, dtype=np.float32)
+                        pending[0].extend(shas)
+                        pending[1].append(np.stack([rows.get(s, zero) for s in shas]))
+                        pending[2].extend(k for k, _t in said)
+                        pending[3].append(vecs[len(seen):])
+                    done += len(shas)
+                    if pending[0] and (len(pending[0]) >= _SHARD or start + _EMBED_CHUNK >= len(missing)):
+                        _write_vectors(store, sentences, *pending)
+                        pending = ([], [], [], [])
+                    if progress:
+                        progress(len(chunk))
             store.compact(live)
             sentences.compact(live)
             if complete:
@@ -550,9 +568,13 @@ class Index:
         store = VectorStore(self._vector_dir(embedder.model_id))
         marker = store.marker()
         if self._vectors is None or self._vectors[0] != marker:
+            import numpy as np
+
             shas, matrix = store.load()
             row_sha64 = [idoc.sha64(sha) for sha in shas]
             self._vectors = (marker, shas, matrix, {s: row for row, s in enumerate(row_sha64)}, row_sha64)
+            self._blind = frozenset() if matrix is None else frozenset(
+                row_sha64[row] for row in np.flatnonzero(~matrix.any(axis=1)).tolist())
         return self._vectors[1:]
 
     def _load_sentences(self, embedder: Embedder) -> tuple[Any, Any, dict[int, int]]:
@@ -640,6 +662,8 @@ class Index:
         now = (now or datetime.now(UTC)).astimezone(UTC)
         self.refresh()
         embedder = self.embedder if mode != "bm25" else None
+        if embedder is not None and not covers(getattr(embedder, "scripts", ()), query):
+            embedder = None  # a query the model cannot read (Chinese for an English model): its cosines are noise
         if mode == "vector" and embedder is None:
             mode = "bm25"
         if embedder is not None:
@@ -697,7 +721,10 @@ class Index:
         rows = rows[np.argsort(-sims[rows], kind="stable")]
         exclude, keys = admitted
         scored: dict[Key, float] = {}
+        blind = self._blind
         for row, sim in zip(rows.tolist(), sims[rows].tolist(), strict=True):
+            if blind and row_sha64[row] in blind:
+                continue
             for key in snap.addresses(row_sha64[row]):
                 if (key in keys) != exclude:
                     scored[key] = sim
@@ -721,7 +748,12 @@ class Index:
     def _rank(self, searcher: Any, bm25: dict[tuple[int, int], float], vector: dict[tuple[int, int], float],
               k: int, now: datetime, when: TimeRange | None, terms: QueryTerms, tuning: Tuning,
               vectors: rerank.QueryVectors | None = None, model: dict[str, float] | None = None) -> list[Hit]:
-        fused = ranking.fuse(bm25, vector, tuning)
+        blind: set[tuple[int, int]] = set()
+        if vectors is not None and self._blind:  # matched words only: BM25 alone ranks them (``fuse``)
+            rest = [key for key in bm25 if key not in vector]
+            codes = searcher.fast_field_values("sha64", [tantivy.DocAddress(s, d) for s, d in rest])
+            blind = {key for key, code in zip(rest, codes, strict=True) if int(code or 0) in self._blind}
+        fused = ranking.fuse(bm25, vector, tuning, blind=blind)
         if not fused:
             return []
         keys = list(fused)
@@ -749,6 +781,15 @@ class Index:
             hits.append(Hit(id=memory.id, score=score, memory=memory, parts=parts, path=doc["path"][0],
                             terms=highlight, analyzer=self._analyzer))
         return hits
+
+
+def _write_vectors(store: VectorStore, sentences: VectorStore, shas: list[str], blocks: list[Any],
+                   keys: list[str], parts: list[Any]) -> None:
+    import numpy as np
+
+    if keys:  # sentences first: a memory with a vector is never embedded again
+        sentences.add(keys, np.concatenate(parts))
+    store.add(shas, np.concatenate(blocks))
 
 
 def _in_period(created: list[Any] | None, when: TimeRange | None, n: int) -> list[bool]:

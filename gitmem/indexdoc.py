@@ -22,9 +22,10 @@ _MEMORY_NAMES = tuple(f.name for f in fields(Memory))
 _TIMES = ("created", "updated", "expires")
 #: bump when the schema, the analyzer or what goes into a field changes: the index is then rebuilt (it also
 #: changes by itself with the fields of Memory, which the stored documents list in order)
-FORMAT = "4." + hashlib.blake2b(",".join(_MEMORY_NAMES).encode(), digest_size=4).hexdigest()
-#: bump when the text given to the embedding model changes: vectors are then recomputed
-VECTOR_RECIPE = 2
+FORMAT = "5." + hashlib.blake2b(",".join(_MEMORY_NAMES).encode(), digest_size=4).hexdigest()
+#: bump when the text given to the embedding model changes: vectors are then recomputed (3: a memory in a script
+#: the model does not cover is stored as a zero vector, see :func:`gitmem.embed.covers`)
+VECTOR_RECIPE = 3
 GLOBAL_PROJECT = ranking.GLOBAL_PROJECT
 TEXT_FIELDS = ("name", "description", "body", "tags", "ctx")
 

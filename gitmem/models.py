@@ -92,6 +92,7 @@ KNOWN_MODELS: dict[str, KnownModel] = {
             default_dim=256,
             max_len=512,
             batch_size=8,
+            scripts=("latin",),
         ),
         base_url=f"https://huggingface.co/nomic-ai/nomic-embed-text-v1.5/resolve/{_NOMIC_REVISION}",
         variants={

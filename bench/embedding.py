@@ -1,0 +1,130 @@
+"""Indexing speed: how fast `gitmem reindex` embeds memories, and its peak memory.
+
+    python bench/embedding.py [--short 2000] [--long 200] [--big 10000] [--model auto] [--threads 2]
+
+Three repositories are built with ``MemoryRepo.import_records`` and embedded by ``Index.rebuild`` (the code path
+of ``gitmem reindex``, memory vectors and sentence vectors) in a fresh child process each, so the peak RSS of
+each run is its own:
+
+* ``short``: LoCoMo dialogue turns (one or two sentences, ~100 characters) when
+  ``/work/shared/bench/locomo-dev`` is there, else generated sentences of the same size;
+* ``long``: 2-3k character notes (turns joined), the size of a design note or a wiki page;
+* ``big``: ``--big`` short memories, for the peak memory of a large first reindex.
+
+Prints memories/s (wall), memories per CPU-second (steadier when other processes share the cores), and peak
+RSS. Use a regular ``pip install .`` for figures a user would see.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+LOCOMO = Path("/work/shared/bench/locomo-dev/turns.jsonl")
+_TEXT = ("the build cache deploy branch commit review release database schema index query latency user prefers "
+         "short answers tests must pass before merge we decided to use postgres because of json support and the "
+         "team knows it well migration runs nightly rollback plan")
+_WORDS = _TEXT.split()
+
+
+def corpus(n_short: int, n_long: int, seed: int = 7) -> tuple[list[str], list[str]]:
+    rng = random.Random(seed)
+    if LOCOMO.is_file():
+        turns = [json.loads(line)["text"] for line in LOCOMO.open(encoding="utf-8") if line.strip()]
+    else:
+        turns = [" ".join(rng.choice(_WORDS) for _ in range(rng.randint(8, 30))).capitalize() + "."
+                 for _ in range(5000)]
+    short = [turns[i % len(turns)] + ("" if i < len(turns) else f" ({i})") for i in range(n_short)]
+    long: list[str] = []
+    while len(long) < n_long:
+        target, text = rng.randint(2000, 3000), ""
+        while len(text) < target:
+            text += rng.choice(turns) + " "
+        long.append(text.strip()[:target])
+    return short, long
+
+
+def child(texts_file: Path, model: str, threads: int) -> None:
+    """Runs in the child: import, embed, print one JSON line."""
+    from datetime import UTC, datetime, timedelta
+
+    from gitmem.config import Config
+    from gitmem.index import Index
+    from gitmem.layout import init_repo
+    from gitmem.store import MemoryRepo
+
+    texts = json.loads(texts_file.read_text("utf-8"))
+    root = Path(tempfile.mkdtemp(prefix="gitmem-embed-bench-"))
+    try:
+        config = Config(repo=root, author="bench <bench@example.com>")
+        init_repo(root, author="bench <bench@example.com>")
+        start = datetime(2025, 1, 1, tzinfo=UTC)
+        records = [{"id": f"m{i}", "text": t, "source": f"s{i // 50}", "importance": 3,
+                    "created": (start + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%SZ")}
+                   for i, t in enumerate(texts)]
+        MemoryRepo(config).import_records(records, origin="bench")
+        from gitmem.embed import EmbedSpec, load_embedder
+
+        embedder = load_embedder(EmbedSpec(model=model, threads=threads))
+        if embedder is None:
+            raise SystemExit("no embedding model available")
+        index = Index(MemoryRepo(config), embedder=embedder)
+        index.refresh()
+        cpu = time.process_time()
+        stats = index.rebuild()
+        wall, cpu = stats.embed_seconds, time.process_time() - cpu
+        print(json.dumps({"n": stats.embedded, "wall": wall, "cpu": cpu, "model": getattr(embedder, "model_id", ""),
+                          "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def run(label: str, texts: list[str], model: str, threads: int) -> dict[str, float]:
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
+        json.dump(texts, fh)
+    try:
+        out = subprocess.run([sys.executable, __file__, "--child", fh.name, "--model", model,
+                              "--threads", str(threads)], capture_output=True, text=True, check=True)
+    finally:
+        Path(fh.name).unlink(missing_ok=True)
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    chars = sum(len(t) for t in texts) / max(1, len(texts))
+    print(f"{label:6} {int(result['n']):6d} memories (~{chars:.0f} chars)  {result['n'] / result['wall']:7.1f}/s wall"
+          f"  {result['n'] / max(result['cpu'], 1e-9):7.1f}/CPU-s  peak RSS {result['rss_mb']:.0f} MB"
+          f"  ({result['model']}, {threads} threads)", flush=True)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--short", type=int, default=2000)
+    parser.add_argument("--long", type=int, default=200)
+    parser.add_argument("--big", type=int, default=0, help="also embed this many short memories (peak memory)")
+    parser.add_argument("--model", default="auto")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child is not None:
+        child(args.child, args.model, args.threads)
+        return
+    short, long = corpus(max(args.short, args.big), args.long)
+    if args.short:
+        run("short", short[:args.short], args.model, args.threads)
+    if args.long:
+        run("long", long, args.model, args.threads)
+    if args.big:
+        run("big", short[:args.big], args.model, args.threads)
+
+
+if __name__ == "__main__":
+    main()

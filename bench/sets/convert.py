@@ -1,0 +1,121 @@
+"""Convert public retrieval sets into the bench format of ``bench/locomo.py`` (turns.jsonl + queries.jsonl).
+
+    python bench/sets/convert.py dulemon PATH/TO/PaddlePaddle-Research   # a git checkout or bare mirror
+    python bench/sets/convert.py xquad PATH/TO/google-deepmind-xquad
+
+Each set's README.md says where the data comes from (repository, commit, licence) and how it was converted.
+Files are read with ``git show HEAD:<path>`` so a bare mirror works as well as a checkout.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+DATE = "2024-01-01T00:00:00Z"
+# a space the word segmentation put next to a CJK character or CJK punctuation: Chinese is written without them
+_CJK = r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]"
+_SEG_SPACE = re.compile(rf"(?<={_CJK}) +| +(?={_CJK})")
+
+
+def git_show(repo: Path, path: str) -> str:
+    return subprocess.run(["git", "--git-dir", str(_git_dir(repo)), "show", f"HEAD:{path}"], capture_output=True,
+                          text=True, check=True).stdout
+
+
+def git_head(repo: Path) -> str:
+    return subprocess.run(["git", "--git-dir", str(_git_dir(repo)), "rev-parse", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+def _git_dir(repo: Path) -> Path:
+    return repo / ".git" if (repo / ".git").exists() else repo
+
+
+def unsegment(text: str) -> str:
+    return _SEG_SPACE.sub("", text).strip()
+
+
+def write(out: Path, turns: list[dict[str, Any]], queries: list[dict[str, Any]]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for name, rows in (("turns.jsonl", turns), ("queries.jsonl", queries)):
+        with (out / name).open("w", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    print(f"{out}: {len(turns)} memories, {len(queries)} queries (HEAD of the source: see README.md)")
+
+
+def dulemon(repo: Path) -> None:
+    """DuLeMon sample dialogues: each utterance labelled with a persona sentence is a query whose evidence is that
+    persona sentence; the memories are the persona sentences (user's and bot's) of ten dialogues pooled, so a
+    query searches ~95 memories. Dialogues 0-9 = conv 0 (development), 10-19 = conv 1 (test)."""
+    turns: list[dict[str, Any]] = []
+    queries: list[dict[str, Any]] = []
+    lines = [json.loads(x) for x in git_show(repo, "NLP/ACL2022-DuLeMon/data/samples.json").splitlines() if x.strip()]
+    for d, dialogue in enumerate(lines):
+        conv = 0 if d < len(lines) // 2 else 1
+        for key in ("user_said_persona", "user_no_said_persona", "bot_persona"):
+            for item in dialogue[key]:
+                pid, _, text = item.partition(":")
+                turns.append({"id": f"{d}-{pid.strip()}", "conv": conv, "session": d, "date": DATE,
+                              "text": unsegment(text)})
+        for u, line in enumerate(dialogue["conversation"]):
+            utterance, _, label = line.partition("\t")
+            if not label.strip():
+                continue
+            _speaker, _, said = utterance.partition(":")
+            queries.append({"qid": f"{d}-u{u}", "conv": conv, "question": unsegment(said),
+                            "evidence": [f"{d}-{p.strip()}" for p in label.split(",")],
+                            "category": 1 if conv == 0 else 2})
+    write(HERE / "dulemon", turns, queries)
+
+
+_SENTENCE = {"en": re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])"), "zh": re.compile(r"(?<=[。！？])")}
+
+
+def sentences(text: str, lang: str) -> list[tuple[int, str]]:
+    """(start offset, sentence) of a paragraph."""
+    out, start = [], 0
+    for match in _SENTENCE[lang].finditer(text):
+        if match.end() > start and text[start:match.start()].strip():
+            out.append((start, text[start:match.start()].strip()))
+            start = match.end()
+    if text[start:].strip():
+        out.append((start, text[start:].strip()))
+    return out
+
+
+def xquad(repo: Path) -> None:
+    """XQuAD (SQuAD v1.1 dev paragraphs and questions translated by professionals): each sentence of a paragraph
+    is a memory (``session`` = its paragraph, so the paragraph's other sentences are its neighbours), each
+    question's evidence is the sentence holding the start of its answer. English and Chinese are the same 240
+    paragraphs and 1190 questions with the same question ids. Articles 0-23 = conv 0 (development), 24-47 = conv 1
+    (test)."""
+    for lang in ("en", "zh"):
+        data = json.loads(git_show(repo, f"xquad.{lang}.json"))["data"]
+        turns: list[dict[str, Any]] = []
+        queries: list[dict[str, Any]] = []
+        for a, article in enumerate(data):
+            conv = 0 if a < len(data) // 2 else 1
+            for p, paragraph in enumerate(article["paragraphs"]):
+                said = sentences(paragraph["context"], lang)
+                for s, (_start, text) in enumerate(said):
+                    turns.append({"id": f"{a}-{p}-{s}", "conv": conv, "session": a * 100 + p, "date": DATE,
+                                  "text": text})
+                for qa in paragraph["qas"]:
+                    at = qa["answers"][0]["answer_start"]
+                    s = max(i for i, (start, _t) in enumerate(said) if start <= at)
+                    queries.append({"qid": qa["id"], "conv": conv, "question": qa["question"],
+                                    "evidence": [f"{a}-{p}-{s}"], "category": 1 if conv == 0 else 2})
+        write(HERE / "xquad" / lang, turns, queries)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in ("dulemon", "xquad"):
+        raise SystemExit(__doc__)
+    {"dulemon": dulemon, "xquad": xquad}[sys.argv[1]](Path(sys.argv[2]))
