@@ -42,7 +42,7 @@ GIT_MODULES = {"gitstore", "gitplumbing", "remote", "sync", "codegit", "leaks.hi
 HEAVY = ("onnxruntime", "numpy", "tokenizers")
 HEAVY_ALLOWED = {"embed", "models", "e5convert", "tokens"}
 #: the packages of the ``serve`` extra: only the serve package imports them, so the core and the hooks work without
-SERVE_PACKAGES = ("mcp", "fastapi", "starlette", "uvicorn", "jinja2", "tomlkit", "pydantic")
+SERVE_PACKAGES = ("mcp", "fastapi", "starlette", "uvicorn", "jinja2", "markupsafe", "tomlkit", "pydantic")
 SERVE_MODULES = {"serve", "cli_serve"}
 
 

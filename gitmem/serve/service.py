@@ -199,6 +199,15 @@ class MemoryService:
             raise ValidationError("no project given for the wiki", "pass the project id, e.g. project=my-app")
         return chosen
 
+    def wiki_projects(self) -> list[dict[str, Any]]:
+        """The projects that have a wiki, each with how many pages it holds (generated ones left out)."""
+        from gitmem.wiki.page import WIKI_DIR
+
+        with self.locked() as repo:
+            root = repo.path / WIKI_DIR
+            names = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+            return [{"project": name, "pages": len(repo.wiki(name).pages())} for name in names]
+
     def wiki_query(self, query: str, *, project: str | None = None, k: int = 10, category: str | None = None,
                    tags: list[str] | None = None) -> dict[str, Any]:
         """Keyword search over a project's wiki pages, best first (what ``gitmem wiki query --json`` prints)."""
