@@ -85,12 +85,37 @@ def inline_markdown(text: str) -> Markup:
     return Markup("".join(out))
 
 
+_HEADING = re.compile(r"^(#{1,6}) +(.+?) *#*$")
+
+
+def page_blocks(body: str) -> list[tuple[str, str]]:
+    """A wiki page's body as ("heading", text) for its Markdown headings (outside code fences) and ("text",
+    lines) for what lies between them, so a page's sections read as sections; the text is shown as written."""
+    blocks: list[tuple[str, str]] = []
+    lines: list[str] = []
+    fenced = False
+    for line in body.splitlines():
+        fenced ^= line.lstrip().startswith(("```", "~~~"))
+        match = None if fenced else _HEADING.match(line)
+        if match:
+            if "\n".join(lines).strip():
+                blocks.append(("text", "\n".join(lines).strip("\n")))
+            blocks.append(("heading", match.group(2)))
+            lines = []
+        else:
+            lines.append(line)
+    if "\n".join(lines).strip():
+        blocks.append(("text", "\n".join(lines).strip("\n")))
+    return blocks
+
+
 def mount_ui(app: FastAPI, service: MemoryService) -> None:
     """Add the viewer's pages under ``/ui`` and its stylesheet under ``/ui/static``."""
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.globals.update(types=TYPES, categories=CATEGORIES, quote=quote, age=age)
     templates.env.filters["diff_lines"] = diff_lines
     templates.env.filters["inline_markdown"] = inline_markdown
+    templates.env.filters["page_blocks"] = page_blocks
     app.mount(STATIC_PATH, StaticFiles(directory=str(HERE / "static")), name="ui-static")
     router = APIRouter(prefix="/ui", include_in_schema=False)
 

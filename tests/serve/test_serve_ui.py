@@ -13,7 +13,7 @@ from gitmem.config import Config
 from gitmem.layout import init_repo
 from gitmem.serve.http import create_app
 from gitmem.serve.service import MemoryService
-from gitmem.serve.ui import sparkline
+from gitmem.serve.ui import page_blocks, sparkline
 from gitmem.store import MemoryRepo
 
 
@@ -99,3 +99,10 @@ def test_wiki_pages_by_project(repo: MemoryRepo) -> None:
     assert "gitmem wiki ingest --project nowhere" in client.get("/ui/wiki/nowhere").text
     alone = client.get("/ui/review").text  # this repository has no remote to compare with
     assert "no remote branch origin/main to compare with" in alone and "run gitmem sync" in alone
+
+
+def test_a_wiki_page_reads_as_sections() -> None:
+    body = "Intro line\n\n## 2026-12-01 10:00:00 UTC\n\nRoll back\n```sh\n# not a heading\n```\n### Notes ##\nmore"
+    assert page_blocks(body) == [("text", "Intro line"), ("heading", "2026-12-01 10:00:00 UTC"),
+                                 ("text", "Roll back\n```sh\n# not a heading\n```"), ("heading", "Notes"),
+                                 ("text", "more")]
