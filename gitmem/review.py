@@ -122,7 +122,7 @@ def review(repo: Any, base: str, head: str) -> Review:
             elif old.deprecated and not new.deprecated:
                 sections["Restored"].append(f"- {label(new)} — {where(new)}")
             else:
-                sections["Changed"].append(f"- {label(new)}: {what_changed(old, new)} — {where(new)}")
+                sections["Changed"].append(f"- {label(new)}: {_what_changed(old, new)} — {where(new)}")
         elif path.startswith("instincts/") and isinstance(new, dict):
             before = old.get("confidence") if isinstance(old, dict) else None
             after = new.get("confidence")
@@ -137,7 +137,7 @@ def review(repo: Any, base: str, head: str) -> Review:
     return result
 
 
-def what_changed(old: Any, new: Any) -> str:
+def _what_changed(old: Any, new: Any) -> str:
     parts: list[str] = []
     if old.text != new.text:
         parts.append("text edited")
