@@ -16,10 +16,10 @@ from gitmem.errors import GitmemError
 SERVE_EXTRA = 'install them with: pip install "gitmem-memory[serve]"'
 
 
-def _service(state: State) -> Any:
+def _service(state: State, project: str = "") -> Any:
     from gitmem.serve.service import MemoryService
 
-    return MemoryService(state.open())
+    return MemoryService(state.open(), project=project)
 
 
 def _require(*modules: str) -> None:
@@ -35,11 +35,13 @@ def _require(*modules: str) -> None:
 def mcp(state: State) -> None:
     """Serve the memory over MCP on stdin/stdout (what an agent's MCP configuration starts).
 
-    Tools: memory_search, memory_get, memory_history, memory_remember, memory_forget, instincts_list."""
+    Tools: memory_search, memory_get, memory_history, memory_remember, memory_forget, wiki_query, wiki_ingest,
+    instincts_list. The wiki tools default to the project of the working directory."""
     _require("mcp")
+    from gitmem.cli_wiki import project_of
     from gitmem.serve.mcp import run_stdio
 
-    run_stdio(_service(state))
+    run_stdio(_service(state, project_of(state, "")))
 
 
 def is_loopback(host: str) -> bool:

@@ -25,7 +25,7 @@ LAYERS: dict[str, int] = {
     "hooks": 7, "hookcontext": 7, "injection": 7, "claude_install": 7,
     "cli": 9, "cli_search": 9, "__init__": 9, "__main__": 9,
     "cli_hooks": 9, "hookmain": 9, "cli_review": 9, "cli_githooks": 9,
-    "sync": 1, "remote": 1, "codegit": 1, "merge": 1, "extract": 1, "cli_sync": 9,
+    "sync": 1, "remote": 1, "review": 2, "codegit": 1, "merge": 1, "extract": 1, "cli_sync": 9,
     "instincts": 5, "capture": 6, "semantic": 6, "evolve": 6, "lifecycle": 6, "cli_learn": 9,
     "projects": 4, "scan": 1, "stacks": 1, "toolnotes": 1, "cli_project": 9,
     "leaks": 1, "leaks.history": 1,
@@ -43,7 +43,7 @@ GIT_MODULES = {"gitstore", "gitplumbing", "remote", "sync", "codegit", "leaks.hi
 HEAVY = ("onnxruntime", "numpy", "tokenizers")
 HEAVY_ALLOWED = {"embed", "models", "e5convert", "tokens"}
 #: the packages of the ``serve`` extra: only the serve package imports them, so the core and the hooks work without
-SERVE_PACKAGES = ("mcp", "fastapi", "starlette", "uvicorn", "jinja2", "tomlkit", "pydantic")
+SERVE_PACKAGES = ("mcp", "fastapi", "starlette", "uvicorn", "jinja2", "markupsafe", "tomlkit", "pydantic")
 SERVE_MODULES = {"serve", "cli_serve"}
 
 

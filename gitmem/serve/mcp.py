@@ -22,6 +22,8 @@ from pydantic import Field
 from gitmem import __version__
 from gitmem.errors import GitmemError, NotFoundError
 from gitmem.serve.service import MemoryService, memory_view
+from gitmem.wiki.page import CATEGORIES as WIKI_CATEGORIES
+from gitmem.wiki.page import CONFIDENCES
 
 F = TypeVar("F", bound=Callable[..., Any])
 MemoryType = Literal["user", "feedback", "project", "reference"]
@@ -30,10 +32,16 @@ Category = Literal["background", "decision", "preference", "constraint", "correc
 INSTRUCTIONS = (
     "Long-term memory of this user and their projects, kept in a git repository. Before acting on a task, "
     "call memory_search with what the task is about; read only the rows that matter with memory_get. Store a "
-    "lasting rule, preference or decision with memory_remember; deprecate a wrong one with memory_forget."
+    "lasting rule, preference or decision with memory_remember; deprecate a wrong one with memory_forget. "
+    "The project wiki holds longer notes (architecture, debugging, decisions): wiki_query searches it, "
+    "wiki_ingest adds to a page."
 )
 #: a memory whose whole text costs at most this many tokens is shown whole in a search row
 INLINE_TOKENS = 40
+# descriptions of arguments are module constants: the SDK evaluates the annotations in the module's namespace
+PROJECT_HELP = "Project id (default: the project of the folder the server was started in)."
+WIKI_CATEGORY_HELP = f"One of {', '.join(WIKI_CATEGORIES)} (default for a new page: reference)."
+CONFIDENCE_HELP = f"How sure: one of {', '.join(CONFIDENCES)} (default: medium)."
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
@@ -188,6 +196,47 @@ def build_server(service: MemoryService) -> MCPServer:
         """Deprecate a wrong or obsolete memory: a commit marks it deprecated with the reason, so it is no longer
         recalled; history keeps it and `gitmem restore` brings it back."""
         return _result(service.forget(id, reason))
+
+    @server.tool(annotations=READ)
+    @_tool_errors
+    def wiki_query(
+        query: Annotated[str, Field(description="Words to find in the project's wiki pages (English or Chinese).")],
+        project: Annotated[str | None, Field(description=PROJECT_HELP)] = None,
+        k: Annotated[int, Field(ge=1, le=50, description="How many pages to return.")] = 5,
+        category: Annotated[str | None, Field(description="Only pages of this category. " + WIKI_CATEGORY_HELP)
+                            ] = None,
+        tags: Annotated[list[str] | None, Field(description="Only pages with these tags.")] = None,
+    ) -> CallToolResult:
+        """Search the project wiki (longer curated notes: architecture, decisions, debugging, conventions,
+        session logs), best first: page name, title, category and a snippet around the matched words. The same
+        search as `gitmem wiki query`; read a whole page with `gitmem wiki read PAGE`."""
+        found = service.wiki_query(query, project=project, k=k, category=category, tags=tags)
+        lines = [f"{h['page']} | {h['category']} | {h['title']} — {' '.join(h['snippet'].split())}"
+                 for h in found["results"]]
+        text = (f"{len(lines)} wiki pages of {found['project']} (page | category | title — snippet)\n"
+                + "\n".join(lines)) if lines else f"no wiki page of {found['project']} matches"
+        return _result(found, text)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                                             open_world_hint=False))
+    @_tool_errors
+    def wiki_ingest(
+        title: Annotated[str, Field(description="The page's title; an existing page with the same name gets the "
+                                                "text as a new section.")],
+        text: Annotated[str, Field(description="Markdown to add: what was learned, stated for a later reader.")],
+        project: Annotated[str | None, Field(description=PROJECT_HELP)] = None,
+        category: Annotated[str | None, Field(description="Kind of page. " + WIKI_CATEGORY_HELP)] = None,
+        tags: list[str] | None = None,
+        confidence: Annotated[str | None, Field(description=CONFIDENCE_HELP)] = None,
+        sources: Annotated[list[str] | None, Field(description="Where it came from (commit SHAs, ticket ids).")
+                           ] = None,
+    ) -> CallToolResult:
+        """Add text to the project wiki page for a title, as `gitmem wiki ingest` does: a new page, or a new
+        timestamped section of the existing page (text already there word for word is not added twice). Secrets
+        are redacted first (`redacted` lists the kinds); one git commit (`commit` is empty when nothing changed).
+        Query first and add to the page that exists rather than starting a near-duplicate."""
+        return _result(service.wiki_ingest(title, text, project=project, category=category, tags=tags,
+                                           confidence=confidence, sources=sources, source="api"))
 
     @server.tool(annotations=READ)
     @_tool_errors

@@ -78,8 +78,10 @@ class Retrieved:
 class MemoryService:
     """One warm repository shared by every request of a server process."""
 
-    def __init__(self, repo: Repository) -> None:
+    def __init__(self, repo: Repository, *, project: str = "") -> None:
         self.repo = repo
+        #: the project a wiki request without one means (the entry point's working directory's project)
+        self.project = project
         self._lock = threading.RLock()
 
     @contextmanager
@@ -189,6 +191,43 @@ class MemoryService:
             result = repo.recall(cwd=where, budget=budget, query=query)
         return {"text": result.text, "tokens": result.tokens, "budget": result.budget, "query": result.query,
                 "project": result.project, "ids": [h.id for h in result.hits], "left_out": result.left_out}
+
+    def wiki_project(self, project: str | None) -> str:
+        """``project``, else the service's default project; an error saying what to pass when neither is set."""
+        chosen = (project or "").strip() or self.project
+        if not chosen:
+            raise ValidationError("no project given for the wiki", "pass the project id, e.g. project=my-app")
+        return chosen
+
+    def wiki_projects(self) -> list[dict[str, Any]]:
+        """The projects that have a wiki, each with how many pages it holds (generated ones left out)."""
+        from gitmem.wiki.page import WIKI_DIR
+
+        with self.locked() as repo:
+            root = repo.path / WIKI_DIR
+            names = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+            return [{"project": name, "pages": len(repo.wiki(name).pages())} for name in names]
+
+    def wiki_query(self, query: str, *, project: str | None = None, k: int = 10, category: str | None = None,
+                   tags: list[str] | None = None) -> dict[str, Any]:
+        """Keyword search over a project's wiki pages, best first (what ``gitmem wiki query --json`` prints)."""
+        if not query.strip():
+            raise ValidationError("the wiki query is empty", "say what to look for, e.g. 'deploy'")
+        name = self.wiki_project(project)
+        with self.locked() as repo:
+            hits = repo.wiki(name).query(query, k=k, category=category, tags=tuple(tags or ()))
+        return {"project": name, "results": [h.to_dict() for h in hits]}
+
+    def wiki_ingest(self, title: str, text: str, *, project: str | None = None, category: str | None = None,
+                    tags: list[str] | None = None, confidence: str | None = None, sources: list[str] | None = None,
+                    source: str = "api") -> dict[str, Any]:
+        """Add ``text`` to the wiki page for ``title`` as ``gitmem wiki ingest`` does (a new page, or a new
+        section of the existing one; redacted; one commit)."""
+        name = self.wiki_project(project)
+        with self.locked() as repo:
+            result = repo.wiki(name).ingest(title, text, category=category, tags=tags or (),
+                                            confidence=confidence, sources=sources or (), source=source)
+        return {"project": name, **result.to_dict()}
 
     # -- writing ----------------------------------------------------------------------------------------
     def remember(self, text: str, *, source: str = "api", **fields: Any) -> dict[str, Any]:

@@ -2,14 +2,17 @@
 
 Pages: the list (filters: project, type, category, tag, deprecated; a search box using the same ranking as
 ``gitmem search``), a memory with its whole history (each commit's date, op, source and diff) and a deprecate or
-restore form, the conflicts waiting for ``gitmem resolve``, and the instincts with their confidence over time (a
-small inline SVG chart). Every asset ships in the package (no CDN, no script); pages read on a phone.
+restore form, the conflicts waiting for ``gitmem resolve``, the pending review (what ``gitmem review`` prints:
+the local changes the remote branch does not have yet), the instincts with their confidence over time (a small
+inline SVG chart), and the project wikis (pages by project, one page with its links). Every asset ships in the
+package (no CDN, no script); pages read on a phone.
 Writes are plain form posts answered with a redirect, so the page after a change is the memory with its new
 commit on top.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -18,9 +21,11 @@ from fastapi import APIRouter, FastAPI, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup, escape
 
 from gitmem.documents import CATEGORIES, TYPES
 from gitmem.errors import GitmemError, NotFoundError
+from gitmem.review import SECTIONS, pending_review
 from gitmem.serve.service import MemoryService, age
 
 HERE = Path(__file__).resolve().parent
@@ -64,11 +69,53 @@ def diff_lines(diff: str) -> list[tuple[str, str]]:
     return rows
 
 
+_INLINE = re.compile(r"\*\*(.+?)\*\*|`([^`]+)`")
+
+
+def inline_markdown(text: str) -> Markup:
+    """The bold and code spans of one line of a review summary as HTML (the rest escaped as text)."""
+    out: list[str] = []
+    last = 0
+    for match in _INLINE.finditer(text):
+        out.append(str(escape(text[last:match.start()])))
+        bold, code = match.groups()
+        out.append(f"<strong>{escape(bold)}</strong>" if bold is not None else f"<code>{escape(code)}</code>")
+        last = match.end()
+    out.append(str(escape(text[last:])))
+    return Markup("".join(out))
+
+
+_HEADING = re.compile(r"^(#{1,6}) +(.+?) *#*$")
+
+
+def page_blocks(body: str) -> list[tuple[str, str]]:
+    """A wiki page's body as ("heading", text) for its Markdown headings (outside code fences) and ("text",
+    lines) for what lies between them, so a page's sections read as sections; the text is shown as written."""
+    blocks: list[tuple[str, str]] = []
+    lines: list[str] = []
+    fenced = False
+    for line in body.splitlines():
+        fenced ^= line.lstrip().startswith(("```", "~~~"))
+        match = None if fenced else _HEADING.match(line)
+        if match:
+            if "\n".join(lines).strip():
+                blocks.append(("text", "\n".join(lines).strip("\n")))
+            blocks.append(("heading", match.group(2)))
+            lines = []
+        else:
+            lines.append(line)
+    if "\n".join(lines).strip():
+        blocks.append(("text", "\n".join(lines).strip("\n")))
+    return blocks
+
+
 def mount_ui(app: FastAPI, service: MemoryService) -> None:
     """Add the viewer's pages under ``/ui`` and its stylesheet under ``/ui/static``."""
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.globals.update(types=TYPES, categories=CATEGORIES, quote=quote, age=age)
     templates.env.filters["diff_lines"] = diff_lines
+    templates.env.filters["inline_markdown"] = inline_markdown
+    templates.env.filters["page_blocks"] = page_blocks
     app.mount(STATIC_PATH, StaticFiles(directory=str(HERE / "static")), name="ui-static")
     router = APIRouter(prefix="/ui", include_in_schema=False)
 
@@ -147,6 +194,35 @@ def mount_ui(app: FastAPI, service: MemoryService) -> None:
             return rows
 
         return page(request, "instincts.html", rows=service.run(load))
+
+    @router.get("/review", response_class=HTMLResponse)
+    def review(request: Request) -> HTMLResponse:
+        try:
+            found = service.run(pending_review)
+        except GitmemError as exc:
+            return page(request, "review.html", review=None, notice=str(exc))
+        sections = [(name, found.sections[name]) for name in SECTIONS if found.sections[name]]
+        return page(request, "review.html", review=found, sections=sections, notice="")
+
+    @router.get("/wiki", response_class=HTMLResponse)
+    def wiki_projects(request: Request) -> HTMLResponse:
+        return page(request, "wiki.html", projects=service.wiki_projects())
+
+    @router.get("/wiki/{project}", response_class=HTMLResponse)
+    def wiki_pages(request: Request, project: str) -> HTMLResponse:
+        try:
+            pages = service.run(lambda repo: repo.wiki(project).pages())
+        except GitmemError as exc:
+            return page(request, "error.html", 404, message=str(exc))
+        return page(request, "wiki.html", project=project, pages=pages)
+
+    @router.get("/wiki/{project}/{name}", response_class=HTMLResponse)
+    def wiki_page(request: Request, project: str, name: str) -> HTMLResponse:
+        try:
+            found = service.run(lambda repo: repo.wiki(project).read(name))
+        except GitmemError as exc:
+            return page(request, "error.html", 404, message=str(exc))
+        return page(request, "wiki_page.html", project=project, wiki_page=found)
 
     @router.get("/login", response_class=HTMLResponse)
     def login_form(request: Request) -> HTMLResponse:

@@ -114,11 +114,14 @@ def test_unknown_ids_are_404_problems_with_the_cli_message(client: TestClient) -
 
 
 def test_recall_returns_the_session_block(client: TestClient, tmp_path: Path) -> None:
-    store(client, "Always run the linters before pushing", category="constraint", importance=5)
+    made = store(client, "Always run the linters before pushing", category="constraint", importance=5)
     project = tmp_path / "code"
     project.mkdir()
     block = client.get("/recall", params={"cwd": str(project), "query": "linters pushing"}).json()
-    assert block["text"].startswith("## Essentials") and "Always run the linters before pushing" in block["text"]
+    # a rule of importance 5 is among the essentials a session in any project starts with
+    assert block["text"].startswith("## Essentials") and f"Always run the linters before pushing (id: {made['id']})" \
+        in block["text"]
+    assert block["tokens"] > 0
     assert client.get("/recall", params={"cwd": str(tmp_path / "nowhere")}).status_code == 422
 
 

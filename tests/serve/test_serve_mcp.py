@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -14,8 +15,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 Session = Callable[[ClientSession], Awaitable[None]]
 
 
-def with_session(repo_path: Path, body: Session) -> None:
-    params = StdioServerParameters(command=GITMEM, args=["--repo", str(repo_path), "mcp"],
+def with_session(repo_path: Path, body: Session, cwd: Path | None = None) -> None:
+    params = StdioServerParameters(command=GITMEM, args=["--repo", str(repo_path), "mcp"], cwd=cwd,
                                    env={"GITMEM_WARM": "0", "HOME": str(Path.home())})
 
     async def main() -> None:
@@ -94,4 +95,57 @@ def test_tools_search_get_history_remember_and_errors(repo_path: Path) -> None:
     assert "no memory with id 'no-such-memory'" in seen["missing"] and "Traceback" not in seen["missing"]
     cli = run_cli("--repo", str(repo_path), "remember", "   ")
     assert cli.err.strip().removeprefix("gitmem: error: ") in seen["empty"]  # the CLI's one line, as is
+    assert_clean(repo_path)
+
+
+def test_wiki_tools_write_and_search_the_same_wiki_as_the_cli(repo_path: Path, tmp_path: Path) -> None:
+    project_dir = tmp_path / "shop-api"  # not a git checkout: its project id is the folder's name
+    project_dir.mkdir()
+    seen: dict[str, Any] = {}
+
+    async def body(session: ClientSession) -> None:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert tools["wiki_query"].annotations.read_only_hint is True  # type: ignore[union-attr]
+        assert tools["wiki_ingest"].annotations.read_only_hint is False  # type: ignore[union-attr]
+        assert {"title", "text"} <= set(tools["wiki_ingest"].input_schema["required"])
+        assert "debugging" in str(tools["wiki_ingest"].input_schema["properties"]["category"])
+
+        first = await call(session, "wiki_ingest", title="Deploy runbook", category="debugging", tags=["deploy"],
+                           text="Roll back with make rollback; the deploy token is ghp_" + "a1B2" * 9)
+        again = await call(session, "wiki_ingest", title="Deploy runbook",
+                           text="Canary first: watch the error rate for ten minutes.")
+        same = await call(session, "wiki_ingest", title="Deploy runbook",
+                          text="Canary first: watch the error rate for ten minutes.")
+        seen.update(first=first, again=again, same=same)
+        other = await call(session, "wiki_ingest", title="Billing", text="Invoices close on the 3rd.",
+                           project="billing-svc")
+        assert other["project"] == "billing-svc"
+
+        found = await call(session, "wiki_query", query="canary rollback")
+        assert found["project"] == "shop-api"
+        assert [r["page"] for r in found["results"]] == ["deploy-runbook"]
+        assert found["results"][0]["category"] == "debugging"
+        text = (await session.call_tool("wiki_query", {"query": "canary"})).content[0].text  # type: ignore[union-attr]
+        assert text.splitlines()[1].startswith("deploy-runbook | debugging | Deploy runbook")
+        assert (await call(session, "wiki_query", query="invoices"))["results"] == []
+        assert (await call(session, "wiki_query", query="invoices", project="billing-svc"))["results"]
+
+        bad = await session.call_tool("wiki_ingest", {"title": "x", "text": "y", "category": "gossip"})
+        assert bad.is_error
+        seen["bad"] = bad.content[0].text  # type: ignore[union-attr]
+        reserved = await session.call_tool("wiki_ingest", {"title": "index", "text": "y"})
+        assert reserved.is_error and "generated page" in reserved.content[0].text  # type: ignore[union-attr]
+
+    with_session(repo_path, body, cwd=project_dir)
+    first, again, same = seen["first"], seen["again"], seen["same"]
+    assert first["page"] == "deploy-runbook" and first["merged"] is False and first["redacted"]
+    assert again["merged"] is True and again["commit"] and same["commit"] == ""  # the same text is not added twice
+    assert git(repo_path, "log", "-1", "--skip=1", "--format=%H").strip() == again["commit"]
+    page = run_cli("--repo", str(repo_path), "wiki", "read", "deploy-runbook", "--project", "shop-api")
+    assert page.code == 0 and "make rollback" in page.out and "Canary first" in page.out
+    assert "a1B2a1B2" not in git(repo_path, "show", f"{first['commit']}:{first['path']}")
+    cli = run_cli("--repo", str(repo_path), "wiki", "query", "canary", "--project", "shop-api", "--json")
+    assert [h["page"] for h in json.loads(cli.out)] == ["deploy-runbook"]
+    assert "unknown category 'gossip'" in seen["bad"] and "use one of: architecture" in seen["bad"]
+    assert "Traceback" not in seen["bad"]
     assert_clean(repo_path)

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
-from conftest import git
+from conftest import git, run_cli
 from fastapi.testclient import TestClient
 
+from gitmem import sync
+from gitmem.config import Config
+from gitmem.layout import init_repo
 from gitmem.serve.http import create_app
 from gitmem.serve.service import MemoryService
-from gitmem.serve.ui import sparkline
+from gitmem.serve.ui import page_blocks, sparkline
 from gitmem.store import MemoryRepo
 
 
@@ -53,3 +57,52 @@ def test_the_confidence_chart_spans_the_values() -> None:
     assert [x for x, _ in rising] == [0.0, 60.0, 120.0]
     assert rising[0][1] > rising[1][1] > rising[2][1]  # higher confidence, higher on the chart
     assert sparkline([]) == "" and len(sparkline([0.7]).split()) == 2
+
+
+def test_the_pending_review_is_what_gitmem_review_prints(tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    init_repo(tmp_path / "mem", remote=str(remote))
+    repo = MemoryRepo(Config(repo=tmp_path / "mem"))
+    client = TestClient(create_app(MemoryService(repo), ui=True))  # type: ignore[arg-type]
+    gone = repo.remember("Deploy with Fabric <fab>")
+    sync.sync(repo.git, author="Test User <test@example.com>")
+    assert "0 commits: no memory changes" in client.get("/ui/review").text
+    added = repo.remember("Review every memory change in a pull request", category="constraint")
+    repo.forget(gone.id, reason="we deploy with Kubernetes now")
+    page = client.get("/ui/review").text
+    printed = run_cli("--repo", str(repo.path), "review").out
+    assert "2 commits: 1 added, 1 deprecated" in page and "(2 commits)\n\n1 added, 1 deprecated" in printed
+    assert f"<strong>Review every memory change in a pull request</strong> (<code>{added.id}</code>" in page
+    assert "Deprecated (1)" in page and "we deploy with Kubernetes now" in page
+    assert "Deploy with Fabric &lt;fab&gt;" in page and "<fab>" not in page  # memory text is escaped
+
+
+def test_wiki_pages_by_project(repo: MemoryRepo) -> None:
+    repo.wiki("shop").ingest("Deploy runbook", "Roll back with make rollback. See [[Canary checks]].",
+                             category="debugging", tags="deploy")
+    repo.wiki("shop").ingest("Canary checks", "Watch the error rate for ten minutes.")
+    repo.wiki("billing").ingest("Invoices", "Invoices close on the 3rd <b>sharp</b>.")
+    client = TestClient(create_app(MemoryService(repo), ui=True))  # type: ignore[arg-type]
+    projects = client.get("/ui/wiki").text
+    assert 'href="/ui/wiki/billing"' in projects and "1 page<" in projects
+    assert 'href="/ui/wiki/shop"' in projects and "2 pages" in projects  # the generated index is not counted
+    shop = client.get("/ui/wiki/shop").text
+    assert 'href="/ui/wiki/shop/deploy-runbook">Deploy runbook</a>' in shop and "#deploy" in shop
+    assert "Invoices" not in shop
+    page = client.get("/ui/wiki/shop/deploy-runbook")
+    assert page.status_code == 200 and "Roll back with make rollback" in page.text and "debugging" in page.text
+    assert 'href="/ui/wiki/shop/canary-checks">canary-checks</a>' in page.text
+    assert "&lt;b&gt;sharp&lt;/b&gt;" in client.get("/ui/wiki/billing/invoices").text
+    missing = client.get("/ui/wiki/shop/no-such-page")
+    assert missing.status_code == 404 and "no wiki page &#39;no-such-page&#39; in project shop" in missing.text
+    assert "gitmem wiki ingest --project nowhere" in client.get("/ui/wiki/nowhere").text
+    alone = client.get("/ui/review").text  # this repository has no remote to compare with
+    assert "no remote branch origin/main to compare with" in alone and "run gitmem sync" in alone
+
+
+def test_a_wiki_page_reads_as_sections() -> None:
+    body = "Intro line\n\n## 2026-12-01 10:00:00 UTC\n\nRoll back\n```sh\n# not a heading\n```\n### Notes ##\nmore"
+    assert page_blocks(body) == [("text", "Intro line"), ("heading", "2026-12-01 10:00:00 UTC"),
+                                 ("text", "Roll back\n```sh\n# not a heading\n```"), ("heading", "Notes"),
+                                 ("text", "more")]

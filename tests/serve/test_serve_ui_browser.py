@@ -1,6 +1,6 @@
 """The web viewer in headless Chromium against a real ``gitmem serve --ui``: list, search, open a memory, see its
-history, deprecate it and see the commit. Screenshots of every page go to ``test-artifacts/ui/`` for a person to
-look at."""
+history, deprecate it and see the commit; the review and wiki pages. Screenshots of every page go to
+``test-artifacts/ui/`` for a person to look at."""
 
 from __future__ import annotations
 
@@ -57,6 +57,8 @@ def server(repo_path: Path) -> Iterator[str]:
                  ["用中文写提交说明时保持一句话", "--category", "preference", "--tags", "git"]):
         assert run_cli("--repo", str(repo_path), "remember", *args).code == 0
     _learn_an_instinct(repo_path)
+    assert run_cli("--repo", str(repo_path), "wiki", "ingest", "--project", "shop", "--title", "Deploy runbook",
+                   "--category", "debugging", "Roll back with make rollback, then check [[Canary checks]].").code == 0
     port = _free_port()
     proc = subprocess.Popen([GITMEM, "--repo", str(repo_path), "serve", "--ui", "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -120,6 +122,18 @@ def test_browse_search_open_and_deprecate_in_a_phone_sized_browser(server: str, 
         points = page.get_attribute("svg.chart polyline", "points") or ""
         assert len(points.split()) == 3  # one point per commit that changed the instinct
         page.screenshot(path=ARTIFACTS / "5-instincts.png", full_page=True)
+
+        page.goto(f"{server}/ui/review")  # this repository has no remote yet: the page says what to run
+        assert "run gitmem sync" in page.inner_text("main")
+        page.screenshot(path=ARTIFACTS / "6-review.png", full_page=True)
+
+        page.goto(f"{server}/ui/wiki")
+        page.click("text=shop")
+        page.click("text=Deploy runbook")
+        page.wait_for_url("**/ui/wiki/shop/deploy-runbook")
+        assert "Roll back with make rollback" in page.inner_text("article")
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        page.screenshot(path=ARTIFACTS / "7-wiki-page.png", full_page=True)
         browser.close()
     message = git(repo_path, "log", "-1", "--format=%B")
     assert "Gitmem-Op: deprecate" in message and "Gitmem-Source: ui" in message
