@@ -1,6 +1,6 @@
 """Recall and false-positive rate of secret redaction on the bench corpus (``bench/data/secrets/``).
 
-    python bench/secrets.py [--show-misses]
+    python bench/redaction.py [--show-misses]
 
 A positive counts as found when its exact secret no longer appears in the redacted text; a negative counts as a
 false positive when redaction changes it at all. Prints one line per kind, then the totals and the time per
