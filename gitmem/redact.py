@@ -109,10 +109,13 @@ import heapq
 import re
 from collections.abc import Sequence
 from functools import cache, lru_cache
-from typing import Any
 
 from gitmem.errors import ConfigError
 from gitmem.secretrules import BARE_GROUPS, CHECKED_GROUPS, CUSTOM, RULES, SHORTEST_SPECIFIC
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "PatternError", "Redaction", "compile_pattern", "contains_secret", "find_secrets", "looks_like_secret", "redact",
