@@ -240,6 +240,7 @@ def test_tool_hooks_stay_light(repo_path: Path, code: Path, env: dict[str, str])
     loaded = set(out.strip().split(","))
     heavy = {"dulwich", "yaml", "frontmatter", "tantivy", "numpy", "onnxruntime", "click", "filelock", "tokenizers"}
     assert not loaded & heavy
+    assert "http" not in loaded  # the client of a running gitmem serve loads for session start and prompts only
     assert len(list(observe.read_observations(repo_path / "local"))) == 1
 
 
