@@ -98,24 +98,33 @@ PROMPT_CONTEXT = 2
 
 
 def recall_for_prompt(ctx: Context, prompt: str) -> str:
-    """The memories ``prompt`` needs that this session has not been given yet ("" when none pass the gate);
-    remembers what it gave and the prompt (as context for the next one) in the session's entry."""
-    from gitmem.briefing.prompt import prompt_recall
+    """The memories ``prompt`` needs that this session has not been given yet ("" when none pass the gate), from
+    a running ``gitmem serve`` when one answers (:mod:`gitmem.hookserver`), else in-process; remembers what it
+    gave and the prompt (as context for the next one) in the session's entry."""
+    from gitmem.hookserver import ask_server
 
     session = observe.get_session(ctx.local, ctx.session_id) if ctx.session_id else {}
     seen = [str(i) for i in session.get("recalled", [])]
     previous = [str(p) for p in session.get("prompts", [])][-PROMPT_CONTEXT:]
-    text, hits = prompt_recall(ctx.repository, prompt, project=ctx.project, seen=seen, previous=previous)
+    served = ask_server(ctx, "/hook/prompt", {"prompt": prompt, "project": ctx.project, "seen": seen,
+                                               "previous": previous})
+    if served is not None:
+        text, ids = str(served.get("text", "")), [str(i) for i in served.get("ids", [])]
+    else:
+        from gitmem.briefing.prompt import prompt_recall
+
+        text, hits = prompt_recall(ctx.repository, prompt, project=ctx.project, seen=seen, previous=previous)
+        ids = [h.id for h in hits]
     if ctx.session_id:
         def mark(entry: dict[str, Any]) -> None:
             entry["prompts"] = [*entry.get("prompts", []), observe.summarise(prompt, 300, ctx.extra_patterns)][
                 -PROMPT_CONTEXT:]
-            if hits:
-                entry["recalled"] = list(dict.fromkeys([*entry.get("recalled", []), *(h.id for h in hits)]))[-500:]
+            if ids:
+                entry["recalled"] = list(dict.fromkeys([*entry.get("recalled", []), *ids]))[-500:]
 
         observe.update_session(ctx.local, ctx.session_id, mark)
-    if hits:
-        observe.bump_usage(ctx.repo, [h.id for h in hits])
+    if ids:
+        observe.bump_usage(ctx.repo, ids)
     return text
 
 

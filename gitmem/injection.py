@@ -330,18 +330,28 @@ def recall_block(ctx: Context, project: str) -> Block:
                 spawn_warm(ctx)  # recency moved a day: recompute for the next session
             return Block(hit["text"], str(hit.get("query", "")), ids, int(hit.get("more", 0) or 0),
                          [str(a) for a in hit.get("avoid", []) if isinstance(a, str)])
-    try:
-        result = ctx.repository.recall(cwd=ctx.cwd, paths=_recall_paths(ctx, project))
-    except Exception as exc:  # the index may be missing, rebuilding or broken: degrade, never fail the session
-        log(ctx, f"recall failed, using the plain list: {type(exc).__name__}: {exc}")
-        return Block(fallback_block(ctx, project))
-    block = _block_of(result)
+    from gitmem.hookserver import ask_server
+
+    paths = _recall_paths(ctx, project)
+    served = ask_server(ctx, "/hook/session-block", {"cwd": str(ctx.cwd), "paths": paths})
+    if served is not None:
+        block = Block(str(served.get("text", "")), str(served.get("query", "")),
+                      [str(i) for i in served.get("ids", [])], int(served.get("more", 0) or 0),
+                      [str(a) for a in served.get("avoid", [])])
+    else:
+        try:
+            result = ctx.repository.recall(cwd=ctx.cwd, paths=paths)
+        except Exception as exc:  # the index may be missing, rebuilding or broken: degrade, never fail the session
+            log(ctx, f"recall failed, using the plain list: {type(exc).__name__}: {exc}")
+            return Block(fallback_block(ctx, project))
+        block = block_of(result)
     if key:
         _store_block(ctx, key, block)
     return block
 
 
-def _block_of(result: RecallResult) -> Block:
+def block_of(result: RecallResult) -> Block:
+    """The session-start block of a recall result (``gitmem serve`` answers the hooks with the same)."""
     from gitmem.briefing.conflicts import negated_terms
 
     avoid = sorted({t for m in result.essentials for t in negated_terms(m.text)})
@@ -371,7 +381,7 @@ def warm_recall(ctx: Context) -> bool:
     if not key:
         return False
     result = ctx.repository.recall(cwd=ctx.cwd, record_usage=False, paths=_recall_paths(ctx, ctx.project))
-    _store_block(ctx, key, _block_of(result))
+    _store_block(ctx, key, block_of(result))
     directives_for(ctx, ctx.project)  # primes the directive and file-listing caches the session start reads
     return True
 

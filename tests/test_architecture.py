@@ -22,7 +22,7 @@ LAYERS: dict[str, int] = {
     "index": 4, "indexdoc": 4, "ranking": 4, "rerank": 4,
     "recall": 5,
     "api": 6,
-    "hooks": 7, "hookcontext": 7, "injection": 7, "claude_install": 7,
+    "hooks": 7, "hookcontext": 7, "hookserver": 7, "injection": 7, "claude_install": 7,
     "cli": 9, "cli_search": 9, "__init__": 9, "__main__": 9,
     "cli_hooks": 9, "hookmain": 9, "cli_review": 9, "cli_githooks": 9,
     "sync": 1, "remote": 1, "review": 2, "codegit": 1, "merge": 1, "extract": 1, "cli_sync": 9,

@@ -241,6 +241,7 @@ def test_tool_hooks_stay_light(repo_path: Path, code: Path, env: dict[str, str])
     heavy = {"dulwich", "yaml", "frontmatter", "tantivy", "numpy", "onnxruntime", "click", "filelock", "tokenizers",
              "typing", "dataclasses"}  # the last two cost ~10 ms of every tool call's process
     assert not loaded & heavy
+    assert "http" not in loaded  # the client of a running gitmem serve loads for session start and prompts only
     assert len(list(observe.read_observations(repo_path / "local"))) == 1
 
 

@@ -126,6 +126,36 @@ class RecallResponse(BaseModel):
     left_out: int
 
 
+class SessionBlockRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    cwd: str = Field(min_length=1, max_length=4096, description="The code project's folder.")
+    paths: list[Annotated[str, Field(max_length=4096)]] = Field(
+        default_factory=list, max_length=50, description="Files the session is likely to touch (hot paths).")
+
+
+class SessionBlockResponse(BaseModel):
+    text: str
+    query: str
+    ids: list[str]
+    more: int = Field(description="Memories of the project and global ones the block leaves out.")
+    avoid: list[str] = Field(description="Words the Essentials say not to use.")
+
+
+class PromptBlockRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    prompt: str = Field(min_length=1, max_length=20_000)
+    project: str = Field(max_length=200)
+    seen: list[Annotated[str, Field(max_length=200)]] = Field(
+        default_factory=list, max_length=1000, description="Memory ids the session was given already.")
+    previous: list[Annotated[str, Field(max_length=2000)]] = Field(
+        default_factory=list, max_length=10, description="The session's previous prompts, as context.")
+
+
+class PromptBlockResponse(BaseModel):
+    text: str = Field(description="The block to inject; empty when no memory passes the relevance gate.")
+    ids: list[str]
+
+
 class Health(BaseModel):
     status: Literal["ok"]
     version: str
@@ -367,6 +397,16 @@ def _routes(app: FastAPI, service: MemoryService, ui: bool) -> None:
               summary="Undo a deprecation (a commit)")
     def restore(memory_id: str) -> dict[str, Any]:
         return service.restore(memory_id)
+
+    @app.post("/hook/session-block", response_model=SessionBlockResponse, responses=_ERRORS,  # type: ignore[arg-type]
+              summary="The block the session-start hook injects for a folder (the hook asks this when it runs)")
+    def session_block(body: SessionBlockRequest) -> dict[str, Any]:
+        return service.session_block(body.cwd, body.paths)
+
+    @app.post("/hook/prompt", response_model=PromptBlockResponse, responses=_ERRORS,  # type: ignore[arg-type]
+              summary="The memories the prompt hook injects for a prompt (the hook asks this when it runs)")
+    def prompt_block(body: PromptBlockRequest) -> dict[str, Any]:
+        return service.prompt_block(body.prompt, project=body.project, seen=body.seen, previous=body.previous)
 
     @app.get("/recall", response_model=RecallResponse, responses=_ERRORS,  # type: ignore[arg-type]
              summary="The memory block a session started in cwd would get")

@@ -192,6 +192,28 @@ class MemoryService:
         return {"text": result.text, "tokens": result.tokens, "budget": result.budget, "query": result.query,
                 "project": result.project, "ids": [h.id for h in result.hits], "left_out": result.left_out}
 
+    def session_block(self, cwd: str, paths: list[str]) -> dict[str, Any]:
+        """The session-start block the hook would compute in-process for ``cwd`` and its hot ``paths``
+        (:func:`gitmem.injection.block_of` of the same recall; usage counters are bumped as for a real session)."""
+        from gitmem.injection import block_of
+
+        where = Path(cwd)
+        if not where.is_dir():
+            raise ValidationError(f"{where} is not a directory", "pass the code project's folder as cwd")
+        with self.locked() as repo:
+            block = block_of(repo.recall(cwd=where, paths=paths))
+        return {"text": block.text, "query": block.query, "ids": block.ids, "more": block.more,
+                "avoid": block.avoid}
+
+    def prompt_block(self, prompt: str, *, project: str, seen: list[str], previous: list[str]) -> dict[str, Any]:
+        """The memories a prompt brings in, as the prompt hook would compute them in-process
+        (:func:`gitmem.briefing.prompt.prompt_recall`)."""
+        from gitmem.briefing.prompt import prompt_recall
+
+        with self.locked() as repo:
+            text, hits = prompt_recall(repo, prompt, project=project, seen=seen, previous=previous)
+        return {"text": text, "ids": [h.id for h in hits]}
+
     def wiki_project(self, project: str | None) -> str:
         """``project``, else the service's default project; an error saying what to pass when neither is set."""
         chosen = (project or "").strip() or self.project

@@ -1,0 +1,121 @@
+"""The hooks ask a running ``gitmem serve`` for their memory blocks and inject the same text as without it; a
+wrong token or a server that died without removing its record costs one log line and the in-process path."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import GITMEM, git
+
+from gitmem.api import Repository
+from gitmem.config import Config
+from tests.test_hooks import PROJECT, context_of, hook, payload
+
+TOKEN = "s3cret-token"
+PROMPT = "Fix the Stripe webhook verification failing in production"
+
+
+@pytest.fixture
+def code(tmp_path: Path) -> Path:
+    path = tmp_path / "shop"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    git(path, "remote", "add", "origin", "git@github.com:Acme/Shop.git")
+    git(path, "commit", "-q", "--allow-empty", "-m", "Start")
+    return path
+
+
+@pytest.fixture
+def memories(repo_path: Path) -> Path:
+    (repo_path / "gitmem.toml").write_text('[embedding]\nmodel = "none"\n', "utf-8")  # BM25: a quick server start
+    git(repo_path, "add", "gitmem.toml")
+    git(repo_path, "commit", "-qm", "settings: BM25 only")
+    repo = Repository(Config(repo=repo_path))
+    repo.remember("This project runs its tests with pytest -x; never use unittest", project=PROJECT,
+                  category="constraint", importance=5)
+    repo.remember("Stripe webhooks are verified with the signing secret from settings.STRIPE_WEBHOOK_KEY",
+                  project=PROJECT, category="decision")
+    repo.remember("Docker images are tagged with the short commit id", project=PROJECT, category="decision")
+    return repo_path
+
+
+@pytest.fixture
+def server(memories: Path) -> Iterator[subprocess.Popen[bytes]]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    proc = subprocess.Popen([GITMEM, "--repo", str(memories), "serve", "--port", str(port)],
+                            env={**os.environ, "GITMEM_TOKEN": TOKEN}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not (memories / "local" / "server.json").exists() or not _healthy(port):
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+            assert time.monotonic() < deadline, "the server did not answer within 60 s"
+            time.sleep(0.2)
+        yield proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def _healthy(port: int) -> bool:
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/health", timeout=1,
+                         headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+def _session(session: str, code: Path, env: dict[str, str], repo_path: Path) -> tuple[str, str]:
+    """(what session start injects, what the prompt brings) for a fresh session, the recall cache emptied."""
+    (repo_path / "local" / "recall-cache.json").unlink(missing_ok=True)
+    start = hook("session-start", payload("SessionStart", code, session, source="startup"), env, cwd=code)
+    assert start.returncode == 0, start.stderr
+    prompt = hook("user-prompt-submit", payload("UserPromptSubmit", code, session, prompt=PROMPT), env, cwd=code)
+    assert prompt.returncode == 0, prompt.stderr
+    return context_of(start.stdout), context_of(prompt.stdout, "UserPromptSubmit")
+
+
+def _log(repo_path: Path) -> list[str]:
+    path = repo_path / "local" / "gitmem.log"
+    return [line for line in path.read_text("utf-8").splitlines() if "working in-process" in line] \
+        if path.exists() else []
+
+
+def test_the_hooks_inject_the_same_with_and_without_a_running_server(
+        memories: Path, code: Path, server: subprocess.Popen[bytes]) -> None:
+    base = {"GITMEM_REPO": str(memories), "GITMEM_PROJECT_SCAN": "0", "GITMEM_LEARN": "0", "GITMEM_WARM": "0",
+            "GITMEM_SERVER_TIMEOUT": "10"}  # a busy test machine must not turn the served path into a fallback
+    record = memories / "local" / "server.json"
+    served = _session("served", code, {**base, "GITMEM_TOKEN": TOKEN}, memories)
+    assert _log(memories) == []  # the server answered both hooks
+    assert "pytest -x" in served[0] and "gitmem search" in served[0]
+    assert "signing secret" in served[1] and "Docker" not in served[1]
+
+    no_token = _session("no-token", code, base, memories)  # the server refuses: in-process, one line per hook
+    assert no_token == served
+    refused = _log(memories)
+    assert len(refused) == 2 and all("HTTP 401" in line for line in refused)
+
+    kept = record.read_text("utf-8")
+    server.terminate()
+    server.wait(timeout=20)
+    record.write_text(kept, "utf-8")  # as a server killed before it could remove its record leaves it
+    stale = _session("stale", code, {**base, "GITMEM_TOKEN": TOKEN}, memories)
+    assert stale == served
+    lines = _log(memories)[2:]
+    assert len(lines) == 2 and all("ProcessLookupError" in line for line in lines)
+    assert json.loads(kept)["pid"] == server.pid
+
+    record.unlink()
+    assert _session("no-server", code, base, memories) == served
+    assert len(_log(memories)) == 4  # no record, no server: not worth a line
