@@ -4,19 +4,16 @@ wrong token or a server that died without removing its record costs one log line
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
-from conftest import GITMEM, git
+from conftest import git
 
 from gitmem.api import Repository
 from gitmem.config import Config
+from tests.serve.live import running_server
 from tests.test_hooks import PROJECT, context_of, hook, payload
 
 TOKEN = "s3cret-token"
@@ -49,30 +46,8 @@ def memories(repo_path: Path) -> Path:
 
 @pytest.fixture
 def server(memories: Path) -> Iterator[subprocess.Popen[bytes]]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    proc = subprocess.Popen([GITMEM, "--repo", str(memories), "serve", "--port", str(port)],
-                            env={**os.environ, "GITMEM_TOKEN": TOKEN}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while not (memories / "local" / "server.json").exists() or not _healthy(port):
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-            assert time.monotonic() < deadline, "the server did not answer within 60 s"
-            time.sleep(0.2)
+    with running_server(memories, env={"GITMEM_TOKEN": TOKEN}, token=TOKEN) as (proc, _):
         yield proc
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
-
-
-def _healthy(port: int) -> bool:
-    try:
-        return httpx.get(f"http://127.0.0.1:{port}/health", timeout=1,
-                         headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
-    except httpx.TransportError:
-        return False
 
 
 def _session(session: str, code: Path, env: dict[str, str], repo_path: Path) -> tuple[str, str]:

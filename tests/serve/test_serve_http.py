@@ -4,21 +4,19 @@ document by schemathesis: the contract of ``gitmem serve``."""
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from conftest import GITMEM, assert_clean, git, run_cli
+from conftest import assert_clean, git, run_cli
 from fastapi.testclient import TestClient
 
 from gitmem.serve.http import create_app
 from gitmem.serve.service import MemoryService
 from gitmem.store import MemoryRepo
+from tests.serve.live import free_port, running_server
 
 PROBLEM = "application/problem+json"
 
@@ -184,43 +182,20 @@ def test_schemathesis_finds_no_server_error(repo: MemoryRepo) -> None:
     assert not failures, "\n".join(failures[:5])
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_a_real_server_on_a_loopback_port(repo_path: Path) -> None:
-    port = _free_port()
-    proc = subprocess.Popen([GITMEM, "--repo", str(repo_path), "serve", "--port", str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-            assert time.monotonic() < deadline, "the server did not answer within 60 s"
-            time.sleep(0.2)
+    with running_server(repo_path) as (proc, base):
         marker = json.loads((repo_path / "local" / "server.json").read_text())
         assert marker["url"] == base and marker["pid"] == proc.pid
         created = httpx.post(f"{base}/memory/store", json={"text": "Staging runs on port 8443"}).json()
         assert git(repo_path, "rev-parse", "HEAD").strip() == created["commit"]
         found = httpx.get(f"{base}/memory/retrieve", params={"query": "staging port"}).json()
         assert found["memories"][0]["id"] == created["id"]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
     assert not (repo_path / "local" / "server.json").exists()
     out = (proc.stderr.read() if proc.stderr else b"").decode()
     assert "Staging runs" not in out  # memory text is never logged
 
 
 def test_serving_beyond_loopback_needs_a_token(repo_path: Path) -> None:
-    result = run_cli("--repo", str(repo_path), "serve", "--host", "0.0.0.0", "--port", str(_free_port()))
+    result = run_cli("--repo", str(repo_path), "serve", "--host", "0.0.0.0", "--port", str(free_port()))
     assert result.code != 0
     assert "refusing to serve on 0.0.0.0 without a token" in result.err and "Traceback" not in result.err

@@ -5,16 +5,14 @@ history, deprecate it and see the commit; the review and wiki pages. Screenshots
 from __future__ import annotations
 
 import shutil
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
 import pytest
-from conftest import GITMEM, assert_clean, git, run_cli
+from conftest import assert_clean, git, run_cli
+
+from tests.serve.live import running_server
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "ui"
@@ -24,12 +22,6 @@ PHONE = {"width": 390, "height": 844}
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="the browser test needs Debian's chromium package "
                                 "(apt-get install chromium); .ci/run installs it")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _learn_an_instinct(repo_path: Path) -> None:
@@ -59,25 +51,8 @@ def server(repo_path: Path) -> Iterator[str]:
     _learn_an_instinct(repo_path)
     assert run_cli("--repo", str(repo_path), "wiki", "ingest", "--project", "shop", "--title", "Deploy runbook",
                    "--category", "debugging", "Roll back with make rollback, then check [[Canary checks]].").code == 0
-    port = _free_port()
-    proc = subprocess.Popen([GITMEM, "--repo", str(repo_path), "serve", "--ui", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-        assert time.monotonic() < deadline
-        time.sleep(0.2)
-    try:
+    with running_server(repo_path, "--ui") as (_, base):
         yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
 
 
 def test_browse_search_open_and_deprecate_in_a_phone_sized_browser(server: str, repo_path: Path) -> None:
