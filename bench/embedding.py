@@ -1,6 +1,7 @@
 """Indexing speed: how fast `gitmem reindex` embeds memories, and its peak memory.
 
     python bench/embedding.py [--short 2000] [--long 200] [--big 10000] [--model auto] [--threads 2]
+                              [--models-dir DIR]
 
 Three repositories are built with ``MemoryRepo.import_records`` and embedded by ``Index.rebuild`` (the code path
 of ``gitmem reindex``, memory vectors and sentence vectors) in a fresh child process each, so the peak RSS of
@@ -54,7 +55,7 @@ def corpus(n_short: int, n_long: int, seed: int = 7) -> tuple[list[str], list[st
     return short, long
 
 
-def child(texts_file: Path, model: str, threads: int) -> None:
+def child(texts_file: Path, model: str, threads: int, models_dir: Path | None) -> None:
     """Runs in the child: import, embed, print one JSON line."""
     from datetime import UTC, datetime, timedelta
 
@@ -75,7 +76,7 @@ def child(texts_file: Path, model: str, threads: int) -> None:
         MemoryRepo(config).import_records(records, origin="bench")
         from gitmem.embed import EmbedSpec, load_embedder
 
-        embedder = load_embedder(EmbedSpec(model=model, threads=threads))
+        embedder = load_embedder(EmbedSpec(model=model, threads=threads, models_dir=models_dir))
         if embedder is None:
             raise SystemExit("no embedding model available")
         index = Index(MemoryRepo(config), embedder=embedder)
@@ -89,12 +90,13 @@ def child(texts_file: Path, model: str, threads: int) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def run(label: str, texts: list[str], model: str, threads: int) -> dict[str, float]:
+def run(label: str, texts: list[str], model: str, threads: int, models_dir: Path | None) -> dict[str, float]:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
         json.dump(texts, fh)
     try:
+        extra = ["--models-dir", str(models_dir)] if models_dir else []
         out = subprocess.run([sys.executable, __file__, "--child", fh.name, "--model", model,
-                              "--threads", str(threads)], capture_output=True, text=True, check=True)
+                              "--threads", str(threads), *extra], capture_output=True, text=True, check=True)
     finally:
         Path(fh.name).unlink(missing_ok=True)
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
@@ -112,18 +114,19 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=0, help="also embed this many short memories (peak memory)")
     parser.add_argument("--model", default="auto")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--models-dir", type=Path, default=None, help="where `gitmem model install` put models")
     parser.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
-        child(args.child, args.model, args.threads)
+        child(args.child, args.model, args.threads, args.models_dir)
         return
     short, long = corpus(max(args.short, args.big), args.long)
     if args.short:
-        run("short", short[:args.short], args.model, args.threads)
+        run("short", short[:args.short], args.model, args.threads, args.models_dir)
     if args.long:
-        run("long", long, args.model, args.threads)
+        run("long", long, args.model, args.threads, args.models_dir)
     if args.big:
-        run("big", short[:args.big], args.model, args.threads)
+        run("big", short[:args.big], args.model, args.threads, args.models_dir)
 
 
 if __name__ == "__main__":

@@ -43,13 +43,14 @@ class Repository(MemoryRepo):
 
     def recall(self, *, cwd: str | Path | None = None, query: str | None = None, budget: int | None = None,
                k: int | None = None, now: datetime | None = None, record_usage: bool = True,
-               paths: Iterable[str] = ()) -> RecallResult:
+               paths: Iterable[str] = (), embed_missing: bool = True) -> RecallResult:
         """The context block a session in ``cwd`` would get (see :func:`gitmem.recall.recall`); ``paths`` are
-        files the session is likely to touch (hot paths, open files)."""
+        files the session is likely to touch (hot paths, open files); ``embed_missing=False`` embeds only the
+        query (the hooks: the warm-up embeds the rest)."""
         from gitmem.recall import recall
 
         return recall(self, cwd=Path(cwd or Path.cwd()).resolve(), query=query, budget=budget, k=k, now=now,
-                      record_usage=record_usage, paths=paths)
+                      record_usage=record_usage, paths=paths, embed_missing=embed_missing)
 
     def move(self, memory_id: str, project: str) -> Memory:
         """Give a memory to ``project`` (project scope) or, with ``project=""``, make it global; one commit that

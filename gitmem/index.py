@@ -140,11 +140,17 @@ class Index:
     ``embedder``: ``"auto"`` (the model ``repo.config.embedding`` names, loaded on the first hybrid or vector
     search), ``None`` (BM25 only) or an :class:`~gitmem.embed.Embedder`. ``lock_wait``: how long a search waits
     for another process that is updating the index before it searches the existing index as it is.
-    ``progress(n)`` is called with each batch of ``n`` memories embedded (``tqdm.update`` fits)."""
+    ``progress(n)`` is called with each batch of ``n`` memories embedded (``tqdm.update`` fits).
+    ``embed_missing``: whether a search first embeds the memories that have no vector yet (``gitmem search``, the
+    warm-up); ``False`` on the hooks' paths: a search then embeds only its question, ranks the memories without a
+    vector by BM25 alone and counts them in :attr:`vectors_missing`, for the caller to start the warm-up."""
 
     def __init__(self, repo: MemoryRepo, *, embedder: Embedder | str | None = "auto", lock_wait: float = 2.0,
-                 progress: Progress | None = None, tuning: Tuning = DEFAULT_TUNING) -> None:
+                 progress: Progress | None = None, tuning: Tuning = DEFAULT_TUNING, embed_missing: bool = True) -> None:
         self.repo = repo
+        self.embed_missing = embed_missing
+        #: memories without a vector at the last hybrid search (only counted when ``embed_missing`` is False)
+        self.vectors_missing = 0
         self.root = repo.path / ".cache"
         self.dir = self.root / "search"
         self.lock_wait = lock_wait
@@ -487,10 +493,7 @@ class Index:
             with contextlib.suppress(OSError):
                 if store.complete.read_text("utf-8") == head:
                     return 0
-            loaded = self._load_state()
-            state = loaded[0] if loaded else {}
-            live = {e[SHA] for e in state.values() if e[OK]}
-            missing = sorted(live - store.shas())
+            live, missing = self._missing(store)
             done = 0
             complete = True
             if missing:
@@ -536,6 +539,12 @@ class Index:
         finally:
             lock.close()
 
+    def _missing(self, store: VectorStore) -> tuple[set[str], list[str]]:
+        """(blob SHAs of the indexed memories, those of them ``store`` has no vector for)."""
+        loaded = self._load_state()
+        live = {e[SHA] for e in loaded[0].values() if e[OK]} if loaded else set()
+        return live, sorted(live - store.shas())
+
     def _texts_for(self, searcher: Any, shas: list[str]) -> dict[str, tuple[str, list[str]]]:
         """What to embed for each blob: the memory's :func:`~gitmem.indexdoc.embedding_text` and its sentences
         (if several)."""
@@ -553,12 +562,18 @@ class Index:
         if self._snapshot().vectors == embedder.model_id:
             return
         head = self._seen or self._current_head()
-        self._ensure_vectors(head, self.progress)  # may reload: the snapshot to mark is the one after it
+        store = VectorStore(self._vector_dir(embedder.model_id))
+        if self.embed_missing:
+            self._ensure_vectors(head, self.progress)  # may reload: the snapshot to mark is the one after it
         with contextlib.suppress(OSError):
-            if head and VectorStore(self._vector_dir(embedder.model_id)).complete.read_text("utf-8") == head:
+            if head and store.complete.read_text("utf-8") == head:
                 self._load_vectors(embedder)
                 self._load_sentences(embedder)
                 self._snapshot().vectors = embedder.model_id
+                self.vectors_missing = 0
+                return
+        if not self.embed_missing:
+            self.vectors_missing = len(self._missing(store)[1])
 
     def _load_vectors(self, embedder: Embedder) -> tuple[list[str], Any, dict[int, int], list[int]]:
         """(row shas, matrix, sha64 → row, row → sha64) of the memory vectors, kept while the shards do not
@@ -800,8 +815,9 @@ def _in_period(created: list[Any] | None, when: TimeRange | None, n: int) -> lis
 
 
 def open_index(repo: MemoryRepo, *, embedder: Embedder | str | None = "auto", lock_wait: float = 2.0,
-               progress: Progress | None = None) -> Index:
+               progress: Progress | None = None, embed_missing: bool = True) -> Index:
     """The search index of ``repo``. ``embedder="auto"`` resolves ``repo.config.embedding`` on first need
-    (a missing or broken model means BM25 only, with a line in :attr:`Index.notices`); ``None`` is BM25 only."""
-    return Index(repo, embedder=embedder, lock_wait=lock_wait, progress=progress)
+    (a missing or broken model means BM25 only, with a line in :attr:`Index.notices`); ``None`` is BM25 only.
+    ``embed_missing=False``: searches embed only their question (see :class:`Index`)."""
+    return Index(repo, embedder=embedder, lock_wait=lock_wait, progress=progress, embed_missing=embed_missing)
 

@@ -338,15 +338,21 @@ def recall_block(ctx: Context, project: str) -> Block:
         block = Block(str(served.get("text", "")), str(served.get("query", "")),
                       [str(i) for i in served.get("ids", [])], int(served.get("more", 0) or 0),
                       [str(a) for a in served.get("avoid", [])])
+        pending = int(served.get("pending", 0) or 0)
     else:
         try:
-            result = ctx.repository.recall(cwd=ctx.cwd, paths=paths)
+            # the hook embeds the query only: memories without a vector yet (just pulled or written) are ranked by
+            # BM25 here, and the detached warm-up embeds them and recomputes the cached block for the next session
+            result = ctx.repository.recall(cwd=ctx.cwd, paths=paths, embed_missing=False)
         except Exception as exc:  # the index may be missing, rebuilding or broken: degrade, never fail the session
             log(ctx, f"recall failed, using the plain list: {type(exc).__name__}: {exc}")
             return Block(fallback_block(ctx, project))
-        block = block_of(result)
+        block, pending = block_of(result), result.vectors_missing
     if key:
         _store_block(ctx, key, block)
+    if pending:  # after the store: the warm-up's block, with every vector, replaces this one
+        log(ctx, f"{pending} memories have no vector yet; the warm-up embeds them")
+        spawn_warm(ctx)
     return block
 
 

@@ -48,6 +48,8 @@ class RecallResult:
     """the Essentials part (its memories come before the hits in :attr:`text`)"""
     more: int = 0
     """memories of the project and global ones the block does not show"""
+    vectors_missing: int = 0
+    """memories ranked without a vector because ``embed_missing=False`` left them to the warm-up"""
 
     @property
     def ids(self) -> list[str]:
@@ -97,12 +99,14 @@ def recall(
     project: str = "",
     record_usage: bool = True,
     paths: Iterable[str] = (),
+    embed_missing: bool = True,
 ) -> RecallResult:
     """The context block for a session working in ``cwd``: Essentials, then Relevant memories.
 
     ``query`` replaces the one built from the code project (branch, recent commits, and the file names in
     ``paths``: hot paths, open files); ``budget`` (tokens) and ``k`` (memories) default to the configuration's
-    ``recall`` section."""
+    ``recall`` section. ``embed_missing=False`` (the session-start hook): embed only the query and leave the
+    memories without a vector to the background warm-up (counted in :attr:`RecallResult.vectors_missing`)."""
     context = code_context(cwd, project or repo.config.project)
     files = " ".join(dict.fromkeys(Path(p).stem.replace("_", " ") for p in paths))
     text_query = query or " ".join(p for p in (context.query(), files) if p)
@@ -113,7 +117,7 @@ def recall(
     counter = TokenCounter(repo.path / ".cache" / "token-counts.json")
     rules, more = find_essentials(repo.path, context.project)
     first, rules, rule_tokens = render_essentials(rules, context.project, counter, tokens_allowed)
-    index = open_index(repo)
+    index = open_index(repo, embed_missing=embed_missing)
     hits = relevant_hits(index, text_query, project=context.project, k=limit, now=now,
                          exclude={m.id for m in rules})
     title = "## Relevant memories (from the branch, recent commits and files)"
@@ -125,4 +129,4 @@ def recall(
     text = "\n".join(part for part in (first, second) if part)
     return RecallResult(text=text, hits=used, tokens=rule_tokens + tokens, budget=tokens_allowed, query=text_query,
                         project=context.project, notice=index.notice or "", left_out=left_out, context=context,
-                        essentials=rules, more=max(0, more - len(used)))
+                        essentials=rules, more=max(0, more - len(used)), vectors_missing=index.vectors_missing)

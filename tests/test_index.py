@@ -552,3 +552,23 @@ def test_a_settled_index_notices_every_kind_of_head_move(repo: MemoryRepo) -> No
     git(repo.path, "checkout", "-q", "main")
     git(repo.path, "reset", "-q", "--hard", "HEAD~1")
     assert ids(index.search("CockroachDB", mode="bm25")) == []
+
+
+def test_a_search_that_must_not_embed_ranks_new_memories_by_bm25(repo: MemoryRepo) -> None:
+    """The hooks' searches embed their question only: memories without a vector yet are still found (by BM25) and
+    counted, and the warm-up's search, which may embed, gives them their vectors."""
+    from gitmem.index import Index
+
+    repo.import_records([*({"text": t, "id": f"m{i:02d}"} for i, t in enumerate(FILLER)),
+                         {"text": "Releases deploy to fly.io with a blue-green switch", "id": "deploy"}])
+    fake = FakeEmbedder()
+    hook = Index(repo, embedder=fake, embed_missing=False)
+    assert ids(hook.search("how do releases deploy", k=3))[0] == "deploy"
+    assert fake.documents == 0 and hook.vectors_missing == len(FILLER) + 1
+    warm = Index(repo, embedder=fake)
+    assert ids(warm.search("how do releases deploy", k=3))[0] == "deploy"
+    assert fake.documents >= len(FILLER) + 1 and warm.vectors_missing == 0
+    embedded = fake.documents
+    later = Index(repo, embedder=fake, embed_missing=False)
+    assert ids(later.search("how do releases deploy", k=3))[0] == "deploy"
+    assert fake.documents == embedded and later.vectors_missing == 0

@@ -45,7 +45,7 @@ def prompt_recall(repo: MemoryRepo, prompt: str, *, project: str, seen: Iterable
 
     settings = repo.config.recall
     vectors = settings.prompt_vectors
-    index = open_index(repo, embedder="auto" if vectors else None)
+    index = open_index(repo, embedder="auto" if vectors else None, embed_missing=False)  # the warm-up embeds them
     hits = relevant_hits(index, prompt_query(prompt, previous), project=project, k=PROMPT_K,
                          exclude=set(seen), mode="hybrid" if vectors else "bm25")
     if not hits:

@@ -139,6 +139,7 @@ class SessionBlockResponse(BaseModel):
     ids: list[str]
     more: int = Field(description="Memories of the project and global ones the block leaves out.")
     avoid: list[str] = Field(description="Words the Essentials say not to use.")
+    pending: int = Field(0, description="Memories ranked without a vector: they await the background warm-up.")
 
 
 class PromptBlockRequest(BaseModel):

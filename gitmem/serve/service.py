@@ -200,10 +200,11 @@ class MemoryService:
         where = Path(cwd)
         if not where.is_dir():
             raise ValidationError(f"{where} is not a directory", "pass the code project's folder as cwd")
-        with self.locked() as repo:
-            block = block_of(repo.recall(cwd=where, paths=paths))
+        with self.locked() as repo:  # as in the hook: the query only is embedded, the warm-up does the rest
+            result = repo.recall(cwd=where, paths=paths, embed_missing=False)
+        block = block_of(result)
         return {"text": block.text, "query": block.query, "ids": block.ids, "more": block.more,
-                "avoid": block.avoid}
+                "avoid": block.avoid, "pending": result.vectors_missing}
 
     def prompt_block(self, prompt: str, *, project: str, seen: list[str], previous: list[str]) -> dict[str, Any]:
         """The memories a prompt brings in, as the prompt hook would compute them in-process
