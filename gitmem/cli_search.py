@@ -105,8 +105,12 @@ def reindex(state: State, bm25_only: bool, as_json: bool) -> None:
 
     repo = state.open()
     index = open_index(repo, embedder="none" if bm25_only else "auto")
-    with _progress("reindex") as bar:
-        stats = index.rebuild(progress=bar.update)
+    with _progress("embedding") as bar:
+        def length(n: int) -> None:
+            bar.total = n
+            bar.refresh()
+
+        stats = index.rebuild(progress=bar.update, total=length)
     _notice(index)
     data = stats if isinstance(stats, dict) else vars(stats)
     if as_json:

