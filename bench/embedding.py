@@ -7,7 +7,7 @@ Three repositories are built with ``MemoryRepo.import_records``, indexed (``Inde
 embedded by ``Index.embed`` (the embedding step of ``gitmem reindex`` and of the warm-up, memory vectors and
 sentence vectors) in a fresh child process each, so the peak RSS of each run is its own:
 
-* ``short``: LoCoMo dialogue turns (one or two sentences, ~100 characters) when
+* ``short``: LoCoMo dialogue turns (one to three sentences, ~150 characters) when
   ``/work/shared/bench/locomo-dev`` is there, else generated sentences of the same size;
 * ``long``: 2-3k character notes (turns joined), the size of a design note or a wiki page;
 * ``big``: ``--big`` short memories, for the peak memory of a large first reindex.
