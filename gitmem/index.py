@@ -44,6 +44,7 @@ from gitmem.errors import DocumentError, GitmemError, SearchError, ValidationErr
 from gitmem.fileio import atomic_write, settled
 from gitmem.locks import LockTimeout, file_lock
 from gitmem.ranking import DEFAULT_TUNING, QueryTerms, ScoreParts, Tuning
+from gitmem.search.order import Order, order_bonus, parse_order
 from gitmem.snapshot import Key, Snapshot
 from gitmem.timeparse import TimeRange, parse_time
 from gitmem.vectorstore import VectorStore
@@ -720,8 +721,15 @@ class Index:
             vector, vectors = self._vector(snap, embedder, query, admitted, n)
         model = rerank.weights_for(embedder.model_id) if embedder is not None else None
         second = vectors is not None and model is not None and mode == "hybrid" and tuning.fusion == "ltr"
+        order = parse_order(query) if tuning.order_weight > 0 else None
+        anchor: float | None = None
+        if order is not None and order.anchor:  # "before X": when was the memory about X created?
+            found = self._bm25(searcher, ranking.analyze_query(order.anchor, self._analyzer), filters, 1, tuning, {})
+            if found:
+                key = next(iter(found))
+                anchor = float(searcher.fast_field_values("created", [tantivy.DocAddress(*key)])[0] or 0)
         return self._rank(searcher, bm25, vector, k, now, when, terms, tuning, vectors if second else None, model,
-                          best_chunk)
+                          best_chunk, (order, anchor) if order is not None else None)
 
     def _bm25(self, searcher: Any, terms: QueryTerms, filters: list[tuple[Any, Any]], n: int,
               tuning: Tuning, best_chunk: dict[Key, int]) -> dict[tuple[int, int], float]:
@@ -802,7 +810,8 @@ class Index:
     def _rank(self, searcher: Any, bm25: dict[tuple[int, int], float], vector: dict[tuple[int, int], float],
               k: int, now: datetime, when: TimeRange | None, terms: QueryTerms, tuning: Tuning,
               vectors: rerank.QueryVectors | None = None, model: dict[str, float] | None = None,
-              best_chunk: dict[Key, int] | None = None) -> list[Hit]:
+              best_chunk: dict[Key, int] | None = None,
+              order: tuple[Order, float | None] | None = None) -> list[Hit]:
         blind: set[tuple[int, int]] = set()
         if vectors is not None and self._blind:  # matched words only: BM25 alone ranks them (``fuse``)
             rest = [key for key in bm25 if key not in vector]
@@ -814,7 +823,7 @@ class Index:
         keys = list(fused)
         addrs = [tantivy.DocAddress(s, d) for s, d in keys]
         wanted = ["importance", "updated"]
-        if when is not None:
+        if when is not None or order is not None:
             wanted.append("created")
         if tuning.context_weight > 0:
             wanted += ["grp", "seq"]
@@ -826,6 +835,12 @@ class Index:
             signals = self._signals(searcher, keys, columns, fused, bm25, when, terms, vectors)
             fused = dict(zip(keys, rerank.combine(signals, model or rerank.WEIGHTS), strict=True))
             tuning = replace(tuning, context_weight=0.0, time_boost=0.0)  # both are signals of the model
+        if order is not None:  # by date among the memories on the subject: folded into the similarity
+            asked, anchor = order
+            sims = [fused[key] for key in keys]
+            bonus = order_bonus(asked, sims, [float(c or 0) for c in columns["created"]], weight=tuning.order_weight,
+                                anchor_at=anchor)
+            fused = {key: sim + extra for key, sim, extra in zip(keys, sims, bonus, strict=True)}
         scored = ranking.score(keys, fused, columns, bm25, vector, k=k, when=when, now=now,
                                weights=self.repo.config.ranking, tuning=tuning, signals=signals)
         highlight = frozenset(terms.highlight_terms())

@@ -174,7 +174,8 @@ class Tuning:
     neighbour's similarity. ``fusion`` ``convex`` mixes max-normalised BM25 with min-max-normalised cosine
     (``vector_weight``); ``rrf`` is reciprocal-rank fusion; ``ltr`` (hybrid searches with a model) ranks the
     convex mix's candidates again with :mod:`gitmem.rerank`'s model. ``time_boost`` is added to the similarity
-    of memories created in a period the question names."""
+    of memories created in a period the question names; ``order_weight`` is the largest bonus a question about
+    order ("first", "the latest", "before X") gives by creation date (:mod:`gitmem.search.order`)."""
 
     boost_name: float = 2.0
     boost_description: float = 1.5
@@ -192,6 +193,7 @@ class Tuning:
     rrf_k: float = 60.0
     vector_weight: float = 0.4
     time_boost: float = 0.5
+    order_weight: float = 0.3
     candidates: int = 100
 
 
