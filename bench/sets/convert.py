@@ -117,10 +117,10 @@ def xquad(repo: Path) -> None:
 
 
 def longdoc(xquad_dir: Path) -> None:
-    """XQuAD's articles as long memories: one memory per article (its paragraphs joined by blank lines, 2.5-4k
-    characters in English), every article of both parts in each repository, so a question's answer sits
-    anywhere inside a long text among 47 others of the same kind. A question keeps its sentence (``sentence``)
-    to check that the snippet shows it."""
+    """XQuAD's articles as long memories: one memory per article (its paragraphs joined by blank lines, 2-10k
+    characters in English, 0.8-2.9k in Chinese), every article of both parts in each repository, so a question's
+    answer sits anywhere inside a long text among 47 others of the same kind. A question keeps its sentence
+    (``sentence``) to check that the snippet shows it."""
     for lang in ("en", "zh"):
         rows = [json.loads(line) for line in (xquad_dir / lang / "turns.jsonl").read_text("utf-8").splitlines()]
         by_id = {r["id"]: r["text"] for r in rows}
