@@ -44,6 +44,7 @@ from gitmem.errors import DocumentError, GitmemError, SearchError, ValidationErr
 from gitmem.fileio import atomic_write, settled
 from gitmem.locks import LockTimeout, file_lock
 from gitmem.ranking import DEFAULT_TUNING, QueryTerms, ScoreParts, Tuning
+from gitmem.search.order import Order, order_bonus, parse_order
 from gitmem.snapshot import Key, Snapshot
 from gitmem.timeparse import TimeRange, parse_time
 from gitmem.vectorstore import VectorStore
@@ -78,17 +79,25 @@ class Hit:
     path: str = ""
     terms: frozenset[str] = frozenset()
     analyzer: Any = field(default=None, repr=False, compare=False)
+    chunk: int = 0
+    """the chunk of a long memory that matched best (1, 2, …; :func:`gitmem.indexdoc.memory_chunks`), 0: the
+    memory as a whole"""
 
     @cached_property
     def _cut(self) -> tuple[str, tuple[tuple[int, int], ...]]:
+        text = self.memory.text
+        if self.chunk:
+            parts = idoc.memory_chunks(self.memory)
+            text = parts[self.chunk - 1] if self.chunk <= len(parts) else text
         if self.analyzer is None:
-            return self.memory.text[:160], ()
-        text, marks = ranking.snippet(self.memory.text, set(self.terms), self.analyzer)
+            return text[:160], ()
+        text, marks = ranking.snippet(text, set(self.terms), self.analyzer)
         return text, tuple(marks)
 
     @property
     def snippet(self) -> str:
-        """About 160 characters around the densest cluster of matched words."""
+        """About 160 characters around the densest cluster of matched words (in the best chunk of a long
+        memory)."""
         return self._cut[0]
 
     @property
@@ -173,7 +182,7 @@ class Index:
         self._vectors: tuple[str, list[str], Any, dict[int, int], list[int]] | None = None
         #: sha64 of the memories stored with a zero vector (a script the model does not cover)
         self._blind: frozenset[int] = frozenset()
-        self._sentences: tuple[str, Any, Any, dict[int, int]] | None = None
+        self._sentences: tuple[str, Any, Any, dict[int, int], Any] | None = None
         self._hood: tuple[str, rerank.Neighbourhood] | None = None
         # the HEAD, ref and index-marker files as they were when the index was last found current
         self._fresh: tuple[list[Path], tuple[tuple[int, int, int], ...]] | None = None
@@ -397,7 +406,8 @@ class Index:
                 entry = entries[path]
                 # one string, not a tuple: marshal reads and writes 10k strings far faster than 10k tuples
                 entry[TOKS] = " ".join(sorted(set(self._analyzer.analyze(idoc.body(mem)))))
-                writer.add_document(idoc.document(mem, path, entry[SHA], idoc.grp_hash(entry[GROUP]), seq, ctx))
+                for doc in idoc.documents(mem, path, entry[SHA], idoc.grp_hash(entry[GROUP]), seq, ctx):
+                    writer.add_document(doc)
             writer.commit()
             # Waiting for merges costs up to ~0.4 s at 10k documents; a small refresh leaves them to run (or to
             # be abandoned, which tantivy allows) unless segments have piled up.
@@ -528,8 +538,7 @@ class Index:
                         seen = [s for s in shas if read[s]]
                         # one call for the memories and their sentences: one tokenizer pass, and batches of
                         # similar length across the whole chunk instead of a few calls per memory
-                        said = [(f"{sha}#{n}", text) for sha in seen if read[sha] == texts[sha][0]
-                                for n, text in enumerate(texts[sha][1])]
+                        said = [part for sha in seen if read[sha] == texts[sha][0] for part in texts[sha][1]]
                         vecs = embedder.embed_documents([read[s] for s in seen] + [t for _k, t in said])
                         rows = dict(zip(seen, vecs[:len(seen)], strict=True))
                         zero = np.zeros(embedder.dim, dtype=np.float32)
@@ -558,15 +567,23 @@ class Index:
         live = {e[SHA] for e in loaded[0].values() if e[OK]} if loaded else set()
         return live, sorted(live - store.shas())
 
-    def _texts_for(self, searcher: Any, shas: list[str]) -> dict[str, tuple[str, list[str]]]:
-        """What to embed for each blob: the memory's :func:`~gitmem.indexdoc.embedding_text` and its sentences
-        (if several)."""
-        query = tantivy.Query.term_set_query(self._schema, "sha", shas)
-        texts: dict[str, tuple[str, list[str]]] = {}
+    def _texts_for(self, searcher: Any, shas: list[str]) -> dict[str, tuple[str, list[tuple[str, str]]]]:
+        """What to embed for each blob: the memory's :func:`~gitmem.indexdoc.embedding_text`, then its parts
+        with their cache keys: the chunks of a long memory (``<sha>#c<n>``, each after the memory's name), else
+        its sentences if several (``<sha>#<n>``)."""
+        query = tantivy.Query.boolean_query([
+            (tantivy.Occur.Must, tantivy.Query.term_set_query(self._schema, "sha", shas)),
+            (tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "part", 0))])
+        texts: dict[str, tuple[str, list[tuple[str, str]]]] = {}
         for _score, addr in searcher.search(query, limit=max(1, len(shas))).hits:
             doc = searcher.doc(addr)
             memory = idoc.memory_from_json(doc["doc"][0])
-            texts[doc["sha"][0]] = (idoc.embedding_text(memory), rerank.sentences(memory.text))
+            sha = doc["sha"][0]
+            chunks = idoc.memory_chunks(memory)
+            parts = [(f"{sha}#c{n}", f"{memory.name}\n{chunk}" if memory.name else chunk)
+                     for n, chunk in enumerate(chunks)] if chunks \
+                else [(f"{sha}#{n}", text) for n, text in enumerate(rerank.sentences(memory.text))]
+            texts[sha] = (idoc.embedding_text(memory), parts)
         return texts
 
     def _vectors_ready(self, embedder: Embedder) -> None:
@@ -605,25 +622,28 @@ class Index:
                 row_sha64[row] for row in np.flatnonzero(~matrix.any(axis=1)).tolist())
         return self._vectors[1:]
 
-    def _load_sentences(self, embedder: Embedder) -> tuple[Any, Any, dict[int, int]]:
+    def _load_sentences(self, embedder: Embedder) -> tuple[Any, Any, dict[int, int], Any]:
         """(matrix with rows grouped by memory, start row of each memory's group, sha64 → group) of the
-        sentence vectors; ``matrix`` is None when no memory has several sentences."""
+        sentence vectors, and the sha64 of the memories whose group holds chunks (long memories) rather than
+        sentences; ``matrix`` is None when no memory has several sentences or chunks."""
         import numpy as np
 
         if self._sentences is not None and self._snapshot().vectors == embedder.model_id:
-            return self._sentences[1], self._sentences[2], self._sentences[3]
+            return self._sentences[1:]
         store = VectorStore(self._vector_dir(embedder.model_id) / "sentences")
         marker = store.marker()
         if self._sentences is None or self._sentences[0] != marker:
             keys, matrix = store.load()
             if matrix is None or not keys:
-                self._sentences = (marker, None, None, {})
+                self._sentences = (marker, None, None, {}, np.zeros(0, np.uint64))
             else:
                 owners = np.array([idoc.sha64(k) for k in keys], dtype=np.uint64)
                 order = np.argsort(owners, kind="stable")
                 unique, starts = np.unique(owners[order], return_index=True)
-                self._sentences = (marker, matrix[order], starts, {int(u): i for i, u in enumerate(unique)})
-        return self._sentences[1], self._sentences[2], self._sentences[3]
+                chunked = np.array(["#c" in k for k in keys])[order]
+                self._sentences = (marker, matrix[order], starts, {int(u): i for i, u in enumerate(unique)},
+                                   unique[chunked[starts]])
+        return self._sentences[1:]
 
     def _neighbourhood(self) -> rerank.Neighbourhood:
         """Neighbours and word sets of every indexed memory, from the state of the last refresh."""
@@ -650,7 +670,15 @@ class Index:
     @property
     def size(self) -> int:
         """How many memories the index holds (as of the last refresh)."""
-        return int(self._snapshot().searcher.num_docs)
+        snap = self._snapshot()
+        return int(snap.searcher.num_docs) - self._chunk_docs(snap)
+
+    def _chunk_docs(self, snap: Snapshot) -> int:
+        """How many documents of this state are chunks of long memories (not memories of their own)."""
+        if snap.chunk_docs is None:
+            query = tantivy.Query.range_query(self._schema, "part", tantivy.FieldType.Unsigned, 1, 1 << 62)
+            snap.chunk_docs = int(snap.searcher.search(query, limit=1, count=True).count or 0)
+        return int(snap.chunk_docs)
 
     @property
     def notice(self) -> str:
@@ -707,11 +735,12 @@ class Index:
         searcher = snap.searcher
         n = max(tuning.candidates, k * 3)
         bm25: dict[tuple[int, int], float] = {}
+        best_chunk: dict[Key, int] = {}
         if mode != "vector" and not terms.empty:
-            bm25 = self._bm25(searcher, terms, filters, n, tuning)
+            bm25 = self._bm25(searcher, terms, filters, n, tuning, best_chunk)
             if when is not None:
                 ranged = [*filters, ranking.time_clause(self._schema, when)]
-                for key, score in self._bm25(searcher, terms, ranged, n, tuning).items():
+                for key, score in self._bm25(searcher, terms, ranged, n, tuning, best_chunk).items():
                     bm25[key] = max(score, bm25.get(key, 0.0))
         vector: dict[tuple[int, int], float] = {}
         vectors: rerank.QueryVectors | None = None
@@ -720,14 +749,42 @@ class Index:
             vector, vectors = self._vector(snap, embedder, query, admitted, n)
         model = rerank.weights_for(embedder.model_id) if embedder is not None else None
         second = vectors is not None and model is not None and mode == "hybrid" and tuning.fusion == "ltr"
-        return self._rank(searcher, bm25, vector, k, now, when, terms, tuning, vectors if second else None, model)
+        order = parse_order(query) if tuning.order_weight > 0 else None
+        anchor: float | None = None
+        if order is not None and order.anchor:  # "before X": when was the memory about X created?
+            found = self._bm25(searcher, ranking.analyze_query(order.anchor, self._analyzer), filters, 1, tuning, {})
+            if found:
+                key = next(iter(found))
+                anchor = float(searcher.fast_field_values("created", [tantivy.DocAddress(*key)])[0] or 0)
+        return self._rank(searcher, bm25, vector, k, now, when, terms, tuning, vectors if second else None, model,
+                          best_chunk, (order, anchor) if order is not None else None)
 
     def _bm25(self, searcher: Any, terms: QueryTerms, filters: list[tuple[Any, Any]], n: int,
-              tuning: Tuning) -> dict[tuple[int, int], float]:
+              tuning: Tuning, best_chunk: dict[Key, int]) -> dict[tuple[int, int], float]:
+        """The ``n`` best memories by BM25; a long memory's best chunk goes into ``best_chunk`` when a chunk
+        scored above the memory as a whole."""
         query = tantivy.Query.boolean_query([(tantivy.Occur.Must, ranking.text_query(self._schema, terms, tuning)),
                                              *filters])
         hits = searcher.search(query, limit=n, count=False).hits
-        return {(a.segment_ord, a.doc): float(s) for s, a in hits}
+        scores = {(a.segment_ord, a.doc): float(s) for s, a in hits}
+        snap = self._snapshot()
+        if not hits or not self._chunk_docs(snap):
+            return scores
+        # a long memory is scored by its best document: itself or one of its chunks
+        addrs = [a for _s, a in hits]
+        parts = searcher.fast_field_values("part", addrs)
+        chunked = [(float(s), a, int(p)) for (s, a), p in zip(hits, parts, strict=True) if p]
+        if not chunked:
+            return scores
+        for _score, addr, _part in chunked:
+            del scores[(addr.segment_ord, addr.doc)]
+        codes = searcher.fast_field_values("sha64", [a for _s, a, _p in chunked])
+        for (score, _addr, part), code in zip(chunked, codes, strict=True):
+            for key in snap.addresses(int(code or 0)):
+                if score > scores.get(key, 0.0):
+                    scores[key] = score
+                    best_chunk[key] = part
+        return scores
 
     def _vector(self, snap: Snapshot, embedder: Embedder, query: str, admitted: tuple[bool, frozenset[Key]],
                 n: int) -> tuple[dict[Key, float], rerank.QueryVectors | None]:
@@ -738,9 +795,14 @@ class Index:
             return {}, None
         qv = embedder.embed_query(ranking.normalise(query))
         sims = np.einsum("ij,j->i", matrix, qv)  # not matrix @ qv: OpenBLAS sgemv takes 8 ms at 10k x 384 here
-        sentence_matrix, starts, sentence_of = self._load_sentences(embedder)
+        sentence_matrix, starts, sentence_of, chunked = self._load_sentences(embedder)
         best = np.maximum.reduceat(np.einsum("ij,j->i", sentence_matrix, qv), starts) \
             if sentence_matrix is not None else np.zeros(0, np.float32)
+        if len(chunked):  # a long memory is as near as its nearest chunk (its own vector saw its start only)
+            pairs = [(row_of[code], sentence_of[code]) for code in chunked.tolist() if code in row_of]
+            if pairs:
+                at, groups = np.array(pairs).T
+                sims[at] = np.maximum(sims[at], best[groups])
         vectors = rerank.QueryVectors(query=qv, matrix=matrix, cosines=sims, row_of=row_of,
                                       sentence_of=sentence_of, sentence_best=best)
         # the nearest rows first, over twice as many as needed: some belong to filtered-out memories
@@ -775,7 +837,9 @@ class Index:
 
     def _rank(self, searcher: Any, bm25: dict[tuple[int, int], float], vector: dict[tuple[int, int], float],
               k: int, now: datetime, when: TimeRange | None, terms: QueryTerms, tuning: Tuning,
-              vectors: rerank.QueryVectors | None = None, model: dict[str, float] | None = None) -> list[Hit]:
+              vectors: rerank.QueryVectors | None = None, model: dict[str, float] | None = None,
+              best_chunk: dict[Key, int] | None = None,
+              order: tuple[Order, float | None] | None = None) -> list[Hit]:
         blind: set[tuple[int, int]] = set()
         if vectors is not None and self._blind:  # matched words only: BM25 alone ranks them (``fuse``)
             rest = [key for key in bm25 if key not in vector]
@@ -787,7 +851,7 @@ class Index:
         keys = list(fused)
         addrs = [tantivy.DocAddress(s, d) for s, d in keys]
         wanted = ["importance", "updated"]
-        if when is not None:
+        if when is not None or order is not None:
             wanted.append("created")
         if tuning.context_weight > 0:
             wanted += ["grp", "seq"]
@@ -799,6 +863,12 @@ class Index:
             signals = self._signals(searcher, keys, columns, fused, bm25, when, terms, vectors)
             fused = dict(zip(keys, rerank.combine(signals, model or rerank.WEIGHTS), strict=True))
             tuning = replace(tuning, context_weight=0.0, time_boost=0.0)  # both are signals of the model
+        if order is not None:  # by date among the memories on the subject: folded into the similarity
+            asked, anchor = order
+            sims = [fused[key] for key in keys]
+            bonus = order_bonus(asked, sims, [float(c or 0) for c in columns["created"]], weight=tuning.order_weight,
+                                anchor_at=anchor)
+            fused = {key: sim + extra for key, sim, extra in zip(keys, sims, bonus, strict=True)}
         scored = ranking.score(keys, fused, columns, bm25, vector, k=k, when=when, now=now,
                                weights=self.repo.config.ranking, tuning=tuning, signals=signals)
         highlight = frozenset(terms.highlight_terms())
@@ -807,7 +877,7 @@ class Index:
             doc = searcher.doc(tantivy.DocAddress(*key))
             memory = idoc.memory_from_json(doc["doc"][0])
             hits.append(Hit(id=memory.id, score=score, memory=memory, parts=parts, path=doc["path"][0],
-                            terms=highlight, analyzer=self._analyzer))
+                            terms=highlight, analyzer=self._analyzer, chunk=(best_chunk or {}).get(key, 0)))
         return hits
 
 

@@ -1,5 +1,6 @@
-"""What a memory becomes in the search index: the tantivy schema, the document of one memory file, the memory
-stored inside it (read back for every hit), and the text the embedding model sees.
+"""What a memory becomes in the search index: the tantivy schema, the documents of one memory file (the memory,
+plus one per chunk of a long one), the memory stored inside it (read back for every hit), and the texts the
+embedding model sees.
 
 :data:`FORMAT` names this layout; an index written with another one is rebuilt.
 """
@@ -17,15 +18,17 @@ import tantivy
 from gitmem import documents as docs
 from gitmem import ranking
 from gitmem.documents import Memory
+from gitmem.search.chunks import chunks
 
 _MEMORY_NAMES = tuple(f.name for f in fields(Memory))
 _TIMES = ("created", "updated", "expires")
 #: bump when the schema, the analyzer or what goes into a field changes: the index is then rebuilt (it also
 #: changes by itself with the fields of Memory, which the stored documents list in order)
-FORMAT = "5." + hashlib.blake2b(",".join(_MEMORY_NAMES).encode(), digest_size=4).hexdigest()
+FORMAT = "6." + hashlib.blake2b(",".join(_MEMORY_NAMES).encode(), digest_size=4).hexdigest()
 #: bump when the text given to the embedding model changes: vectors are then recomputed (3: a memory in a script
-#: the model does not cover is stored as a zero vector, see :func:`gitmem.embed.covers`)
-VECTOR_RECIPE = 3
+#: the model does not cover is stored as a zero vector, see :func:`gitmem.embed.covers`; 4: a long memory's
+#: chunks instead of its sentences)
+VECTOR_RECIPE = 4
 GLOBAL_PROJECT = ranking.GLOBAL_PROJECT
 TEXT_FIELDS = ("name", "description", "body", "tags", "ctx")
 
@@ -37,7 +40,7 @@ def schema() -> Any:
         b.add_text_field(name, stored=name in ("path", "sha"), tokenizer_name="raw", index_option="basic")
     for name in TEXT_FIELDS:
         b.add_text_field(name, tokenizer_name=ranking.TOKENIZER, index_option="position")
-    for name in ("deprecated", "importance", "grp", "seq", "sha64"):
+    for name in ("deprecated", "importance", "grp", "seq", "sha64", "part"):
         b.add_unsigned_field(name, indexed=True, fast=True)
     for name in ("created", "updated"):
         b.add_integer_field(name, indexed=True, fast=True)
@@ -65,6 +68,11 @@ def grp_hash(group: str) -> int:
 def sha64(sha: str) -> int:
     """The first 64 bits of a blob SHA, as stored in the ``sha64`` fast field."""
     return int(sha[:16], 16)
+
+
+def memory_chunks(memory: Memory) -> list[str]:
+    """The chunks of a long memory's body (:mod:`gitmem.search.chunks`), none for a short one."""
+    return chunks(body(memory))
 
 
 def embedding_text(memory: Memory) -> str:
@@ -109,9 +117,19 @@ def memory_from_json(raw: bytes) -> Memory:
     return memory
 
 
-def document(memory: Memory, path: str, sha: str, grp: int, seq: int, ctx: str) -> Any:
-    """The tantivy document of one memory file: ``grp``/``seq`` place it in its source, ``ctx`` is its
-    neighbours' text."""
+def documents(memory: Memory, path: str, sha: str, grp: int, seq: int, ctx: str) -> list[Any]:
+    """The tantivy documents of one memory file: the memory itself (``part`` 0: every field, the whole body,
+    the stored memory), then for a long memory one document per chunk (``part`` 1, 2, …: its name and that
+    chunk as the body, with the same filter and ranking fields; a search scores the memory by its best
+    document). ``grp``/``seq`` place it in its source, ``ctx`` is its neighbours' text."""
+    main = _document(memory, path, sha, grp, seq, {"description": memory.description, "body": body(memory),
+                                                    "tags": " ".join(memory.tags), "ctx": ctx}, 0)
+    main.add_bytes("doc", memory_json(memory))
+    return [main, *(_document(memory, path, sha, grp, seq, {"body": chunk}, part)
+                    for part, chunk in enumerate(memory_chunks(memory), start=1))]
+
+
+def _document(memory: Memory, path: str, sha: str, grp: int, seq: int, text: dict[str, str], part: int) -> Any:
     d = tantivy.Document()
     for name, value in (("path", path), ("sha", sha), ("key", memory.id), ("type", memory.type),
                         ("category", memory.category), ("project", memory.project or GLOBAL_PROJECT),
@@ -119,8 +137,7 @@ def document(memory: Memory, path: str, sha: str, grp: int, seq: int, ctx: str) 
         d.add_text(name, value)
     for tag in memory.tags:
         d.add_text("tag", tag)
-    for name, value in (("name", memory.name), ("description", memory.description), ("body", body(memory)),
-                        ("tags", " ".join(memory.tags)), ("ctx", ctx)):
+    for name, value in (("name", memory.name), *text.items()):
         if value:
             d.add_text(name, ranking.normalise(value))
     d.add_unsigned("deprecated", int(memory.deprecated))
@@ -128,9 +145,9 @@ def document(memory: Memory, path: str, sha: str, grp: int, seq: int, ctx: str) 
     d.add_unsigned("grp", grp)
     d.add_unsigned("seq", seq)
     d.add_unsigned("sha64", sha64(sha))
+    d.add_unsigned("part", part)
     d.add_integer("created", int(memory.created.timestamp()))
     d.add_integer("updated", int(memory.updated.timestamp()))
-    d.add_bytes("doc", memory_json(memory))
     return d
 
 

@@ -104,7 +104,7 @@ class QueryTerms:
     bigrams: dict[tuple[str, str], float] = field(default_factory=dict)
     """overlapping CJK character pairs, searched as two-token phrases"""
     chars: dict[str, float] = field(default_factory=dict)
-    """CJK characters standing alone after stopword removal (and, weakly, every CJK character)"""
+    """every CJK character left after stopword removal, searched as weak terms"""
 
     @property
     def empty(self) -> bool:
@@ -149,8 +149,11 @@ def _latin(text: str, kept: list[str], every: list[str]) -> None:
 
 def _cjk(run: str, terms: QueryTerms) -> None:
     for piece in _CJK_STOP_RE.split(run):
-        if len(piece) == 1:
-            terms.chars[piece] = terms.chars.get(piece, 0.0) + 1.0
+        # every character, not only the ones left alone: a short memory ("我有孩子，还有一条狗") often shares
+        # no pair of characters with a long utterance about it ("老是和家里的狗打架"), only single ones; weakly
+        # weighted (``Tuning.char_weight``), they let such memories be found at all (DuLeMon dev 0.659 → 0.788)
+        for char in piece:
+            terms.chars[char] = terms.chars.get(char, 0.0) + 1.0
         for a, b in itertools.pairwise(piece):
             terms.bigrams[(a, b)] = terms.bigrams.get((a, b), 0.0) + 1.0
     if len(run) == 1 and not terms.chars and not terms.bigrams:  # a lone stopword is still the whole question
@@ -171,7 +174,8 @@ class Tuning:
     neighbour's similarity. ``fusion`` ``convex`` mixes max-normalised BM25 with min-max-normalised cosine
     (``vector_weight``); ``rrf`` is reciprocal-rank fusion; ``ltr`` (hybrid searches with a model) ranks the
     convex mix's candidates again with :mod:`gitmem.rerank`'s model. ``time_boost`` is added to the similarity
-    of memories created in a period the question names."""
+    of memories created in a period the question names; ``order_weight`` is the largest bonus a question about
+    order ("first", "the latest", "before X") gives by creation date (:mod:`gitmem.search.order`)."""
 
     boost_name: float = 2.0
     boost_description: float = 1.5
@@ -189,6 +193,7 @@ class Tuning:
     rrf_k: float = 60.0
     vector_weight: float = 0.4
     time_boost: float = 0.5
+    order_weight: float = 0.3
     candidates: int = 100
 
 

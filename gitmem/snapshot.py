@@ -29,6 +29,8 @@ class Snapshot:
         self.searcher = searcher
         self.hood: Any = None
         """the neighbourhood (:class:`gitmem.rerank.Neighbourhood`) of this state, built on first need"""
+        self.chunk_docs: int | None = None
+        """how many documents are chunks of long memories (counted on first need)"""
         self.vectors = ""
         """the embedding model whose vectors covered this state's commit when the index loaded them"""
         self._where: dict[int, Key] | None = None
@@ -37,7 +39,7 @@ class Snapshot:
 
     def addresses(self, sha64: int) -> Sequence[Key]:
         """The documents holding the blob whose SHA starts with ``sha64`` (usually one; the same text stored
-        at two paths gives two)."""
+        at two paths gives two), not counting the chunks of a long memory."""
         if self._where is None:
             self._map()
         assert self._where is not None
@@ -51,6 +53,9 @@ class Snapshot:
         searcher = self.searcher
         hits = searcher.search(tantivy.Query.all_query(), limit=max(1, searcher.num_docs), count=False).hits
         addrs = [a for _score, a in hits]
+        if addrs:  # a memory's own document only, not the chunks of a long one
+            parts = searcher.fast_field_values("part", addrs)
+            addrs = [a for a, part in zip(addrs, parts, strict=True) if not part]
         keys = [(a.segment_ord, a.doc) for a in addrs]
         values = [int(v or 0) for v in searcher.fast_field_values("sha64", addrs)] if addrs else []
         where = dict(zip(values, keys, strict=True))

@@ -20,6 +20,7 @@ LAYERS: dict[str, int] = {
     "directives": 1, "observe": 2,
     "store": 3,
     "index": 4, "indexdoc": 4, "ranking": 4, "rerank": 4,
+    "search": 1, "search.chunks": 1, "search.order": 1,
     "recall": 5,
     "api": 6,
     "hooks": 7, "hookcontext": 7, "hookserver": 7, "injection": 7, "claude_install": 7,

@@ -145,6 +145,17 @@ def test_japanese_and_korean_words_are_found_inside_longer_words(repo: MemoryRep
         assert ids(index.search(query, k=3))[0] == expected, query
 
 
+def test_a_chinese_utterance_finds_a_memory_sharing_single_characters(repo: MemoryRepo) -> None:
+    """Chit-chat names what a remembered fact is about with other words: "老是和狗打架" shares no pair of characters
+    with "一条狗", only the character 狗. Such a memory must still be found, after those sharing pairs."""
+    texts = ["我有孩子，还有一条狗", "我在IT部门工作", "我喜欢运动", "部署前需要运维审批", "我家的猫很淘气"]
+    repo.import_records([{"id": f"p{i}", "text": t} for i, t in enumerate(texts)])
+    index = Index(repo, embedder=None)
+    assert ids(index.search("才上三年级，老是和狗打架", k=3))[0] == "p0"
+    assert ids(index.search("孩子们的狗", k=3))[0] == "p0"  # the pair 孩子 and the character 狗 add up
+    assert analyze_query("狗打架", build_analyzer()).chars.keys() == {"狗", "打", "架"}
+
+
 def test_an_english_model_stays_out_of_chinese(filled: tuple[MemoryRepo, str], model: Any) -> None:
     """The packaged model reads Latin script only: for a Chinese question, and for a memory written in Chinese, its
     cosines are noise, so BM25 alone ranks them (found on DuLeMon: hybrid fell ~0.2 below BM25 before)."""

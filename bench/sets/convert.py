@@ -2,6 +2,7 @@
 
     python bench/sets/convert.py dulemon PATH/TO/PaddlePaddle-Research   # a git checkout or bare mirror
     python bench/sets/convert.py xquad PATH/TO/google-deepmind-xquad
+    python bench/sets/convert.py longdoc bench/sets/xquad                 # after xquad: whole articles
 
 Each set's README.md says where the data comes from (repository, commit, licence) and how it was converted.
 Files are read with ``git show HEAD:<path>`` so a bare mirror works as well as a checkout.
@@ -115,7 +116,32 @@ def xquad(repo: Path) -> None:
         write(HERE / "xquad" / lang, turns, queries)
 
 
+def longdoc(xquad_dir: Path) -> None:
+    """XQuAD's articles as long memories: one memory per article (its paragraphs joined by blank lines, 2-10k
+    characters in English, 0.8-2.9k in Chinese), every article of both parts in each repository, so a question's
+    answer sits anywhere inside a long text among 47 others of the same kind. A question keeps its sentence
+    (``sentence``) to check that the snippet shows it."""
+    for lang in ("en", "zh"):
+        rows = [json.loads(line) for line in (xquad_dir / lang / "turns.jsonl").read_text("utf-8").splitlines()]
+        by_id = {r["id"]: r["text"] for r in rows}
+        articles: dict[str, dict[str, list[str]]] = {}
+        for r in rows:
+            article, paragraph, _n = r["id"].split("-")
+            articles.setdefault(article, {}).setdefault(paragraph, []).append(r["text"])
+        join = "" if lang == "zh" else " "
+        texts = {a: "\n\n".join(join.join(p) for p in paras.values()) for a, paras in articles.items()}
+        turns = [{"id": f"a{a}", "conv": conv, "session": int(a), "date": DATE, "text": text}
+                 for conv in (0, 1) for a, text in texts.items()]
+        queries = []
+        for line in (xquad_dir / lang / "queries.jsonl").read_text("utf-8").splitlines():
+            q = json.loads(line)
+            evidence = q["evidence"][0]
+            queries.append({**q, "evidence": [f"a{evidence.split('-')[0]}"], "sentence": by_id[evidence]})
+        # sessions: every article its own source, so no article is another's context
+        write(HERE / "longdoc" / lang, turns, queries)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("dulemon", "xquad"):
+    if len(sys.argv) != 3 or sys.argv[1] not in ("dulemon", "xquad", "longdoc"):
         raise SystemExit(__doc__)
-    {"dulemon": dulemon, "xquad": xquad}[sys.argv[1]](Path(sys.argv[2]))
+    {"dulemon": dulemon, "xquad": xquad, "longdoc": longdoc}[sys.argv[1]](Path(sys.argv[2]))

@@ -1,0 +1,85 @@
+"""The small sets, where R@10 says little (every answer is in the top 10 of 14-48 memories): R@1, R@10, and for
+long documents whether the snippet shows the answer.
+
+    python bench/sets/top1.py [longdoc/en longdoc/zh order] [--modes bm25,hybrid] [--split dev|test] [--no-model]
+                              [--set KEY=VALUE]
+
+``longdoc/``: which of 48 encyclopedia articles (one memory each, 2-10k characters; XQuAD's, see ``convert.py
+longdoc``) answers a question; ``conv`` 0 holds the development questions, ``conv`` 1 the test ones, each over the
+same 48 articles. ``snippet`` is the share of questions answered by the top hit whose snippet holds at least half
+of the answering sentence's words (or CJK characters). ``order/``: questions about order ("first", "now",
+"before X") over two dated decision logs (dev: a shop, test: a data pipeline; see its README).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import locomo  # noqa: E402
+
+from gitmem.config import RankingConfig  # noqa: E402
+from gitmem.index import Index  # noqa: E402
+
+SETS = Path(__file__).resolve().parent
+_UNIT = re.compile(r"[\u4e00-\u9fff]|\w+")
+
+
+def covered(snippet: str, sentence: str) -> bool:
+    want = set(_UNIT.findall(sentence.lower()))  # no sentence (the order set): 0
+    return bool(want) and len(want & set(_UNIT.findall(snippet.lower()))) >= len(want) / 2
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sets", nargs="*", default=["longdoc/en", "longdoc/zh", "order"])
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--modes", default="bm25,hybrid")
+    parser.add_argument("--split", choices=("dev", "test"), default="dev")
+    parser.add_argument("--no-model", action="store_true")
+    args = parser.parse_args()
+    modes = [m for m in args.modes.split(",") if m]
+    embedder = locomo.load_model(args.no_model or modes == ["bm25"])
+    if embedder is None:
+        modes = ["bm25"]
+    conv = 0 if args.split == "dev" else 1
+    weights = RankingConfig(w_sim=1.0, w_imp=0.0, w_rec=0.0)
+    print(f"model {getattr(embedder, 'model_id', 'none')}, split {args.split}")
+    tuning = locomo.parse_set(args.set) if args.set else locomo.DEFAULT_TUNING
+    for name in args.sets:
+        turns, queries = locomo.load(SETS / name)
+        work = Path(tempfile.mkdtemp(prefix="gitmem-longdoc-"))
+        started = time.perf_counter()
+        try:
+            repo = locomo.build_repo(work, conv, turns[conv], weights)
+            index = Index(repo, embedder=embedder, tuning=tuning)
+            index.refresh()
+            now = max(locomo.parse_date(t["date"]) for t in turns[conv]) + timedelta(days=1)
+            for mode in modes:
+                r1 = r10 = shown = 0
+                for q in queries[conv]:
+                    hits = index.search(q["question"], k=10, mode=mode, now=now)
+                    ranked = [h.id for h in hits]
+                    gold = q["evidence"][0]
+                    r1 += bool(ranked) and ranked[0] == gold
+                    r10 += gold in ranked
+                    shown += bool(ranked) and ranked[0] == gold and covered(hits[0].snippet, q.get("sentence", ""))
+                n = len(queries[conv])
+                print(f"{name:10} {mode:7} n {n:4d}  R@1 {r1 / n:.3f}  R@10 {r10 / n:.3f}  snippet {shown / n:.3f}"
+                      f"   ({time.perf_counter() - started:.0f} s)", flush=True)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""Long texts cut into overlapping chunks, so BM25 and the embedding model see the part of a long memory or wiki
+page that a question is about, not the whole text diluted (BM25's length norm) or truncated (the model reads
+its first 256 tokens only).
+
+A text is split at Markdown headings and blank lines first (sections, paragraphs), then a paragraph too long for
+one chunk at sentence ends; the pieces are packed in order into chunks of about :data:`CHUNK_TOKENS` tokens, and
+each chunk after the first starts with the last sentence of the one before (the overlap), so an answer spanning
+a boundary is whole in one of them. A chunk of a section repeats the section's heading. Texts of up to
+:data:`LONG_TOKENS` stay one piece: most memories are a few sentences and are searched whole, as before.
+
+Sizes are estimated without a tokenizer (the index must not load one): a CJK character is one token, any other
+word 1.3 (the packaged WordPiece tokenizer gives 1.2–1.4 per English word of prose, see ``docs/search.md``).
+"""
+
+from __future__ import annotations
+
+import re
+
+#: the size a chunk aims at, in estimated tokens: well inside the 256 the packaged model reads, with room for
+#: the heading and the overlap sentence
+CHUNK_TOKENS = 160
+#: texts up to this size are not chunked
+LONG_TOKENS = 240
+
+_HEADING = re.compile(r"^#{1,6}\s+\S.*$", re.MULTILINE)
+_PARAGRAPH = re.compile(r"\n\s*\n")
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n")
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_WORD = re.compile("[^\\s\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+
+
+def size(text: str) -> float:
+    """Estimated tokens of ``text`` for the embedding model (CJK characters 1, other words 1.3)."""
+    return len(_CJK.findall(text)) + 1.3 * len(_WORD.findall(text))
+
+
+def chunks(text: str, target: int = CHUNK_TOKENS, long: int = LONG_TOKENS) -> list[str]:
+    """The chunks of ``text`` in order, or ``[]`` when it is short enough to be searched whole."""
+    if size(text) <= long:
+        return []
+    out: list[str] = []
+    for heading, section in _sections(text):
+        pieces = [s for p in _PARAGRAPH.split(section) for s in _split(p.strip(), target) if s]
+        out.extend(_pack(pieces, target, heading))
+    return [c for c in out if c.strip()]
+
+
+def _sections(text: str) -> list[tuple[str, str]]:
+    """(heading, body) of each Markdown section; the text before the first heading has none."""
+    marks = list(_HEADING.finditer(text))
+    if not marks:
+        return [("", text)]
+    out = [("", text[:marks[0].start()])] if text[:marks[0].start()].strip() else []
+    for i, mark in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
+        out.append((mark.group().lstrip("#").strip(), text[mark.end():end]))
+    return out
+
+
+def _split(paragraph: str, target: int) -> list[str]:
+    """A paragraph as one piece, or its sentences when it is longer than a chunk (a sentence longer than a chunk
+    is cut at words)."""
+    if size(paragraph) <= target:
+        return [paragraph]
+    out: list[str] = []
+    for sentence in (s.strip() for s in _SENTENCE_END.split(paragraph)):
+        if size(sentence) <= target:
+            out.append(sentence)
+            continue
+        words = sentence.split(" ") if not _CJK.search(sentence) else list(sentence)
+        joiner = " " if not _CJK.search(sentence) else ""
+        piece: list[str] = []
+        for word in words:
+            piece.append(word)
+            if size(joiner.join(piece)) >= target:
+                out.append(joiner.join(piece))
+                piece = []
+        if piece:
+            out.append(joiner.join(piece))
+    return out
+
+
+def _pack(pieces: list[str], target: int, heading: str) -> list[str]:
+    """Pieces packed in order into chunks of about ``target`` tokens, each after the first starting with the
+    last piece of the previous one."""
+    label = f"{heading}\n" if heading else ""
+    out: list[str] = []
+    current: list[str] = []
+    weight = 0.0
+    for piece in pieces:
+        piece_size = size(piece)
+        if current and weight + piece_size > target:
+            out.append(label + " ".join(current))
+            # overlap: the last sentence again, unless it alone fills half a chunk
+            current = [current[-1]] if len(current) > 1 and size(current[-1]) <= target / 2 else []
+            weight = sum(size(p) for p in current)
+        current.append(piece)
+        weight += piece_size
+    if current:
+        out.append(label + " ".join(current))
+    return out

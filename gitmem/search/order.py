@@ -1,0 +1,89 @@
+"""Questions about order: "what did we decide first", "the latest choice of queue", "what did we use before
+Kafka", "上线之后改了什么". Text similarity alone cannot answer them (every memory about queues is as similar as
+the next); the memories' creation dates can, among the ones that are about the subject.
+
+:func:`parse_order` finds what is asked; :func:`order_bonus` turns it into a bonus over the candidates of a search,
+given their similarity and creation time. Superseded memories are deprecated, so "the latest" meets them only
+when deprecated memories are searched too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+_UNITS = (r"(?:week|weekend|month|year|night|time|day|season|summer|winter|spring|fall|autumn"
+          r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?")
+_FIRST = re.compile(r"\b(?:first|earliest|initially|originally|at the (?:start|beginning)|to begin with"
+                    r"|start(?:ed)? (?:with|out))\b"
+                    r"|最早|最初|第一次|一开始|起初|当初")
+_LAST = re.compile(r"\b(?:latest|most recent(?:ly)?|newest|current(?:ly)?|now|nowadays|these days"
+                   rf"|last(?!\s+{_UNITS}\b))\b"
+                   r"|最近|最新|最后|目前|现在|如今")
+_BEFORE_AFTER = re.compile(r"\b(before|after|prior to)\s+([^?.!,;]{3,80})", re.IGNORECASE)
+_CJK_BEFORE_AFTER = re.compile(r"([\u4e00-\u9fff\w]{2,20}?)(之前|以前|之后|以后)")
+# an anchor that is a date or a period ("before May 2023", "two weeks after 8 May") is the time parser's
+_DATE_ANCHOR = re.compile(r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
+                          rf"|\b(?:the |this |last |next )?{_UNITS}\b|年|月|周|天", re.IGNORECASE)
+
+Kind = Literal["first", "last", "before", "after"]
+
+
+@dataclass(frozen=True)
+class Order:
+    """What a question asks about order: the ``first`` or ``last`` (latest) memory on its subject, or the ones
+    ``before``/``after`` the memory that ``anchor`` describes."""
+
+    kind: Kind
+    anchor: str = ""
+
+
+def parse_order(question: str) -> Order | None:
+    """The order a question asks for, or None (most questions)."""
+    text = question.lower()
+    match = _BEFORE_AFTER.search(text)
+    if match and not _DATE_ANCHOR.search(match.group(2)):
+        return Order("before" if match.group(1) in ("before", "prior to") else "after", match.group(2).strip())
+    cjk = _CJK_BEFORE_AFTER.search(question)
+    if cjk and not _DATE_ANCHOR.search(cjk.group(1)):
+        return Order("before" if cjk.group(2) in ("之前", "以前") else "after", cjk.group(1))
+    if _FIRST.search(text):
+        return Order("first")
+    if _LAST.search(text):
+        return Order("last")
+    return None
+
+
+def order_bonus(order: Order, similarity: Sequence[float], created: Sequence[float], *, weight: float,
+                floor: float = 0.5, among: int = 20, anchor_at: float | None = None) -> list[float]:
+    """A bonus per candidate (aligned with ``similarity`` and ``created``, epoch seconds): among the ``among``
+    most similar candidates whose similarity is at least ``floor`` times the best, ``weight`` for the earliest
+    (``first``) or the latest (``last``) down to 0 for the other end; for ``before``/``after``, candidates
+    on the asked side of ``anchor_at`` (the creation time of the memory the anchor describes, None when none
+    matched it; that memory included) gain ``weight`` for the nearest in time down to ``weight/2`` for the
+    farthest; the others gain nothing."""
+    n = len(similarity)
+    bonus = [0.0] * n
+    if not n:
+        return bonus
+    best = max(similarity)
+    pool = sorted((i for i in range(n) if similarity[i] >= floor * best),
+                  key=lambda i: -similarity[i])[:among]
+    if order.kind in ("before", "after"):
+        if anchor_at is None:
+            return bonus
+        at = anchor_at
+        # the anchor's own memory counts: "we moved to Kafka from RabbitMQ" answers "what before Kafka"
+        side = [i for i in pool if (created[i] <= at if order.kind == "before" else created[i] >= at)]
+        side.sort(key=lambda i: abs(created[i] - at))
+        for rank, i in enumerate(side):
+            bonus[i] = weight * (1.0 - 0.5 * rank / max(1, len(side) - 1))
+        return bonus
+    if len(pool) < 2:
+        return bonus
+    pool.sort(key=lambda i: created[i], reverse=order.kind == "last")
+    for rank, i in enumerate(pool):
+        bonus[i] = weight * (1.0 - rank / (len(pool) - 1))
+    return bonus
