@@ -18,6 +18,8 @@ import json
 import os
 import sys
 
+from gitmem.agents.claude import toolcall
+
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -195,11 +197,9 @@ def main(argv: list[str] | None = None) -> int:
         cwd = os.getcwd()
     except OSError:
         cwd = env.get("HOME") or "/"
-    if event in ("pre-tool-use", "post-tool-use"):
-        from gitmem.agents.claude.toolcall import record
-
+    if event in toolcall.EVENTS:
         try:
-            if record(event, data, env=env, home=home, cwd=cwd):
+            if toolcall.record(event, data, env=env, home=home, cwd=cwd):
                 return 0
         except BaseException as exc:  # never hurt the agent: exit 0, one line, details in the log
             from pathlib import Path
