@@ -57,11 +57,11 @@ def main() -> None:
     def payload(event: str, session: str, **extra: object) -> bytes:
         return json.dumps({"session_id": session, "cwd": str(code), "hook_event_name": event, **extra}).encode()
 
-    # the index, the Essentials cache and the recall block a real session would find ready: built without the
-    # hooks' deadline (a first build of 10k memories can take longer than it on a busy machine, and a hook that
-    # gives up leaves the index unbuilt for every timed run)
-    subprocess.run([str(Path(python).parent / "gitmem"), "warm", "--cwd", str(code)], env=env, cwd=code,
-                   capture_output=True, check=True)
+    # the index, the Essentials cache and the recall block a real session would find ready: the index built by
+    # `gitmem reindex`, which has no deadline (on a busy machine a first build of 10k memories takes longer than
+    # a hook's or the warm-up's, and one that gives up leaves the index unbuilt for every timed run)
+    subprocess.run([str(Path(python).parent / "gitmem"), "reindex"], env=env, cwd=code, capture_output=True,
+                   check=True)
     subprocess.run([hook, "session-start"], input=payload("SessionStart", "warm", source="startup"), env=env,
                    cwd=code, capture_output=True, check=True)
     results: dict[str, list[float]] = {}
