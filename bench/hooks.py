@@ -1,11 +1,16 @@
 """Wall time of each Claude Code hook as Claude Code runs it: a cold process per call, JSON on stdin.
 
-    python bench/hooks.py [--sizes 1000,10000] [--runs 20] [--entry module|script|cli]
+    python bench/hooks.py [--sizes 1000,10000] [--runs 25] [--entry script|module|cli] [--tool-calls]
 
-For each repository size (memories), prints the median wall time (ms) of every event and its ratio to
-``python -c pass`` measured in the same run with the same interpreter. ``--entry`` picks how the hook is
-started: ``module`` (``python -m gitmem.hookmain``), ``script`` (the ``gitmem-hook`` console script, if
-installed) or ``cli`` (``gitmem hook``, through click). ``session-start`` is measured with BM25 only
+For each repository size (memories), prints the median wall time (ms) of every event, its ratio to
+``python -c pass`` measured in the same run with the same interpreter (runs interleaved), the median CPU time
+(user + system, less sensitive to a busy machine) and its ratio, and the machine's load average. ``--entry``
+picks how the hook is started: ``script`` (the ``gitmem-hook`` console script, which ``gitmem install claude``
+writes into Claude Code's settings when it is installed; the default), ``module`` (``python -m gitmem.hookmain``)
+or ``cli`` (``gitmem hook``, through click). ``--tool-calls`` times only the per-tool-call events (a Bash call, an
+Edit that counts a hot path) beside ``python -c pass`` and ``python -c "import json"`` (the floor: the hook
+must parse its JSON). Measure in a regular install (``pip install .``): an editable install's import finder
+slows every interpreter start and flatters the ratios. ``session-start`` is measured with BM25 only
 (``[embedding] model = "none"``) and with the configured model (``auto``), both right after a commit to the memory
 repository (so the recall-block cache misses), then once more with nothing changed (``cached block``); each run
 is a new session, so the per-session injection cache never short-cuts it. The warm path is timed too: after a
@@ -19,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -34,10 +40,14 @@ from gitmem.layout import init_repo
 from gitmem.store import MemoryRepo
 
 
-def _time(cmd: list[str], data: bytes, env: dict[str, str], cwd: Path) -> float:
+def _time(cmd: list[str], data: bytes, env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """(wall ms, CPU ms of the child) of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(cmd, input=data, env=env, cwd=cwd, capture_output=True, check=True)
-    return (time.perf_counter() - start) * 1000
+    wall = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
 
 
 def _entry(kind: str) -> list[str]:
@@ -52,7 +62,7 @@ def _entry(kind: str) -> list[str]:
     return [sys.executable, "-m", "gitmem.hookmain"]
 
 
-def measure(size: int, runs: int, entry: list[str]) -> dict[str, float]:
+def measure(size: int, runs: int, entry: list[str], tool_calls: bool = False) -> dict[str, tuple[float, float]]:
     root = Path(tempfile.mkdtemp(prefix="gitmem-hookbench-"))
     try:
         home, code, mem = root / "home", root / "shop", root / "home" / ".gitmem"
@@ -84,7 +94,10 @@ def measure(size: int, runs: int, entry: list[str]) -> dict[str, float]:
         tool = {"tool_name": "Bash", "tool_input": {"command": "pytest -x tests/"},
                 "tool_response": {"stdout": "3 passed in 0.2s", "stderr": "", "interrupted": False},
                 "tool_use_id": "toolu_1"}
-        results: dict[str, list[float]] = {}
+        edit = {"tool_name": "Edit", "tool_input": {"file_path": str(code / "cart.py"), "old_string": "a",
+                                                    "new_string": "b"},
+                "tool_response": {"filePath": str(code / "cart.py"), "success": True}, "tool_use_id": "toolu_2"}
+        results: dict[str, list[tuple[float, float]]] = {}
 
         def run(name: str, args: list[str], data: bytes) -> None:
             results.setdefault(name, []).append(_time(args, data, env, code))
@@ -96,6 +109,10 @@ def measure(size: int, runs: int, entry: list[str]) -> dict[str, float]:
             run("python -c pass", [sys.executable, "-c", "pass"], b"")
             run("post-tool-use", [*entry, "post-tool-use"], payload("PostToolUse", "s", **tool))
             run("pre-tool-use", [*entry, "pre-tool-use"], payload("PreToolUse", "s", **tool))
+            run("post-tool-use (Edit, hot path)", [*entry, "post-tool-use"], payload("PostToolUse", "s", **edit))
+            if tool_calls:
+                run('python -c "import json"', [sys.executable, "-c", "import json"], b"")
+                continue
             run("user-prompt-submit (plain)", [*entry, "user-prompt-submit"],
                 payload("UserPromptSubmit", "s", prompt="Fix the failing test in shop/cart.py please"))
             run("user-prompt-submit (directive)", [*entry, "user-prompt-submit"],
@@ -117,7 +134,8 @@ def measure(size: int, runs: int, entry: list[str]) -> dict[str, float]:
             run("warm-up after stop (detached)", [*warm, "warm", "--cwd", str(code)], b"")
             run("session-start after the warm-up", [*entry, "session-start"],
                 payload("SessionStart", f"w{i}", source="startup"))
-        return {name: statistics.median(values) for name, values in results.items()}
+        return {name: (statistics.median(w for w, _ in values), statistics.median(c for _, c in values))
+                for name, values in results.items()}
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -125,17 +143,21 @@ def measure(size: int, runs: int, entry: list[str]) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000")
-    parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument("--entry", choices=["module", "script", "cli"], default="module")
+    parser.add_argument("--runs", type=int, default=25)
+    parser.add_argument("--entry", choices=["script", "module", "cli"], default="script")
+    parser.add_argument("--tool-calls", action="store_true", help="time only the per-tool-call events")
     args = parser.parse_args()
     entry = _entry(args.entry)
-    for size in (int(s) for s in args.sizes.split(",")):
-        medians = measure(size, args.runs, entry)
-        base = medians["python -c pass"]
+    sizes = [100] if args.tool_calls else [int(s) for s in args.sizes.split(",")]
+    for size in sizes:
+        medians = measure(size, args.runs, entry, args.tool_calls)
+        base_wall, base_cpu = medians["python -c pass"]
         print(f"\n{size} memories, entry {' '.join(Path(entry[0]).name if i == 0 else a for i, a in enumerate(entry))}"
-              f", medians of {args.runs} runs")
-        for name, value in medians.items():
-            print(f"  {name:32} {value:8.1f} ms  {value / base:5.2f}x")
+              f", medians of {args.runs} interleaved runs; load average after: "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        print(f"  {'':32} {'wall':>8}     {'ratio':>5}  {'CPU':>8}     {'ratio':>5}")
+        for name, (wall, cpu) in medians.items():
+            print(f"  {name:32} {wall:8.1f} ms  {wall / base_wall:5.2f}x  {cpu:8.1f} ms  {cpu / base_cpu:5.2f}x")
 
 
 if __name__ == "__main__":

@@ -18,19 +18,17 @@ run on every tool call only pay for what they touch.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from gitmem.errors import GitmemError
-
 __version__ = "0.1.0"
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
     from gitmem.api import Repository
     from gitmem.config import Config
     from gitmem.documents import Memory
+    from gitmem.errors import GitmemError
     from gitmem.store import MemoryRepo
 
 __all__ = ["Config", "GitmemError", "Memory", "MemoryRepo", "Repository", "__version__", "init", "open"]
@@ -44,6 +42,8 @@ def open(path: str | Path | None = None, *, config: Config | None = None) -> Rep
     above the working directory, the user config, ``~/.gitmem``), with settings read the same way the CLI
     reads them. Raises :class:`GitmemError` when there is no memory repository there yet.
     """
+    from pathlib import Path
+
     from gitmem.api import open_repository
 
     if config is None:
@@ -60,6 +60,8 @@ def open(path: str | Path | None = None, *, config: Config | None = None) -> Rep
 
 def init(path: str | Path, *, remote: str = "") -> Repository:
     """Create (or clone from ``remote``) a memory repository at ``path`` and open it. Idempotent."""
+    from pathlib import Path
+
     from gitmem.layout import init_repo
 
     result = init_repo(Path(path), remote=remote)
@@ -67,6 +69,11 @@ def init(path: str | Path, *, remote: str = "") -> Repository:
 
 
 def __getattr__(name: str) -> Any:
+    # PEP 562: each public name loads its module on first use; the hook processes import submodules only
+    if name == "GitmemError":
+        from gitmem.errors import GitmemError
+
+        return GitmemError
     if name == "Memory":
         from gitmem.documents import Memory
 

@@ -3,19 +3,23 @@ symbolic link out of the memory repository, and the test-only crash points of th
 
 from __future__ import annotations
 
-import contextlib
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the per-tool-call hook imports this module (no pathlib either)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
-def atomic_write(target: Path, content: bytes, *, mode: int | None = None) -> None:
+def atomic_write(target: str | os.PathLike[str], content: bytes, *, mode: int | None = None) -> None:
     """Write ``content`` to ``target`` through a temporary file in the same folder and a rename.
 
     ``mode`` sets the permission bits (e.g. ``0o755`` for a hook script). The temporary name is unique per
     process and call, so concurrent writers never share one; a failure removes it."""
-    target.parent.mkdir(parents=True, exist_ok=True)
+    folder, name = os.path.split(os.fspath(target))
+    if folder:
+        os.makedirs(folder, exist_ok=True)
     # os.urandom, not the secrets module: importing that costs ~8 ms in every hook process
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(3).hex()}.tmp")
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(3).hex()}.tmp")
     try:
         with open(tmp, "wb") as fh:
             fh.write(content)
@@ -23,8 +27,10 @@ def atomic_write(target: Path, content: bytes, *, mode: int | None = None) -> No
             os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+        try:  # noqa: SIM105 - not contextlib: the per-tool-call hook would import it for this line alone
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
         raise
 
 

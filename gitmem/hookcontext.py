@@ -4,11 +4,11 @@ session, the local log and detached helper processes. Shared by :mod:`gitmem.hoo
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from gitmem import observe
+from gitmem.agents.claude import toolcall
 from gitmem.errors import GitmemError, RepoNotFoundError
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
@@ -29,7 +29,6 @@ EVENTS: dict[str, str] = {
     "session-end": "SessionEnd",
 }
 _BY_CLAUDE_NAME = {v.lower(): k for k, v in EVENTS.items()}
-_SETTING_KEYS = re.compile(rb"(?m)^\s*(?:[\w.\"']*\.)?[\"']?(repo|project|extra_patterns)[\"']?\s*=")
 
 
 class HookInputError(GitmemError):
@@ -73,29 +72,12 @@ class Context:
 
     def _fast_repo(self) -> Path | None:
         """The repository path when it can be found without parsing any TOML, else None."""
-        if self.repo_option is not None:
-            repo = self.repo_option.expanduser().resolve()
-        elif self.env.get("GITMEM_REPO"):
-            repo = Path(self.env["GITMEM_REPO"]).expanduser().resolve()
-        else:
-            repo = self.home / ".gitmem"
-        if any((d / ".memrepo").is_file() for d in (self.cwd, *self.cwd.parents)):
-            return None
-        for settings in (self.user_config_file(), repo / "gitmem.toml"):
-            try:
-                if _SETTING_KEYS.search(settings.read_bytes()):
-                    return None
-            except FileNotFoundError:
-                continue
-            except OSError:
-                return None
-        return repo
+        option = str(self.repo_option) if self.repo_option is not None else None
+        repo = toolcall.fast_repo(self.env, str(self.home), str(self.cwd), option)
+        return Path(repo) if repo is not None else None
 
     def user_config_file(self) -> Path:
-        config_home = self.env.get("XDG_CONFIG_HOME")
-        if self.env.get("GITMEM_CONFIG"):
-            return Path(self.env["GITMEM_CONFIG"]).expanduser()
-        return (Path(config_home) if config_home else self.home / ".config") / "gitmem" / "config.toml"
+        return Path(toolcall.user_config_file(self.env, str(self.home)))
 
     def settings_fingerprint(self) -> str:
         """The contents of every settings file that applies here (user config, ``gitmem.toml``, ``.memrepo``)."""
@@ -190,11 +172,8 @@ def spawn_detached(ctx: Context, args: list[str]) -> None:
 def make_context(payload: Mapping[str, Any], *, env: Mapping[str, str], home: Path, cwd: Path,
                  repo_option: Path | None = None) -> Context:
     """The context for a payload: its ``cwd`` (else the process's) and ``session_id``."""
-    where = payload.get("cwd")
-    directory = Path(where) if isinstance(where, str) and where and Path(where).is_dir() else cwd
-    session = payload.get("session_id")
-    session_id = re.sub(r"[^\w.:-]", "_", str(session))[:100] if isinstance(session, str | int) else ""
-    return Context(env=env, home=home, cwd=directory.resolve(), repo_option=repo_option, session_id=session_id)
+    return Context(env=env, home=home, cwd=Path(toolcall.working_directory(payload, str(cwd))),
+                   repo_option=repo_option, session_id=toolcall.session_id(payload.get("session_id")))
 
 
 def recent_errors(repo: Path, limit: int = 5) -> list[str]:

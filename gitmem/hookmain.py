@@ -7,20 +7,23 @@ ends with exit status 0, one line on stderr and the details in ``<repo>/local/gi
 exits 0 on its own, well before Claude Code's hook timeout.
 
 This module avoids click and imports the handlers' dependencies only when an event needs them, so the
-per-tool-call hook costs little more than starting Python.
+per-tool-call hook costs little more than starting Python: ``pre-tool-use`` and ``post-tool-use`` first try the
+fast path of :mod:`gitmem.agents.claude.toolcall` (``json``, ``os`` and the observation log only), and load the
+general machinery below (``pathlib``, the watchdog's ``threading``, the configuration) only when it declines.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
-from collections.abc import Iterator, Mapping
-from pathlib import Path
+
+from gitmem.agents.claude import toolcall
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
     from typing import Any, TextIO
 
 #: seconds after which a slow hook gives up and exits 0 (override with GITMEM_HOOK_DEADLINE); every event has one,
@@ -49,6 +52,7 @@ def _parse(data: bytes) -> dict[str, Any]:
 def _report(event: str, exc: BaseException, ctx: Any, env: Mapping[str, str], home: Path, err: TextIO) -> None:
     import time
     import traceback
+    from pathlib import Path
 
     from gitmem.errors import GitmemError
 
@@ -113,26 +117,31 @@ def _watchdog(event: str, env: Mapping[str, str], out: TextIO) -> Any:
     return timer
 
 
-@contextlib.contextmanager
-def _stdout_to_stderr(out: TextIO, err: TextIO) -> Iterator[None]:
+class _StdoutToStderr:
     """Send everything written to stdout (by Python code or by native libraries) to stderr for a while."""
-    try:
-        fd, err_fd = out.fileno(), err.fileno()
-    except (AttributeError, OSError, ValueError):  # not real files (tests, embedding): Python-level only
-        fd = err_fd = -1
-    saved = -1
-    if fd >= 0:
-        out.flush()
-        saved = os.dup(fd)
-        os.dup2(err_fd, fd)
-    try:
-        with contextlib.redirect_stdout(err):
-            yield
-    finally:
-        if saved >= 0:
-            err.flush()
-            os.dup2(saved, fd)
-            os.close(saved)
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self.out, self.err = out, err
+        self.saved = -1
+        self.python_stdout: TextIO | None = None
+
+    def __enter__(self) -> None:
+        try:
+            self.fd, err_fd = self.out.fileno(), self.err.fileno()
+        except (AttributeError, OSError, ValueError):  # not real files (tests, embedding): Python-level only
+            self.fd = err_fd = -1
+        if self.fd >= 0:
+            self.out.flush()
+            self.saved = os.dup(self.fd)
+            os.dup2(err_fd, self.fd)
+        self.python_stdout, sys.stdout = sys.stdout, self.err
+
+    def __exit__(self, *exc: object) -> None:
+        sys.stdout = self.python_stdout or sys.__stdout__
+        if self.saved >= 0:
+            self.err.flush()
+            os.dup2(self.saved, self.fd)
+            os.close(self.saved)
 
 
 def run(event: str, data: bytes, *, env: Mapping[str, str], cwd: Path, home: Path,
@@ -154,7 +163,7 @@ def run(event: str, data: bytes, *, env: Mapping[str, str], cwd: Path, home: Pat
         timer = _watchdog(name, env, out)
         payload = _parse(data)
         ctx = make_context(payload, env=env, home=home, cwd=cwd, repo_option=repo_option)
-        with _stdout_to_stderr(out, err):  # stdout carries exactly one JSON answer
+        with _StdoutToStderr(out, err):  # stdout carries exactly one JSON answer
             answer = dispatch(name, ctx, payload)
         if answer is not None:
             out.write(json.dumps(answer, ensure_ascii=False) + "\n")
@@ -183,11 +192,29 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError):
         data = b""
     env = dict(os.environ)
+    home = env.get("HOME") or os.path.expanduser("~")
     try:
-        cwd = Path.cwd()
+        cwd = os.getcwd()
     except OSError:
-        cwd = Path(env.get("HOME") or "/")
-    return run(event, data, env=env, cwd=cwd, home=Path(env.get("HOME") or Path.home()))
+        cwd = env.get("HOME") or "/"
+    if event in toolcall.EVENTS:
+        try:
+            if toolcall.record(event, data, env=env, home=home, cwd=cwd):
+                return 0
+        except BaseException as exc:  # never hurt the agent: exit 0, one line, details in the log
+            from pathlib import Path
+
+            from gitmem.hooks import make_context
+
+            try:
+                ctx = make_context({}, env=env, home=Path(home), cwd=Path(cwd))
+            except BaseException:
+                ctx = None
+            _report(event, exc, ctx, env, Path(home), sys.stderr)
+            return 0
+    from pathlib import Path
+
+    return run(event, data, env=env, cwd=Path(cwd), home=Path(home))
 
 
 if __name__ == "__main__":

@@ -49,7 +49,6 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every 
 if TYPE_CHECKING:
     from typing import Any
 
-_FILE_KEYS = ("file_path", "notebook_path", "path")
 __all__ = ["EVENTS", "Context", "HookInputError", "dispatch", "event_name", "make_context"]
 
 
@@ -177,23 +176,12 @@ def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] 
 
 
 def _observe(ctx: Context, payload: dict[str, Any], phase: str) -> None:
+    """The general path of the per-tool-call hook (:mod:`gitmem.agents.claude.toolcall` is the fast one)."""
+    from gitmem.agents.claude.toolcall import observe_call
+
     ctx.require_repo()
-    tool_input = payload.get("tool_input")
-    record: dict[str, Any] = {
-        "session": ctx.session_id, "time": observe.now_iso(), "phase": phase, "tool": str(payload.get("tool_name", "")),
-        "input": observe.summarise(tool_input, observe.SUMMARY_CHARS, ctx.extra_patterns),
-    }
-    if phase == "post":
-        record["output"] = observe.summarise(payload.get("tool_response"), observe.SUMMARY_CHARS, ctx.extra_patterns)
-    record.update(cwd=str(ctx.cwd), project=ctx.project)
-    for key in ("tool_use_id", "agent_id"):
-        if payload.get(key):
-            record[key] = str(payload[key])
-    observe.append_observation(ctx.local, record)
-    if phase == "post" and isinstance(tool_input, dict):
-        path = next((tool_input[k] for k in _FILE_KEYS if isinstance(tool_input.get(k), str)), None)
-        if path:
-            observe.touch_hot_path(ctx.local, ctx.project, path)
+    observe_call(ctx.local, payload, phase, session=ctx.session_id, cwd=str(ctx.cwd), project=ctx.project,
+                 extra_patterns=ctx.extra_patterns)
 
 
 def pre_tool_use(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:

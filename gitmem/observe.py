@@ -10,27 +10,29 @@
 - ``cwd-projects.json``: project id per working directory, so the per-tool-call hook need not open the code repo.
 - ``hotpaths/<project>.json``: up to :data:`MAX_HOT_PATHS` files the agent touched, with decaying counts.
 
-Everything here uses the standard library and :mod:`gitmem.redact` only: it runs on every tool call.
+Everything here uses the standard library and :mod:`gitmem.redact` only: it runs on every tool call, so it does
+not import ``pathlib``, ``contextlib`` or the lock module at load time (they cost a tool call's hook process ~5 ms),
+and its functions take a folder as a ``str`` or a ``Path`` alike (the files inside are named with ``os.path``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
 
-from gitmem.fileio import atomic_write
-from gitmem.locks import LockTimeout, file_lock
 from gitmem.redact import redact, redact_value
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
     from datetime import datetime
-    from typing import Any
+    from pathlib import Path
+    from typing import Any, TypeAlias
+
+    #: a folder or file, as the hooks' fast path (``str``) or the rest of gitmem (``Path``) names it
+    Where: TypeAlias = "str | os.PathLike[str]"
 
 MAX_BYTES = 5 * 1024 * 1024
 MAX_LINES = 8000
@@ -88,13 +90,13 @@ def summarise(value: Any, limit: int = SUMMARY_CHARS, extra_patterns: tuple[str,
     return text
 
 
-def append_line(path: Path, record: dict[str, Any]) -> None:
+def append_line(path: Where, record: dict[str, Any]) -> None:
     """Append one JSON line with a single ``write`` on an ``O_APPEND`` descriptor (parallel hooks never mix)."""
     data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         os.write(fd, data)
@@ -103,38 +105,45 @@ def append_line(path: Path, record: dict[str, Any]) -> None:
 
 
 # -- observations ---------------------------------------------------------------------------------------
-def observations_path(local: Path) -> Path:
-    return local / "observations.jsonl"
+def observations_path(local: Where) -> str:
+    return os.path.join(local, "observations.jsonl")
 
 
-def append_observation(local: Path, record: dict[str, Any], *, max_bytes: int = MAX_BYTES,
+def append_observation(local: Where, record: dict[str, Any], *, max_bytes: int = MAX_BYTES,
                        max_lines: int = MAX_LINES, keep_days: int = KEEP_DAYS, now: float | None = None) -> None:
     """Append ``record`` to the observation log, rotating it first when it is past the limits."""
     path = observations_path(local)
-    with contextlib.suppress(FileNotFoundError):
-        size = path.stat().st_size
+    try:
+        size = os.stat(path).st_size
         if size > max_bytes or (size >= max_lines * _MIN_LINE and _count_lines(path) >= max_lines):
             rotate(local, max_bytes=max_bytes, max_lines=max_lines, keep_days=keep_days, now=now)
+    except FileNotFoundError:
+        pass
     append_line(path, record)
 
 
-def _count_lines(path: Path) -> int:
+def _count_lines(path: Where) -> int:
     count = 0
-    with path.open("rb") as fh:
+    with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             count += block.count(b"\n")
     return count
 
 
-def rotate(local: Path, *, max_bytes: int = MAX_BYTES, max_lines: int = MAX_LINES, keep_days: int = KEEP_DAYS,
+def rotate(local: Where, *, max_bytes: int = MAX_BYTES, max_lines: int = MAX_LINES, keep_days: int = KEEP_DAYS,
            now: float | None = None) -> int:
     """Move old observations into monthly archives; returns how many lines moved.
 
     Lines older than ``keep_days`` always move; if the rest is still past half of either limit, the oldest of
     them move too, so a busy month does not rotate on every call. Runs under a lock; a concurrent append that
     lands between the read and the replace is kept (the file is re-read under the lock just before replacing)."""
-    path = observations_path(local)
-    with file_lock(local / "observations.lock", 5.0):
+    from pathlib import Path
+
+    from gitmem.fileio import atomic_write
+    from gitmem.locks import file_lock
+
+    path = Path(observations_path(local))
+    with file_lock(Path(local, "observations.lock"), 5.0):
         try:
             lines = path.read_bytes().splitlines(keepends=True)
         except FileNotFoundError:
@@ -149,7 +158,7 @@ def rotate(local: Path, *, max_bytes: int = MAX_BYTES, max_lines: int = MAX_LINE
         for stamp, line in old:
             month = time.strftime("%Y-%m", time.gmtime(stamp)) if stamp is not None else "unknown"
             by_month.setdefault(month, []).append(line if line.endswith(b"\n") else line + b"\n")
-        archive = local / "observations"
+        archive = Path(local, "observations")
         archive.mkdir(parents=True, exist_ok=True)
         for month, chunk in sorted(by_month.items()):
             with (archive / f"{month}.jsonl").open("ab") as fh:
@@ -168,51 +177,65 @@ def _field(line: bytes, name: str) -> Any:
     return data.get(name) if isinstance(data, dict) else None
 
 
-def read_observations(local: Path) -> Iterator[dict[str, Any]]:
+def read_observations(local: Where) -> Iterator[dict[str, Any]]:
     """The observations in the main file (unreadable lines skipped)."""
-    with contextlib.suppress(FileNotFoundError), observations_path(local).open(encoding="utf-8") as fh:
+    try:
+        fh = open(observations_path(local), encoding="utf-8")  # noqa: SIM115 - a generator closes it below
+    except FileNotFoundError:
+        return
+    with fh:
         for line in fh:
-            with contextlib.suppress(ValueError, RecursionError):
+            try:
                 data = json.loads(line)
-                if isinstance(data, dict):
-                    yield data
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(data, dict):
+                yield data
 
 
 # -- small JSON state files ----------------------------------------------------------------------------
-def read_json(path: Path) -> dict[str, Any]:
+def read_json(path: Where) -> dict[str, Any]:
     """A JSON object from ``path``; missing or damaged files count as empty (all of this is derived state)."""
     try:
-        data = json.loads(path.read_text("utf-8"))
+        with open(path, encoding="utf-8") as fh:
+            data = json.loads(fh.read())
     except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 
 
-def write_json(path: Path, data: dict[str, Any]) -> None:
+def write_json(path: Where, data: dict[str, Any]) -> None:
+    from gitmem.fileio import atomic_write
+
     atomic_write(path, json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8"))
 
 
-def update_json(path: Path, change: Callable[[dict[str, Any]], Any], timeout: float = 3.0) -> Any:
+def update_json(path: Where, change: Callable[[dict[str, Any]], Any], timeout: float = 3.0) -> Any:
     """Read-modify-write ``path`` under a lock; returns what ``change`` returned."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with file_lock(path.with_name(path.name + ".lock"), timeout):
-        data = read_json(path)
+    from pathlib import Path
+
+    from gitmem.locks import file_lock
+
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(target.with_name(target.name + ".lock"), timeout):
+        data = read_json(target)
         result = change(data)
-        write_json(path, data)
+        write_json(target, data)
         return result
 
 
 # -- sessions ------------------------------------------------------------------------------------------
-def sessions_path(local: Path) -> Path:
-    return local / "sessions.json"
+def sessions_path(local: Where) -> str:
+    return os.path.join(local, "sessions.json")
 
 
-def get_session(local: Path, session_id: str) -> dict[str, Any]:
+def get_session(local: Where, session_id: str) -> dict[str, Any]:
     entry = read_json(sessions_path(local)).get("sessions", {}).get(session_id)
     return entry if isinstance(entry, dict) else {}
 
 
-def update_session(local: Path, session_id: str, change: Callable[[dict[str, Any]], Any],
+def update_session(local: Where, session_id: str, change: Callable[[dict[str, Any]], Any],
                    max_sessions: int = MAX_SESSIONS) -> Any:
     """Change one session's entry; a new session goes to the end and the oldest beyond ``max_sessions`` drop."""
 
@@ -234,17 +257,17 @@ def update_session(local: Path, session_id: str, change: Callable[[dict[str, Any
     return update_json(sessions_path(local), apply)
 
 
-def all_sessions(local: Path) -> dict[str, dict[str, Any]]:
+def all_sessions(local: Where) -> dict[str, dict[str, Any]]:
     sessions = read_json(sessions_path(local)).get("sessions", {})
     return {k: v for k, v in sessions.items() if isinstance(v, dict)} if isinstance(sessions, dict) else {}
 
 
 # -- project ids by working directory ---------------------------------------------------------------
-def cwd_projects_path(local: Path) -> Path:
-    return local / "cwd-projects.json"
+def cwd_projects_path(local: Where) -> str:
+    return os.path.join(local, "cwd-projects.json")
 
 
-def cached_project(local: Path, cwd: str, max_age: float = 86400.0, now: float | None = None) -> str | None:
+def cached_project(local: Where, cwd: str, max_age: float = 86400.0, now: float | None = None) -> str | None:
     entry = read_json(cwd_projects_path(local)).get(cwd)
     if not isinstance(entry, dict) or not isinstance(entry.get("project"), str):
         return None
@@ -253,28 +276,30 @@ def cached_project(local: Path, cwd: str, max_age: float = 86400.0, now: float |
     return str(entry["project"])
 
 
-def remember_project(local: Path, cwd: str, project: str, limit: int = 500) -> None:
+def remember_project(local: Where, cwd: str, project: str, limit: int = 500) -> None:
     def apply(data: dict[str, Any]) -> None:
         data.pop(cwd, None)
         data[cwd] = {"project": project, "at": time.time()}
         for key in list(data)[: max(0, len(data) - limit)]:
             del data[key]
 
-    with contextlib.suppress(Exception):
+    import contextlib
+
+    with contextlib.suppress(Exception):  # a cache that cannot be written only costs time
         update_json(cwd_projects_path(local), apply, timeout=1.0)
 
 
 # -- hot paths ---------------------------------------------------------------------------------------------
-def _hot_file(local: Path, project: str) -> Path:
+def _hot_file(local: Where, project: str) -> str:
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in project)[:100] or "_"
-    return local / "hotpaths" / f"{safe}.json"
+    return os.path.join(local, "hotpaths", f"{safe}.json")
 
 
 def _decayed(score: float, then: float, now: float) -> float:
     return score * math.pow(0.5, max(0.0, now - then) / (HOT_HALF_LIFE_DAYS * 86400))
 
 
-def touch_hot_path(local: Path, project: str, path: str, now: float | None = None) -> None:
+def touch_hot_path(local: Where, project: str, path: str, now: float | None = None) -> None:
     """Count one use of ``path`` (its older counts decay with a half-life of a week); keep the top 50."""
     moment = time.time() if now is None else now
     file = _hot_file(local, project)
@@ -289,8 +314,10 @@ def touch_hot_path(local: Path, project: str, path: str, now: float | None = Non
     write_json(file, data)
 
 
-def hot_paths(local: Path, project: str, cwd: str = "", limit: int = 10, now: float | None = None) -> list[str]:
+def hot_paths(local: Where, project: str, cwd: str = "", limit: int = 10, now: float | None = None) -> list[str]:
     """The most used paths, scored by decayed count and closeness to ``cwd`` (inside it scores highest)."""
+    from pathlib import Path
+
     moment = time.time() if now is None else now
     scored: list[tuple[float, str]] = []
     for path, entry in read_json(_hot_file(local, project)).items():
@@ -327,6 +354,10 @@ def bump_usage(repo_path: Path, ids: list[str], now: datetime | None = None) -> 
             entry = data.setdefault(memory_id, {"count": 0})
             entry["count"] = int(entry.get("count", 0)) + 1
             entry["last_used"] = stamp
+
+    import contextlib
+
+    from gitmem.locks import LockTimeout
 
     with contextlib.suppress(LockTimeout):
         update_json(usage_path(repo_path), count, timeout=2)

@@ -111,7 +111,15 @@ from collections.abc import Sequence
 from functools import cache, lru_cache
 
 from gitmem.errors import ConfigError
-from gitmem.secretrules import BARE_GROUPS, CHECKED_GROUPS, CUSTOM, RULES, SHORTEST_SPECIFIC
+from gitmem.secretrules import (
+    ASSIGNMENT_RULE,
+    BARE_GROUPS,
+    CHECKED_GROUPS,
+    CUSTOM,
+    KEY_ENDINGS,
+    RULES,
+    SHORTEST_SPECIFIC,
+)
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
@@ -285,7 +293,33 @@ def _triggered(lowered: str, *, specific_only: bool = False) -> list[int]:
         for i, (kind, _, triggers, generic) in enumerate(RULES)
         if not (specific_only and (generic or not kind))
         and all(any(t in lowered for t in group) for group in triggers)
+        and (i != ASSIGNMENT_RULE or _assignment_possible(lowered))
     ]
+
+
+def _assignment_possible(lowered: str) -> bool:
+    """Whether a keyword of the assignment rule stands right before a separator somewhere in ``lowered`` (then
+    a closing quote, a ``]`` and up to 16 spaces or tabs may sit between them, as the rule allows).
+
+    The rule's triggers ("pass" and ":" anywhere) fire on most tool output ("3 passed", JSON), and compiling the
+    rule is the largest cost of a hook's redaction (~3 ms); this scan of the separators costs microseconds on
+    such text and lets only text that might hold an assignment pay for the compilation."""
+    for separator in "=:：":
+        at = lowered.find(separator)
+        while at >= 0:
+            end = at
+            while end > 0 and at - end < 16 and lowered[end - 1] in " \t":
+                end -= 1
+            ends = [end]
+            if lowered[end - 1 : end] == "]":
+                end -= 1
+                ends.append(end)
+            if lowered[end - 1 : end] in ("\"", "'", "`"):
+                ends.append(end - 1)
+            if any(lowered.endswith(KEY_ENDINGS, 0, e) for e in ends):
+                return True
+            at = lowered.find(separator, at + 1)
+    return False
 
 
 def _specific_kind(value: str, *, at_start: bool) -> str:

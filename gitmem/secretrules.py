@@ -40,7 +40,8 @@ Writing a rule
 
 from __future__ import annotations
 
-__all__ = ["BARE_GROUPS", "CHECKED_GROUPS", "CUSTOM", "KINDS", "RULES", "SHORTEST_SPECIFIC", "Rule"]
+__all__ = ["ASSIGNMENT_RULE", "BARE_GROUPS", "CHECKED_GROUPS", "CUSTOM", "KEY_ENDINGS", "KINDS", "RULES",
+           "SHORTEST_SPECIFIC", "Rule"]
 
 # A row of the pattern table: (kind, pattern, triggers, generic).
 #
@@ -74,6 +75,10 @@ _KEYWORD = (
     r"|(?<![A-Za-z])(?:pass|pwd|pw))"
     r"|密码|口令|密钥|令牌)"
 )
+#: How every keyword of :data:`_KEYWORD` ends, lower-case (keep the two in step): the assignment rule can only
+#: match where one of these stands right before the separator, a check far cheaper than compiling the rule.
+KEY_ENDINGS = ("pass", "word", "wd", "pw", "phrase", "secret", "secrets", "token", "credential", "credentials", "key",
+               "密码", "口令", "密钥", "令牌")
 # Closing quote/bracket of the key, the separator (``_c`` is set for the
 # colon-like ones, whose unquoted value runs to the end of the line), then
 # spaces and the "**" of "**Password:**", taken atomically so that a skipped
@@ -410,6 +415,9 @@ RULES: tuple[Rule, ...] = (
     _rule("password", _PROSE_CJK, ("密码", "口令", "密钥", "令牌"), also=("是", "为"), generic=True),
     _rule("password", _PROSE_BARE, ("password", "passphrase", "passwd", "pwd"), generic=True),
 )
+
+#: The index in :data:`RULES` of the generic assignment rule (``password = ...``, ``api_key: ...``).
+ASSIGNMENT_RULE = next(i for i, rule in enumerate(RULES) if rule[1] == _ASSIGNMENT)
 
 #: The kind of the matches of a caller's ``extra_patterns`` (see :func:`gitmem.redact.redact`).
 CUSTOM = "custom"

@@ -109,6 +109,23 @@ def test_essentials_are_deduplicated_and_a_correction_wins() -> None:
     assert negated_terms("不要用 yarn，用 pnpm") == {"yarn"}
 
 
+def test_when_two_rules_contradict_the_newer_is_kept_unless_the_other_is_a_correction() -> None:
+    def memory(text: str, category: str, day: int, project: str = PROJECT) -> docs.Memory:
+        when = docs.parse_time(f"2026-11-{day:02d}T10:00:00Z", "updated")
+        return docs.make_memory(text, category=category, importance=4, project=project, created=when, updated=when)
+
+    yarn = memory("Use yarn, not npm, for installs", "constraint", 2)
+    back = memory("We are back on npm: install with npm ci", "constraint", 9)
+    assert [m.text for m in settle([yarn, back])] == [back.text]  # the newer rule wins, whichever way it points
+    newer_again = memory("Install with yarn; do not use npm", "constraint", 15)
+    assert [m.text for m in settle([yarn, back, newer_again])] == [newer_again.text, yarn.text]
+    fix = memory("Correction: never run npm publish by hand", "correction", 1)
+    later = memory("Release with npm publish from the release branch", "decision", 20)
+    assert [m.text for m in settle([fix, later])] == [fix.text]  # a correction outranks a newer plain memory
+    elsewhere = memory("Use npm workspaces", "constraint", 30, project="github.com-acme-other")
+    assert elsewhere.text in [m.text for m in settle([yarn, elsewhere])]  # other scopes do not contradict
+
+
 def test_a_rule_written_as_background_is_essential_and_a_summary_line_it_contradicts_is_dropped(
         repo_path: Path, code: Path, env: dict[str, str]) -> None:
     _bm25_only(repo_path)

@@ -245,6 +245,49 @@ def test_tool_hooks_stay_light(repo_path: Path, code: Path, env: dict[str, str])
     assert len(list(observe.read_observations(repo_path / "local"))) == 1
 
 
+def test_tool_calls_take_the_fast_path_once_the_project_is_known(repo_path: Path, code: Path,
+                                                                  env: dict[str, str]) -> None:
+    """After the first call in a directory (which caches its project), a tool call's hook loads neither pathlib
+    nor threading nor the configuration, and records the same observation and hot path as the general path."""
+    tool = {"tool_name": "Edit", "tool_input": {"file_path": str(code / "cart.py"), "api_key": "sk-live-abc123xyz789"},
+            "tool_response": {"stdout": "3 passed in 0.2s"}}
+    hook("post-tool-use", payload("PostToolUse", code, **tool), env, cwd=code)  # general path: caches the project
+    script = ("import sys; sys.argv = ['gitmem-hook', 'post-tool-use']; before = set(sys.modules); "
+              "from gitmem.hookmain import main; main(); print(','.join(set(sys.modules) - before), file=sys.stderr)")
+    source = str(Path(observe.__file__).parents[1])  # without site (and an editable install's finder): -S
+    proc = subprocess.run([sys.executable, "-S", "-c", script], capture_output=True, text=True, cwd=code,
+                          input=payload("PostToolUse", code, session="s2", **tool),
+                          env={**os.environ, **env, "PYTHONPATH": source}, check=True)
+    loaded = set(proc.stderr.strip().splitlines()[-1].split(","))
+    assert not loaded & {"pathlib", "threading", "contextlib", "gitmem.hooks", "gitmem.config", "gitmem.locks"}
+    first, second = list(observe.read_observations(repo_path / "local"))
+    assert second["session"] == "s2" and second["project"] == first["project"] == "github.com-acme-shop"
+    assert {k: v for k, v in first.items() if k not in ("session", "time")} == \
+        {k: v for k, v in second.items() if k not in ("session", "time")}
+    assert "sk-live-abc123xyz789" not in json.dumps(second)
+    assert observe.hot_paths(repo_path / "local", "github.com-acme-shop") == [str(code / "cart.py")]
+
+
+def test_a_setting_that_moves_the_repository_leaves_the_fast_path(repo_path: Path, code: Path, tmp_path: Path,
+                                                                 env: dict[str, str]) -> None:
+    """A ``repo`` setting in the user's config (in any table) is honoured by tool calls too."""
+    from gitmem.agents.claude.toolcall import names_a_setting
+
+    assert names_a_setting(b'[core]\n"repo" = "~/elsewhere"\n') and names_a_setting(b"redaction.extra_patterns=[]")
+    assert not names_a_setting(b'# repo = "x"\n[embedding]\nmodel = "none"  # project = y\n')
+    other = tmp_path / "other-memory"
+    from gitmem.layout import init_repo
+
+    init_repo(other)
+    config = tmp_path / "config.toml"
+    config.write_text(f'repo = "{other}"\n')
+    moved = {k: v for k, v in env.items() if k != "GITMEM_REPO"} | {"GITMEM_CONFIG": str(config)}
+    for _ in range(2):
+        assert hook("post-tool-use", payload("PostToolUse", code, tool_name="Bash", tool_input={"command": "ls"}),
+                    moved, cwd=code).returncode == 0
+    assert len(list(observe.read_observations(other / "local"))) == 2
+
+
 # -- install / uninstall -----------------------------------------------------------------------------------
 OTHER = {"PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "prettier --write"}]}]}
 

@@ -495,3 +495,22 @@ def test_importing_is_cheap_and_compiles_nothing() -> None:
         "assert r._compiled.cache_info().currsize == 0, 'compiled without a trigger'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+_ASSIGNMENT_PIECES = st.sampled_from([
+    "password", "PassWord", "api_key", "API-KEY", "pwd", "pw", "passphrase", "secrets", "token", "credentials",
+    "密码", "令牌", "pass", "passed", "keys", "tokens", "=", ":", "：", ":=", "=>", "==", '"', "'", "`", "]", "[",
+    " ", "\t", "\n", "  ", "x", "hunter2X9!", "s3cr3t-Value_42", "ab12cd34ef56", "get_password()", "$TOKEN", ",",
+])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_ASSIGNMENT_PIECES, max_size=14).map("".join))
+def test_the_assignment_precheck_never_hides_an_assignment(text: str) -> None:
+    """The cheap separator scan that spares most texts the assignment rule's compilation only says "no" where
+    the rule itself finds nothing."""
+    from gitmem.redact import _assignment_possible
+    from gitmem.secretrules import ASSIGNMENT_RULE, RULES
+
+    if not _assignment_possible(text.lower()):
+        assert re.search(RULES[ASSIGNMENT_RULE][1], text) is None

@@ -3,9 +3,10 @@ corrections, and the user's global must-follow memories (importance 5, directive
 
 They come from two folders only (``memories/<project>/`` and ``memories/global/``), not from a search, so a
 rule is there even when nothing about the session's branch or commits mentions it. The list is ordered by
-importance, then recency; the same rule written twice appears once; when a correction says "not X" (or "不要
-X"), older memories of the same scope that recommend X are left out, and so is a line of the scanned project
-summary that names X (the correction is the user's word, the summary a guess from files).
+importance, then recency; the same rule written twice appears once; when two memories of the same scope
+contradict each other (one says "not X" or "不要 X", the other names X), the correction is kept, else the newer,
+and the other is left out; so is a line of the scanned project summary that names what a kept rule says not to
+use (the rule is the user's word, the summary a guess from files).
 """
 
 from __future__ import annotations
@@ -106,21 +107,32 @@ def is_essential(memory: Memory) -> bool:
 
 
 def settle(memories: Iterable[Memory]) -> list[Memory]:
-    """Order by importance then recency, drop repeats of the same rule, and drop what a newer correction
-    overrides (an older memory of the same scope that names a word the correction says not to use)."""
+    """Order by importance then recency, drop repeats of the same rule, and resolve contradictions.
+
+    Two memories of the same scope contradict when one says not to use a word that the other names (and does not
+    itself rule out). The memories are weighed in order of precedence (corrections first, then the newer; at the
+    same time, the one that says what not to use), and each is kept only if it contradicts none kept before it:
+    so "use yarn, not npm", then "we are back on npm", then "install with yarn, never npm" keeps the first and
+    the last."""
     ordered = sorted(memories, key=lambda m: (m.importance, m.updated), reverse=True)
-    corrections = [(m, negated_terms(m.text)) for m in ordered if m.category == "correction"]
+    negated = {m.id: negated_terms(m.text) for m in ordered}
+
+    def contradict(a: Memory, b: Memory) -> bool:
+        if a.project != b.project or not (negated[a.id] or negated[b.id]):
+            return False
+        return names_any(b.text, negated[a.id] - negated[b.id]) or names_any(a.text, negated[b.id] - negated[a.id])
+
+    winners: list[Memory] = []
+    for memory in sorted(ordered, key=lambda m: (m.category == "correction", m.updated, bool(negated[m.id])),
+                         reverse=True):
+        if not any(contradict(memory, winner) for winner in winners):
+            winners.append(memory)
+    standing = {m.id for m in winners}
     kept: list[Memory] = []
     keys: set[str] = set()
     for memory in ordered:
         key = directive_key(memory.text)
-        if key in keys:
-            continue
-        overridden = any(
-            other.id != memory.id and other.project == memory.project and other.updated >= memory.updated
-            and names_any(memory.text, terms - negated_terms(memory.text))
-            for other, terms in corrections)
-        if overridden:
+        if key in keys or memory.id not in standing:
             continue
         keys.add(key)
         kept.append(memory)

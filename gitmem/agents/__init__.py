@@ -1,0 +1,1 @@
+"""Coding agents gitmem serves through their hooks."""

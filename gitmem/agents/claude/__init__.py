@@ -1,0 +1,1 @@
+"""Claude Code: the hook entry, the handlers and the hook events."""
