@@ -4,7 +4,7 @@
 
 For each repository size (memories), prints the median wall time (ms) of every event and its ratio to
 ``python -c pass`` measured in the same run with the same interpreter. ``--entry`` picks how the hook is
-started: ``module`` (``python -m gitmem.hookmain``), ``script`` (the ``gitmem-hook`` console script, if
+started: ``module`` (``python -m gitmem.agents.claude.entry``), ``script`` (the ``gitmem-hook`` console script, if
 installed) or ``cli`` (``gitmem hook``, through click). ``session-start`` is measured with BM25 only
 (``[embedding] model = "none"``) and with the configured model (``auto``), both right after a commit to the memory
 repository (so the recall-block cache misses), then once more with nothing changed (``cached block``); each run
@@ -30,8 +30,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gitmem.config import Config
-from gitmem.layout import init_repo
-from gitmem.store import MemoryRepo
+from gitmem.store.layout import init_repo
+from gitmem.store.memories import MemoryRepo
 
 
 def _time(cmd: list[str], data: bytes, env: dict[str, str], cwd: Path) -> float:
@@ -49,7 +49,7 @@ def _entry(kind: str) -> list[str]:
         return [script]
     if kind == "cli":
         return [shutil.which("gitmem", path=str(bindir)) or "gitmem", "hook"]
-    return [sys.executable, "-m", "gitmem.hookmain"]
+    return [sys.executable, "-m", "gitmem.agents.claude.entry"]
 
 
 def measure(size: int, runs: int, entry: list[str]) -> dict[str, float]:

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 from gitmem.config import Config
-from gitmem.layout import init_repo
+from gitmem.store.layout import init_repo
 
 if TYPE_CHECKING:
-    from gitmem.store import MemoryRepo
+    from gitmem.store.memories import MemoryRepo
 
 GITMEM = shutil.which("gitmem", path=str(Path(sys.executable).parent)) or "gitmem"
 

@@ -12,39 +12,45 @@ PACKAGE = Path(__file__).resolve().parents[1] / "gitmem"
 
 # Lower layers never import higher ones. Entry points (rank 9) may import anything.
 LAYERS: dict[str, int] = {
-    "errors": 0, "locks": 0, "fileio": 0, "detectors": 0,
-    "config": 1, "documents": 1, "redact": 1, "secretrules": 1, "gitstore": 1, "gitplumbing": 1,
-    "embed": 1, "models": 1, "modelinstall": 1, "e5convert": 1, "tokens": 1, "timeparse": 1,
-    "snapshot": 1, "vectorstore": 1,
-    "layout": 2, "codebase": 2,
-    "directives": 1, "observe": 2,
-    "store": 3,
-    "index": 4, "indexdoc": 4, "ranking": 4, "rerank": 4,
+    "errors": 0, "files.locks": 0, "files.atomic": 0, "learn.patterns": 0,
+    "config": 1, "store.document": 1, "redact.engine": 1, "redact.rules": 1, "git.store": 1, "git.plumbing": 1,
+    "embeddings.runtime": 1, "embeddings.catalogue": 1, "embeddings.install": 1, "embeddings.convert": 1,
+    "text.tokens": 1, "search.timeexpr": 1,
+    "search.snapshot": 1, "search.vectors": 1,
+    "store.layout": 2, "projects.identity": 2,
+    "learn.directives": 1, "store.local": 2,
+    "store.memories": 3,
+    "search.index": 4, "search.schema": 4, "search.scoring": 4, "search.rerank": 4,
     "recall": 5,
     "api": 6,
-    "hooks": 7, "hookcontext": 7, "hookserver": 7, "injection": 7, "claude_install": 7,
-    "cli": 9, "cli_search": 9, "__init__": 9, "__main__": 9,
-    "cli_hooks": 9, "hookmain": 9, "cli_review": 9, "cli_githooks": 9,
-    "sync": 1, "remote": 1, "review": 2, "codegit": 1, "merge": 1, "extract": 1, "cli_sync": 9,
-    "instincts": 5, "capture": 6, "semantic": 6, "evolve": 6, "lifecycle": 6, "cli_learn": 9,
-    "projects": 4, "scan": 1, "stacks": 1, "toolnotes": 1, "cli_project": 9,
+    "agents.claude.handlers": 7, "agents.claude.context": 7, "agents.claude.serverclient": 7, "briefing.inputs": 7,
+    "agents.claude.settings": 7,
+    "cli.app": 9, "cli.search": 9, "__init__": 9, "__main__": 9,
+    "cli.hooks": 9, "agents.claude.entry": 9, "cli.review": 9, "cli.githooks": 9,
+    "sync.round": 1, "git.remote": 1, "sync.review": 2, "git.coderepo": 1, "sync.merge": 1, "learn.extract": 1,
+    "cli.sync": 9,
+    "learn.instincts": 5, "learn.capture": 6, "learn.modelreview": 6, "learn.evolve": 6, "store.lifecycle": 6,
+    "cli.learn": 9,
+    "projects.memory": 4, "projects.scan": 1, "projects.manifests": 1, "projects.toolnotes": 1, "cli.project": 9,
     "leaks": 1, "leaks.history": 1,
     "briefing": 4, "briefing.gate": 4, "briefing.essentials": 4, "briefing.conflicts": 1, "briefing.prompt": 4,
     "briefing.block": 4,
     # subpackages: one key per module, dotted ("wiki.page"); a package's __init__ is the package name
     "wiki": 4, "wiki.page": 1, "wiki.merge": 1, "wiki.search": 4, "wiki.store": 4, "wiki.lint": 4,
-    "wiki.lifecycle": 6, "cli_wiki": 9,
-    "router": 7, "router.notepad": 2, "router.rules": 6, "router.route": 7, "cli_router": 9,
-    "writer": 4, "writer.entities": 1, "writer.voice": 1, "writer.store": 4, "cli_writer": 9,
+    "wiki.lifecycle": 6, "cli.wiki": 9,
+    "router": 7, "router.notepad": 2, "router.rules": 6, "router.route": 7, "cli.router": 9,
+    "writer": 4, "writer.entities": 1, "writer.voice": 1, "writer.store": 4, "cli.writer": 9,
     "serve": 8, "serve.agents": 8, "serve.http": 8, "serve.mcp": 8, "serve.runner": 8, "serve.service": 8,
-    "serve.ui": 8, "cli_serve": 9,
+    "serve.ui": 8, "cli.serve": 9,
+    "files": 0, "text": 0, "redact": 0, "git": 0, "store": 0, "embeddings": 0, "search": 0, "projects": 0,
+    "learn": 0, "sync": 0, "agents": 0, "agents.claude": 0, "cli": 9, "cli.main": 9, "cli.memory": 9, "hookmain": 9,
 }
-GIT_MODULES = {"gitstore", "gitplumbing", "remote", "sync", "codegit", "leaks.history"}
+GIT_MODULES = {"git.store", "git.plumbing", "git.remote", "sync.round", "git.coderepo", "leaks.history"}
 HEAVY = ("onnxruntime", "numpy", "tokenizers")
-HEAVY_ALLOWED = {"embed", "models", "e5convert", "tokens"}
+HEAVY_ALLOWED = {"embeddings.runtime", "embeddings.catalogue", "embeddings.convert", "text.tokens"}
 #: the packages of the ``serve`` extra: only the serve package imports them, so the core and the hooks work without
 SERVE_PACKAGES = ("mcp", "fastapi", "starlette", "uvicorn", "jinja2", "markupsafe", "tomlkit", "pydantic")
-SERVE_MODULES = {"serve", "cli_serve"}
+SERVE_MODULES = {"serve", "cli.serve"}
 
 
 def _imports(path: Path) -> set[str]:
@@ -148,16 +154,16 @@ def test_heavy_imports_stay_in_the_embedding_layer() -> None:
 
 def test_only_the_serve_package_uses_the_serve_extra() -> None:
     """Core commands and hooks never import MCP, HTTP or template packages (they are an optional extra), and
-    ``cli_serve`` imports them only inside the commands that serve."""
+    ``cli.serve`` imports them only inside the commands that serve."""
     offenders = [(str(p.relative_to(PACKAGE)), n) for p in _modules() if _key(p).split(".")[0] not in SERVE_MODULES
                  for n in _imports(p) if n.split(".")[0] in SERVE_PACKAGES]
-    offenders += [("cli_serve.py", n) for n in _module_level_imports(PACKAGE / "cli_serve.py")
+    offenders += [("cli/serve.py", n) for n in _module_level_imports(PACKAGE / "cli" / "serve.py")
                   if n.split(".")[0] in SERVE_PACKAGES or n.startswith("gitmem.serve")]
     assert not offenders
 
 
 def test_the_hook_path_never_loads_the_serve_extra(tmp_path: Path) -> None:
-    code = ("import sys, os; from pathlib import Path; from gitmem.hookmain import run; "
+    code = ("import sys, os; from pathlib import Path; from gitmem.agents.claude.entry import run; "
             "[run(e, b'{}', env=dict(os.environ), cwd=Path.cwd(), home=Path.home()) for e in "
             "('session-start', 'user-prompt-submit', 'post-tool-use')]; "
             "print(','.join(sorted({m.split('.')[0] for m in sys.modules})))")

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from gitmem import documents as docs
 from gitmem.api import Repository
 from gitmem.briefing.conflicts import negated_terms
 from gitmem.briefing.essentials import essentials, settle
 from gitmem.briefing.gate import covers
 from gitmem.config import Config, EmbeddingConfig
-from gitmem.layout import init_repo
 from gitmem.recall import relevant_hits
+from gitmem.store import document as docs
+from gitmem.store.layout import init_repo
 from tests.conftest import git, run_cli
 from tests.test_hooks import PROJECT, context_of, hook, payload
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from gitmem.capture import capture, classify, contradicts, extract, similarity, transcript_texts
-from gitmem.store import MemoryRepo
+from gitmem.learn.capture import capture, classify, contradicts, extract, similarity, transcript_texts
+from gitmem.store.memories import MemoryRepo
 from tests.conftest import assert_clean, git, run_cli
 
 PROJECT = "github.com-acme-shop"
@@ -140,7 +140,7 @@ def test_prompt_hook_corrections_become_correction_memories(repo_path: Path, rep
     code.mkdir()
     payload = {"session_id": "s5", "cwd": str(code), "hook_event_name": "UserPromptSubmit",
                "prompt": "No, that's wrong: the API base URL should be /api/v2 instead of /api/v1."}
-    proc = subprocess.run([sys.executable, "-m", "gitmem.hookmain", "user-prompt-submit"],
+    proc = subprocess.run([sys.executable, "-m", "gitmem.agents.claude.entry", "user-prompt-submit"],
                           input=json.dumps(payload).encode(), env={**os.environ, "GITMEM_REPO": str(repo_path)},
                           capture_output=True, timeout=60)
     assert proc.returncode == 0

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.codebase import code_context, normalise_remote, project_id_for
-from gitmem.tokens import count_tokens
+from gitmem.projects.identity import code_context, normalise_remote, project_id_for
+from gitmem.text.tokens import count_tokens
 from tests.conftest import git
 
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gitmem.layout import init_repo
+from gitmem.store.layout import init_repo
 from tests.conftest import assert_clean, git
 
 WORKER = """

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from gitmem import gitplumbing, sync
 from gitmem.config import Config
 from gitmem.errors import RepoError
-from gitmem.layout import init_repo
-from gitmem.store import MemoryRepo
+from gitmem.git import plumbing as gitplumbing
+from gitmem.store.layout import init_repo
+from gitmem.store.memories import MemoryRepo
+from gitmem.sync import round as sync
 from tests.conftest import assert_clean, git, run_cli
 
 KILLED = 137

@@ -20,9 +20,8 @@ README_PENDING: set[str] = set()
 
 
 def test_readme_names_every_top_level_command() -> None:
-    from gitmem.cli import cli, register_commands
+    from gitmem.cli.main import cli
 
-    register_commands()
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     missing = [name for name, cmd in cli.commands.items() if not cmd.hidden and f"gitmem {name}" not in readme]
     assert not set(missing) - README_PENDING, f"README does not mention: {missing}"

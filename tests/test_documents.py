@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gitmem import documents as docs
 from gitmem.errors import DocumentError, ValidationError
+from gitmem.store import document as docs
 
 
 @pytest.mark.parametrize(

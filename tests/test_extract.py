@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from conftest import assert_clean, git, run_cli
 
-from gitmem import documents as docs
-from gitmem.cli_githooks import HOOK_SCRIPT
+from gitmem.cli.githooks import HOOK_SCRIPT
 from gitmem.config import Config
-from gitmem.extract import dependencies, findings_for_commit, from_message, interesting, license_name
-from gitmem.store import MemoryRepo
+from gitmem.learn.extract import dependencies, findings_for_commit, from_message, interesting, license_name
+from gitmem.store import document as docs
+from gitmem.store.memories import MemoryRepo
 
 ROOT = Path(__file__).resolve().parents[1]
 

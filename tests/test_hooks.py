@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from gitmem import observe
-from gitmem.claude_install import HOOK_EVENTS, install, is_gitmem_command, merge, uninstall
-from gitmem.directives import detect_correction, detect_directives, directive_key
-from gitmem.hookcontext import recent_errors
+from gitmem.agents.claude.context import recent_errors
+from gitmem.agents.claude.settings import HOOK_EVENTS, install, is_gitmem_command, merge, uninstall
+from gitmem.learn.directives import detect_correction, detect_directives, directive_key
+from gitmem.store import local as observe
 from tests.conftest import assert_clean, git, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,10 +47,11 @@ def payload(event: str, cwd: Path, session: str = "sess-1", **fields: Any) -> st
 
 def hook(event: str, data: str | bytes, env: dict[str, str], cwd: Path | None = None,
          fast: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run a hook the way the installed settings do (``python -m gitmem.hookmain``), or through ``gitmem hook``."""
+    """Run a hook the way the installed settings do (``python -m gitmem.agents.claude.entry``), or through
+    ``gitmem hook``."""
     from conftest import GITMEM
 
-    cmd = [sys.executable, "-m", "gitmem.hookmain", event] if fast else [GITMEM, "hook", event]
+    cmd = [sys.executable, "-m", "gitmem.agents.claude.entry", event] if fast else [GITMEM, "hook", event]
     raw = data.encode() if isinstance(data, str) else data
     proc = subprocess.run(cmd, input=raw, capture_output=True, cwd=cwd, env={**os.environ, **env}, timeout=60)
     return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode())
@@ -74,6 +75,26 @@ def test_session_start_injects_the_projects_memory(repo_path: Path, code: Path, 
     assert text in context
     assert "gitmem search" in context
     assert_clean(repo_path)
+
+
+def test_settings_that_name_the_old_module_still_run(repo_path: Path, code: Path, env: dict[str, str],
+                                                      isolated_env: Path) -> None:
+    """Settings files written before the subpackages name the old hook module: the hook still injects, and
+    ``install claude`` replaces that entry instead of adding a second one."""
+    text = "Release notes are written in English and Chinese"
+    assert run_cli("remember", text, "--project", PROJECT, env=env).code == 0
+    old = [sys.executable, "-m", "gitmem.hookmain", "session-start"]  # legacy-path
+    proc = subprocess.run(old, input=payload("SessionStart", code, source="startup").encode(), capture_output=True,
+                          cwd=code, env={**os.environ, **env}, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert text in context_of(proc.stdout.decode())
+    settings = isolated_env / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    command = f"{sys.executable} -m gitmem.hookmain"  # legacy-path
+    settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}}))
+    assert run_cli("install", "claude", "--scope", "user").code == 0
+    stop = [h["command"] for g in json.loads(settings.read_text())["hooks"]["Stop"] for h in g["hooks"]]
+    assert len(stop) == 1 and "gitmem.hookmain" not in stop[0]  # legacy-path
 
 
 def test_bad_json_exits_zero_fast_with_one_line(env: dict[str, str], repo_path: Path) -> None:
@@ -198,7 +219,7 @@ def test_unwritable_local_dir(repo_path: Path, code: Path, env: dict[str, str], 
 
 
 def test_locked_repo_keeps_the_directives_for_later(repo_path: Path, code: Path, env: dict[str, str]) -> None:
-    from gitmem.gitstore import GitStore
+    from gitmem.git.store import GitStore
 
     hook("session-start", payload("SessionStart", code), env, cwd=code)
     hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="Always use uv."), env, cwd=code)
@@ -218,7 +239,7 @@ def test_deadline_ends_the_hook(repo_path: Path, code: Path, env: dict[str, str]
 
 def test_no_process_outlives_the_hook(repo_path: Path, code: Path, env: dict[str, str]) -> None:
     for event in ("session-start", "stop", "session-end"):
-        proc = subprocess.Popen([sys.executable, "-m", "gitmem.hookmain", event], stdin=subprocess.PIPE,
+        proc = subprocess.Popen([sys.executable, "-m", "gitmem.agents.claude.entry", event], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=code,
                                 env={**os.environ, **env}, start_new_session=True)
         proc.communicate(payload("X", code).encode(), timeout=60)
@@ -230,7 +251,7 @@ def test_no_process_outlives_the_hook(repo_path: Path, code: Path, env: dict[str
 def test_tool_hooks_stay_light(repo_path: Path, code: Path, env: dict[str, str]) -> None:
     hook("session-start", payload("SessionStart", code), env, cwd=code)  # caches the project of this cwd
     script = (
-        "import sys, os; from pathlib import Path; from gitmem.hookmain import run; "
+        "import sys, os; from pathlib import Path; from gitmem.agents.claude.entry import run; "
         f"run('post-tool-use', {payload('PostToolUse', code, tool_name='Bash', tool_input={'command': 'ls'}, tool_response={'stdout': 'x'})!r}.encode(), "  # noqa: E501
         "env=dict(os.environ), cwd=Path.cwd(), home=Path.home()); "
         "print(','.join(sorted({m.split('.')[0] for m in sys.modules})))"
@@ -398,9 +419,9 @@ def test_recall_block_is_cached_until_a_repository_moves(repo_path: Path, code: 
     from types import SimpleNamespace
 
     import gitmem
+    from gitmem.agents.claude.context import make_context
     from gitmem.api import Repository
-    from gitmem.hookcontext import make_context
-    from gitmem.injection import recall_block
+    from gitmem.briefing.inputs import recall_block
 
     calls: list[int] = []
 
@@ -459,7 +480,7 @@ def _cached_blocks(repo_path: Path) -> dict[str, Any]:
 
 def test_warm_block_is_served_at_session_start_and_counts_a_use(repo_path: Path, code: Path,
                                                                   env: dict[str, str]) -> None:
-    from gitmem.observe import read_usage
+    from gitmem.store.local import read_usage
 
     assert run_cli("remember", "The shop deploys with fly.io", "--project", PROJECT, env=env).code == 0
     git(code, "commit", "-q", "--allow-empty", "-m", "Deploy the shop")
@@ -479,7 +500,7 @@ def test_warm_block_is_served_at_session_start_and_counts_a_use(repo_path: Path,
 def test_stop_warms_the_next_session_in_the_background(repo_path: Path, code: Path, env: dict[str, str]) -> None:
     on = {**env, "GITMEM_WARM": "1"}
     hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="Always deploy with fly.io."), on, cwd=code)
-    proc = subprocess.Popen([sys.executable, "-m", "gitmem.hookmain", "stop"], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "gitmem.agents.claude.entry", "stop"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=code, env={**os.environ, **on})
     proc.communicate(payload("Stop", code).encode(), timeout=60)
     assert proc.returncode == 0

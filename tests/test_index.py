@@ -18,13 +18,13 @@ from filelock import FileLock
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gitmem import ranking
 from gitmem.config import Config, EmbeddingConfig, RankingConfig
 from gitmem.errors import SearchError, ValidationError
-from gitmem.index import Index, open_index
-from gitmem.ranking import DEFAULT_TUNING, analyze_query, build_analyzer, snippet
-from gitmem.store import MemoryRepo
-from gitmem.timeparse import parse_time
+from gitmem.search import scoring as ranking
+from gitmem.search.index import Index, open_index
+from gitmem.search.scoring import DEFAULT_TUNING, analyze_query, build_analyzer, snippet
+from gitmem.search.timeexpr import parse_time
+from gitmem.store.memories import MemoryRepo
 from tests.conftest import assert_clean, git
 
 PG = "我们决定使用 PostgreSQL 而不是 MySQL，因为 JSON 查询更快"
@@ -99,7 +99,7 @@ class FakeEmbedder:
 
 @pytest.fixture(scope="module")
 def model() -> Any:
-    from gitmem.embed import EmbedSpec, load_embedder
+    from gitmem.embeddings.runtime import EmbedSpec, load_embedder
 
     loaded = load_embedder(EmbedSpec())
     if loaded is None:
@@ -500,7 +500,7 @@ def test_locked_index_searches_without_writing_or_waits(repo: MemoryRepo) -> Non
 def test_bm25_search_does_not_load_numpy(filled: tuple[MemoryRepo, str]) -> None:
     repo, _pg = filled
     code = ("import sys; from gitmem.config import Config; from gitmem.store import MemoryRepo; "
-            "from gitmem.index import open_index; from pathlib import Path; "
+            "from gitmem.search.index import open_index; from pathlib import Path; "
             f"i = open_index(MemoryRepo(Config(repo=Path({str(repo.path)!r}))), embedder='auto'); "
             "print(i.search('PostgreSQL', mode='bm25')[0].id); "
             "print(','.join(m for m in ('numpy', 'onnxruntime', 'tokenizers', 'dulwich.porcelain') "

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from gitmem import instincts as ins
-from gitmem.detectors import BY_PATTERN, Call, detect, sessions_from
-from gitmem.evolve import evolve, jaccard, keywords, merge_groups, plan
-from gitmem.observe import append_line
-from gitmem.store import MemoryRepo
+from gitmem.learn import instincts as ins
+from gitmem.learn.evolve import evolve, jaccard, keywords, merge_groups, plan
+from gitmem.learn.patterns import BY_PATTERN, Call, detect, sessions_from
+from gitmem.store.local import append_line
+from gitmem.store.memories import MemoryRepo
 from tests.conftest import assert_clean, git, run_cli
 
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
@@ -24,7 +24,7 @@ T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
 
 def record(session: str, tool: str, project: str = "github.com-acme-shop", when: datetime = T0, output: str = "ok",
            **inp: Any) -> dict[str, Any]:
-    """One line as the post-tool-use hook writes it (see gitmem/hooks.py::_observe)."""
+    """One line as the post-tool-use hook writes it (see gitmem/agents/claude/handlers.py::_observe)."""
     return {"session": session, "time": when.strftime("%Y-%m-%dT%H:%M:%SZ"), "phase": "post", "tool": tool,
             "input": json.dumps(inp, separators=(",", ":")), "output": output, "cwd": "/code/shop",
             "project": project}
@@ -115,7 +115,7 @@ def test_three_sessions_raise_the_confidence_visible_in_list_and_git_log(repo_pa
                 payload = {"session_id": f"sess-{n}", "cwd": str(code), "hook_event_name": "PostToolUse",
                            "tool_name": tool, "tool_input": inp, "tool_response": {"ok": True},
                            "tool_use_id": f"t{n}{name}{tool}", "transcript_path": str(code / "t.jsonl")}
-                proc = subprocess.run([sys.executable, "-m", "gitmem.hookmain", "post-tool-use"],
+                proc = subprocess.run([sys.executable, "-m", "gitmem.agents.claude.entry", "post-tool-use"],
                                       input=json.dumps(payload).encode(), env=env, capture_output=True, timeout=60)
                 assert proc.returncode == 0
         # a session still running is left alone ...
@@ -123,7 +123,8 @@ def test_three_sessions_raise_the_confidence_visible_in_list_and_git_log(repo_pa
             f"sess-{n}") == 0
         # ... until it ends (the detached learner is switched off here: this test drives learning itself)
         end = {"session_id": f"sess-{n}", "cwd": str(code), "hook_event_name": "SessionEnd", "reason": "exit"}
-        subprocess.run([sys.executable, "-m", "gitmem.hookmain", "session-end"], input=json.dumps(end).encode(),
+        subprocess.run([sys.executable, "-m", "gitmem.agents.claude.entry", "session-end"],
+                       input=json.dumps(end).encode(),
                        env={**env, "GITMEM_LEARN": "0"}, capture_output=True, timeout=60, check=True)
         assert run_cli("instincts", "learn", env={"GITMEM_REPO": str(repo_path)}).code == 0
         listed = json.loads(run_cli("instincts", "list", "--json", env={"GITMEM_REPO": str(repo_path)}).out)
@@ -319,10 +320,12 @@ def test_session_end_learns_in_a_detached_process(repo_path: Path) -> None:
         for tool in ("Read", "Edit"):
             data = {**base, "hook_event_name": "PostToolUse", "tool_name": tool,
                     "tool_input": {"file_path": str(code / name)}, "tool_response": {}}
-            subprocess.run([sys.executable, "-m", "gitmem.hookmain", "post-tool-use"], input=json.dumps(data).encode(),
+            subprocess.run([sys.executable, "-m", "gitmem.agents.claude.entry", "post-tool-use"],
+                           input=json.dumps(data).encode(),
                            env=env, capture_output=True, timeout=60, check=True)
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "gitmem.hookmain", "session-end"], env=env, capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "gitmem.agents.claude.entry", "session-end"], env=env,
+                          capture_output=True,
                           input=json.dumps({**base, "hook_event_name": "SessionEnd", "reason": "exit"}).encode(),
                           timeout=60)
     assert proc.returncode == 0 and proc.stdout == b""
@@ -375,14 +378,14 @@ def _session_with_secret(repo_path: Path) -> None:
 
 
 def test_semantic_analysis_is_off_until_configured(repo: MemoryRepo, repo_path: Path) -> None:
-    from gitmem.semantic import analyze
+    from gitmem.learn.modelreview import analyze
 
     _session_with_secret(repo_path)
     assert analyze(repo, "m1").status == "off"
 
 
 def test_semantic_analysis_valid_answer_creates_an_instinct(repo: MemoryRepo, repo_path: Path) -> None:
-    from gitmem.semantic import analyze
+    from gitmem.learn.modelreview import analyze
 
     _session_with_secret(repo_path)
     prompts = _configure(repo_path, "valid")
@@ -401,7 +404,7 @@ def test_semantic_analysis_valid_answer_creates_an_instinct(repo: MemoryRepo, re
 def test_semantic_analysis_failures_write_nothing(repo: MemoryRepo, repo_path: Path, mode: str, status: str) -> None:
     import time
 
-    from gitmem.semantic import analyze
+    from gitmem.learn.modelreview import analyze
 
     _session_with_secret(repo_path)
     _configure(repo_path, mode, semantic_timeout=1)
@@ -414,7 +417,7 @@ def test_semantic_analysis_failures_write_nothing(repo: MemoryRepo, repo_path: P
 
 
 def test_semantic_analysis_daily_budget(repo: MemoryRepo, repo_path: Path) -> None:
-    from gitmem.semantic import analyze
+    from gitmem.learn.modelreview import analyze
 
     _session_with_secret(repo_path)
     prompts = _configure(repo_path, "valid", semantic_daily_budget=1)

@@ -6,10 +6,10 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-from gitmem import documents as docs
-from gitmem.lifecycle import MAX_INDEX_LINES, compact, digest, gc, render_index, write_index
-from gitmem.observe import bump_usage
-from gitmem.store import MemoryRepo
+from gitmem.store import document as docs
+from gitmem.store.lifecycle import MAX_INDEX_LINES, compact, digest, gc, render_index, write_index
+from gitmem.store.local import bump_usage
+from gitmem.store.memories import MemoryRepo
 from tests.conftest import assert_clean, git, run_cli
 
 PROJECT = "github.com-acme-shop"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.locks import LockTimeout, file_lock
+from gitmem.files.locks import LockTimeout, file_lock
 
-HOLD = "import sys, time\nfrom pathlib import Path\nfrom gitmem.locks import file_lock\n" \
+HOLD = "import sys, time\nfrom pathlib import Path\nfrom gitmem.files.locks import file_lock\n" \
        "with file_lock(Path(sys.argv[1])):\n    print('held', flush=True)\n    time.sleep(float(sys.argv[2]))\n"
 
 

@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitmem import documents as docs
-from gitmem.documents import Memory
-from gitmem.merge import merge_file, merge_memories, merge_text, resolve
+from gitmem.store import document as docs
+from gitmem.store.document import Memory
+from gitmem.sync.merge import merge_file, merge_memories, merge_text, resolve
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 BASE = docs.make_memory("Use PostgreSQL\nfor every service\nwith pgbouncer", id="db", tags="database",
@@ -143,7 +143,7 @@ def test_resolve_takes_a_version() -> None:
 
 
 def test_conflicts_and_note() -> None:
-    from gitmem.merge import conflict_note, conflicts
+    from gitmem.sync.merge import conflict_note, conflicts
 
     ours = replace(BASE, text="one")
     theirs = replace(BASE, text="two", updated=T0 + timedelta(1))

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from gitmem.config import Config
 from gitmem.errors import ValidationError
-from gitmem.layout import init_repo
-from gitmem.store import MemoryRepo
+from gitmem.store.layout import init_repo
+from gitmem.store.memories import MemoryRepo
 
 FEW = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                      HealthCheck.too_slow])
@@ -179,7 +179,7 @@ def test_edit(tmp_path: Path, item: tuple[str, str], before: str, after: str) ->
 @FEW
 @given(SECRETS, AROUND)
 def test_capture(tmp_path: Path, item: tuple[str, str], before: str) -> None:
-    from gitmem.capture import capture
+    from gitmem.learn.capture import capture
 
     written, secret = item
     repo = _repo(tmp_path)
@@ -191,9 +191,9 @@ def test_capture(tmp_path: Path, item: tuple[str, str], before: str) -> None:
 @FEW
 @given(SECRETS, AROUND)
 def test_code_commit_extraction(tmp_path: Path, item: tuple[str, str], before: str) -> None:
-    from gitmem.cli_githooks import store_findings
-    from gitmem.codegit import code_commit
-    from gitmem.extract import findings_for_commit
+    from gitmem.cli.githooks import store_findings
+    from gitmem.git.coderepo import code_commit
+    from gitmem.learn.extract import findings_for_commit
 
     written, secret = item
     repo = _repo(tmp_path)
@@ -214,7 +214,7 @@ def test_code_commit_extraction(tmp_path: Path, item: tuple[str, str], before: s
 
 
 def _hook(event: str, repo: Path, code: Path, **fields: object) -> None:
-    from gitmem.hookmain import run
+    from gitmem.agents.claude.entry import run
 
     data = json.dumps({"session_id": "s1", "transcript_path": str(code / "t.jsonl"), "cwd": str(code),
                        "hook_event_name": event, **fields}).encode()
@@ -240,7 +240,7 @@ def test_directives_and_observations(tmp_path: Path, item: tuple[str, str], befo
 
 def test_sync_to_a_bare_remote_and_the_search_index(tmp_path: Path) -> None:
     import gitmem
-    from gitmem.sync import sync
+    from gitmem.sync.round import sync
 
     repo = gitmem.open(tmp_path / "mem") if (tmp_path / "mem").exists() else None
     init_repo(tmp_path / "mem")
@@ -328,7 +328,7 @@ def test_a_catastrophic_extra_pattern_neither_hangs_remember_nor_the_hook(tmp_pa
     code.mkdir()
     data = json.dumps({"session_id": "s", "cwd": str(code), "hook_event_name": "PostToolUse", "tool_name": "Bash",
                        "tool_input": {"command": "echo " + "a" * 50_000 + "!"}})
-    proc = subprocess.run([sys.executable, "-m", "gitmem.hookmain", "post-tool-use"], input=data.encode(),
+    proc = subprocess.run([sys.executable, "-m", "gitmem.agents.claude.entry", "post-tool-use"], input=data.encode(),
                           capture_output=True, env={**os.environ, "GITMEM_REPO": str(mem)}, timeout=30, cwd=code)
     assert proc.returncode == 0
     # A pattern the linear-time engine cannot run is refused with a message that says what to do.

@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from gitmem import observe, projects, scan, toolnotes
+from gitmem.projects import memory as projects
+from gitmem.projects import scan, toolnotes
+from gitmem.store import local as observe
 from tests.conftest import assert_clean, git, run_cli
 
 if TYPE_CHECKING:
-    from gitmem.store import MemoryRepo
+    from gitmem.store.memories import MemoryRepo
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -239,7 +241,7 @@ def test_learning_from_tool_output(repo_path: Path, pyproj: Path) -> None:
          {"file": {"content": "token = os.environ.get('STRIPE_API_KEY')\nprint(process.env.SENTRY_DSN)"}}),
     ]
     for n, (tool, tool_input, response) in enumerate(calls):
-        proc = subprocess.run([sys.executable, "-m", "gitmem.hookmain", "post-tool-use"],
+        proc = subprocess.run([sys.executable, "-m", "gitmem.agents.claude.entry", "post-tool-use"],
                               input=post("s-42", pyproj, tool, tool_input, response, n).encode(), env=env,
                               capture_output=True, cwd=pyproj, timeout=60)
         assert proc.returncode == 0 and proc.stderr == b""
@@ -292,7 +294,7 @@ def test_notes_are_deduplicated_and_capped() -> None:
 def _session_start(code: Path, env: dict[str, str], session: str) -> str:
     data = json.dumps({"session_id": session, "cwd": str(code), "hook_event_name": "SessionStart",
                        "source": "startup", "transcript_path": str(code / "t.jsonl")})
-    proc = subprocess.run([sys.executable, "-m", "gitmem.hookmain", "session-start"], input=data.encode(),
+    proc = subprocess.run([sys.executable, "-m", "gitmem.agents.claude.entry", "session-start"], input=data.encode(),
                           env={**os.environ, **env}, capture_output=True, cwd=code, timeout=60)
     assert proc.returncode == 0, proc.stderr
     return str(json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"])

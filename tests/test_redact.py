@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitmem.redact import PatternError, Redaction, contains_secret, redact
-from gitmem.secretrules import KINDS
+from gitmem.redact.engine import PatternError, Redaction, contains_secret, redact
+from gitmem.redact.rules import KINDS
 
 # The autouse ``isolated_env`` fixture of conftest.py is function-scoped; these pure-function
 # properties do not care that it is shared across the examples of one test.

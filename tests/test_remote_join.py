@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from gitmem import sync
 from gitmem.config import Config
 from gitmem.errors import GitmemError, RepoError
-from gitmem.layout import init_repo
-from gitmem.store import MemoryRepo
+from gitmem.store.layout import init_repo
+from gitmem.store.memories import MemoryRepo
+from gitmem.sync import round as sync
 from tests.conftest import assert_clean, git, run_cli
 
 AUTHOR = "Test User <test@example.com>"

@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gitmem.config import Config, EmbeddingConfig
-from gitmem.index import Index
-from gitmem.layout import init_repo
-from gitmem.rerank import Neighbourhood, combine, sentences, weights_for
-from gitmem.store import MemoryRepo
+from gitmem.search.index import Index
+from gitmem.search.rerank import Neighbourhood, combine, sentences, weights_for
+from gitmem.store.layout import init_repo
+from gitmem.store.memories import MemoryRepo
 from tests.conftest import run_cli
 from tests.test_index import CountingEmbedder, model  # noqa: F401  (the module-scoped real model fixture)
 

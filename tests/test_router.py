@@ -11,7 +11,7 @@ import pytest
 from gitmem.router import notepad
 from gitmem.router.route import Router, conflicts_with
 from gitmem.router.rules import route
-from gitmem.store import MemoryRepo
+from gitmem.store.memories import MemoryRepo
 from tests.conftest import assert_clean, git, run_cli
 from tests.test_hooks import context_of, hook, payload
 

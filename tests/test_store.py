@@ -9,7 +9,7 @@ import pytest
 
 import gitmem
 from gitmem.errors import NotFoundError, ValidationError
-from gitmem.store import MemoryRepo
+from gitmem.store.memories import MemoryRepo
 from tests.conftest import assert_clean, git
 
 

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from conftest import assert_clean, git, run_cli
 
-from gitmem import documents as docs
-from gitmem import sync
 from gitmem.config import Config
 from gitmem.errors import RepoError
-from gitmem.layout import init_repo
-from gitmem.remote import fetch, remote_branches
-from gitmem.store import MemoryRepo
+from gitmem.git.remote import fetch, remote_branches
+from gitmem.store import document as docs
+from gitmem.store.layout import init_repo
+from gitmem.store.memories import MemoryRepo
+from gitmem.sync import round as sync
 
 AUTHOR = "Test User <test@example.com>"
 
@@ -348,7 +348,7 @@ def test_review_mode_proposes_a_branch_and_cleans_it_up(machines: tuple[MemoryRe
 
 
 def test_pull_request_urls() -> None:
-    from gitmem.cli_review import pull_request_url
+    from gitmem.cli.review import pull_request_url
 
     assert pull_request_url("git@github.com:me/memory.git", "main", "gitmem/laptop/2026-11-30") == (
         "https://github.com/me/memory/compare/main...gitmem/laptop/2026-11-30?expand=1")
@@ -416,7 +416,7 @@ def test_tree_diff_matches_git(tmp_path: Path) -> None:
         shas.append(git(root, "rev-parse", "HEAD^{tree}").strip().encode())
     from dulwich.repo import Repo
 
-    from gitmem.gitplumbing import diff_trees
+    from gitmem.git.plumbing import diff_trees
 
     with Repo(str(root)) as repo:
         for old, new in [(0, 1), (1, 2), (0, 2), (2, 0)]:

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from gitmem import documents as docs
 from gitmem.errors import LockTimeoutError, ValidationError
-from gitmem.merge import merge_file
-from gitmem.store import MemoryRepo
+from gitmem.store import document as docs
+from gitmem.store.memories import MemoryRepo
+from gitmem.sync.merge import merge_file
 from gitmem.wiki import page as wp
 from gitmem.wiki.lifecycle import capture_session_log, overview
 from gitmem.wiki.store import Wiki
@@ -211,7 +211,7 @@ def test_wiki_pages_merge_field_by_field_and_a_true_conflict_keeps_both() -> Non
 
 
 def test_sync_merges_pages_from_two_machines_and_review_lists_them(tmp_path: Path) -> None:
-    from gitmem.layout import init_repo
+    from gitmem.store.layout import init_repo
 
     bare = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", str(bare))
@@ -271,7 +271,7 @@ def test_session_end_writes_a_session_log_within_budget_even_without_an_index(re
 
 def test_session_log_gives_up_within_its_budget_when_the_repository_is_locked(repo: MemoryRepo) -> None:
     local = repo.path / "local"
-    from gitmem import observe
+    from gitmem.store import local as observe
 
     observe.append_observation(local, {"session": "s1", "phase": "post", "tool": "Bash",
                                        "input": '{"command":"make"}', "output": "ok", "project": "shop"})
@@ -316,7 +316,7 @@ def test_environment_page_is_bridged_from_the_project_memory(repo: MemoryRepo) -
     assert env.generated and "Python 3.11" in env.body and "`pytest -q`" in env.body
     assert [(f.kind, f.page) for f in book.lint() if f.kind == "contradiction"] == [("contradiction", "testing")]
     assert "environment" not in [p.name for p in book.pages()]
-    from gitmem.projects import add_notes
+    from gitmem.projects.memory import add_notes
 
     add_notes(repo, "shop", ["port 5173 (vite dev server)"])  # the project memory changes: the page follows
     assert "port 5173" in book.read("environment").body

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.errors import NotFoundError, ValidationError
-from gitmem.store import MemoryRepo
+from gitmem.store.memories import MemoryRepo
 from gitmem.writer.store import Writer
 from gitmem.writer.voice import check_line, register_of
 from tests.conftest import assert_clean, git, run_cli

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from gitmem import documents as docs
 from gitmem.errors import DocumentError, ValidationError
+from gitmem.store import document as docs
 
 SCHEMA_VERSION = 1
 WIKI_DIR = "wiki"
@@ -96,7 +96,7 @@ def page_slug(title: str) -> str:
 
 def check_page_name(name: str) -> str:
     """A page name given by a user: refused when it could leave the wiki folder (see
-    :func:`gitmem.documents.check_name`); a name with a ``.md`` suffix is accepted without it."""
+    :func:`gitmem.store.document.check_name`); a name with a ``.md`` suffix is accepted without it."""
     value = docs.check_name(name, "page name")
     value = value[:-3] if value.lower().endswith(".md") else value
     slug = page_slug(value)

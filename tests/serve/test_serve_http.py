@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 
 from gitmem.serve.http import create_app
 from gitmem.serve.service import MemoryService
-from gitmem.store import MemoryRepo
+from gitmem.store.memories import MemoryRepo
 from tests.serve.live import free_port, running_server
 
 PROBLEM = "application/problem+json"

@@ -1,0 +1,3 @@
+"""Integrations with coding agents (one subpackage per agent).
+
+May import: every library package; nothing imports it but gitmem.cli and gitmem.serve."""
