@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gitmem.cli.githooks import install_hook
 from gitmem.config import Config
+from gitmem.learn.oncommit import install_hook
 from gitmem.store import document as docs
 from gitmem.store.layout import init_repo
 from gitmem.store.memories import MemoryRepo

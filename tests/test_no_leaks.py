@@ -191,9 +191,9 @@ def test_capture(tmp_path: Path, item: tuple[str, str], before: str) -> None:
 @FEW
 @given(SECRETS, AROUND)
 def test_code_commit_extraction(tmp_path: Path, item: tuple[str, str], before: str) -> None:
-    from gitmem.cli.githooks import store_findings
     from gitmem.git.coderepo import code_commit
     from gitmem.learn.extract import findings_for_commit
+    from gitmem.learn.oncommit import store_findings
 
     written, secret = item
     repo = _repo(tmp_path)

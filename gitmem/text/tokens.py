@@ -17,7 +17,7 @@ from typing import Any
 
 from gitmem.files.atomic import atomic_write
 
-_TOKENIZER = Path(__file__).resolve().parent / "data" / "all-MiniLM-L6-v2.tokenizer.json.gz"
+_TOKENIZER = Path(__file__).resolve().parents[1] / "data" / "all-MiniLM-L6-v2.tokenizer.json.gz"
 
 
 @lru_cache(maxsize=1)
