@@ -158,7 +158,7 @@ def measure(size: int, queries: int, embed: str, cold_runs: int, root: Path) -> 
     print(f"cold `python -c pass`:         {seconds * 1000:8.0f} ms")
     seconds, rss = cold([gitmem, "--repo", str(path), "search", "--mode", "bm25", "数据库 迁移 why"], cold_runs)
     print(f"cold `gitmem search --mode bm25`: {seconds * 1000:5.0f} ms (peak RSS {rss:.0f} MB)")
-    code = ("import sys; from pathlib import Path; from gitmem.config import Config; from gitmem.store import "
+    code = ("import sys; from pathlib import Path; from gitmem.config import Config; from gitmem.store.memories import "
             "MemoryRepo; from gitmem.search.index import open_index; "
             "open_index(MemoryRepo(Config(repo=Path(sys.argv[1]))), embedder=None).search(sys.argv[2], mode='bm25')")
     seconds, rss = cold([sys.executable, "-c", code, str(path), "数据库 迁移 why"], cold_runs)

@@ -95,7 +95,7 @@ def test_the_prompt_brings_what_it_needs_once_and_nothing_unrelated(repo_path: P
 
 def test_essentials_are_deduplicated_and_a_correction_wins() -> None:
     def memory(text: str, category: str, day: int, importance: int = 4) -> docs.Memory:
-        when = docs.parse_time(f"2026-11-{day:02d}T10:00:00Z", "updated")
+        when = docs.parse_timestamp(f"2026-11-{day:02d}T10:00:00Z", "updated")
         return docs.make_memory(text, category=category, importance=importance, project=PROJECT, created=when,
                                 updated=when)
 

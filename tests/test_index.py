@@ -23,7 +23,7 @@ from gitmem.errors import SearchError, ValidationError
 from gitmem.search import scoring as ranking
 from gitmem.search.index import Index, open_index
 from gitmem.search.scoring import DEFAULT_TUNING, analyze_query, build_analyzer, snippet
-from gitmem.search.timeexpr import parse_time
+from gitmem.search.timeexpr import parse_time_expression
 from gitmem.store.memories import MemoryRepo
 from tests.conftest import assert_clean, git
 
@@ -310,11 +310,11 @@ def test_time_expressions(repo: MemoryRepo) -> None:
         "去年": ("2025-01-01", "2026-01-01"),
     }
     for text, (start, end) in cases.items():
-        found = parse_time(text, now)
+        found = parse_time_expression(text, now)
         assert found is not None, text
         assert (found.start.date().isoformat(), found.end.date().isoformat()) == (start, end), text
-    assert parse_time("may I use MySQL?", now) is None
-    assert parse_time("why did we drop MySQL", now) is None
+    assert parse_time_expression("may I use MySQL?", now) is None
+    assert parse_time_expression("why did we drop MySQL", now) is None
     repo.import_records([
         {"text": "Chose Postgres for search", "id": "old", "created": "2026-05-12T10:00:00Z"},
         {"text": "Chose Postgres for billing", "id": "new", "created": "2026-11-25T10:00:00Z"},
@@ -499,7 +499,7 @@ def test_locked_index_searches_without_writing_or_waits(repo: MemoryRepo) -> Non
 
 def test_bm25_search_does_not_load_numpy(filled: tuple[MemoryRepo, str]) -> None:
     repo, _pg = filled
-    code = ("import sys; from gitmem.config import Config; from gitmem.store import MemoryRepo; "
+    code = ("import sys; from gitmem.config import Config; from gitmem.store.memories import MemoryRepo; "
             "from gitmem.search.index import open_index; from pathlib import Path; "
             f"i = open_index(MemoryRepo(Config(repo=Path({str(repo.path)!r}))), embedder='auto'); "
             "print(i.search('PostgreSQL', mode='bm25')[0].id); "

@@ -7,7 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from gitmem.store import document as docs
-from gitmem.store.lifecycle import MAX_INDEX_LINES, compact, digest, gc, render_index, write_index
+from gitmem.store.lifecycle import MEMORY_MD_LINES, compact, digest, gc, render_memory_md, write_memory_md
 from gitmem.store.local import bump_usage
 from gitmem.store.memories import MemoryRepo
 from tests.conftest import assert_clean, git, run_cli
@@ -91,13 +91,13 @@ def test_compact_a_category_over_the_token_threshold(repo: MemoryRepo) -> None:
 
 def test_index_file_stays_within_its_lines_most_important_first(repo: MemoryRepo) -> None:
     repo.import_records([{"id": f"m-{i}", "text": f"Fact {i}", "importance": 1 + i % 5} for i in range(300)])
-    sha, lines = write_index(repo)
+    sha, lines = write_memory_md(repo)
     text = (repo.path / "MEMORY.md").read_text()
-    assert sha and lines == MAX_INDEX_LINES == len(text.splitlines())
+    assert sha and lines == MEMORY_MD_LINES == len(text.splitlines())
     rows = [line for line in text.splitlines() if line.startswith("- [")]
     assert rows[0].startswith("- [background 5]") and text.splitlines()[-1].startswith("- … 145 more")
-    assert write_index(repo) == ("", lines)
-    assert render_index([], 160).count("\n") == 4
+    assert write_memory_md(repo) == ("", lines)
+    assert render_memory_md([], 160).count("\n") == 4
     assert_clean(repo.path)
 
 

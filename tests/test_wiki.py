@@ -179,8 +179,8 @@ def test_nul_and_reserved_titles_are_refused(repo: MemoryRepo) -> None:
 
 
 def test_concurrent_ingests_of_one_title_end_in_one_page_with_both_sections(repo_path: Path) -> None:
-    script = ("import sys; from pathlib import Path; from gitmem.config import Config; from gitmem.store import "
-              "MemoryRepo; from gitmem.wiki.store import Wiki; "
+    script = ("import sys; from pathlib import Path; from gitmem.config import Config; "
+              "from gitmem.store.memories import MemoryRepo; from gitmem.wiki.store import Wiki; "
               "Wiki(MemoryRepo(Config(repo=Path(sys.argv[1]))), 'shop').ingest('Race', sys.argv[2])")
     procs = [subprocess.Popen([sys.executable, "-c", script, str(repo_path), f"text from writer {i}"])
              for i in range(2)]

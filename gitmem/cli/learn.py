@@ -262,10 +262,10 @@ def digest(state: State, since: str, as_json: bool) -> None:
 @pass_state
 def memory_index(state: State, max_lines: int | None, as_json: bool) -> None:
     """Regenerate MEMORY.md, the listing of active memories (≤ 160 lines, trimmed by priority)."""
-    from gitmem.store.lifecycle import MAX_INDEX_LINES, write_index
+    from gitmem.store.lifecycle import MEMORY_MD_LINES, write_memory_md
 
     repo = state.open()
-    sha, lines = write_index(repo, max_lines=max_lines or MAX_INDEX_LINES)
+    sha, lines = write_memory_md(repo, max_lines=max_lines or MEMORY_MD_LINES)
     if as_json:
         emit_json({"commit": sha, "lines": lines})
         return

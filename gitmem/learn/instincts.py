@@ -164,7 +164,7 @@ def loads(text: str, path: str = "<instinct>") -> Instinct:
             evidence.append(line[2:].strip())
 
     def when(key: str) -> datetime | None:
-        return docs.parse_time(meta[key], key) if meta.get(key) else None
+        return docs.parse_timestamp(meta[key], key) if meta.get(key) else None
 
     return Instinct(
         id=str(meta["id"]), pattern=str(meta.get("pattern") or meta["id"]), trigger=str(meta.get("trigger", "")),
@@ -275,7 +275,7 @@ def _write_state(repo_path: Path, state: dict[str, Any]) -> None:
 
 def _stamp(call_time: str, fallback: datetime) -> datetime:
     try:
-        return docs.parse_time(call_time, "time") if call_time else fallback
+        return docs.parse_timestamp(call_time, "time") if call_time else fallback
     except ValidationError:
         return fallback
 

@@ -44,7 +44,7 @@ from gitmem.search import schema as idoc
 from gitmem.search import scoring as ranking
 from gitmem.search.scoring import DEFAULT_TUNING, QueryTerms, ScoreParts, Tuning
 from gitmem.search.snapshot import Key, Snapshot
-from gitmem.search.timeexpr import TimeRange, parse_time
+from gitmem.search.timeexpr import TimeRange, parse_time_expression
 from gitmem.search.vectors import VectorStore
 from gitmem.store import document as docs
 from gitmem.store.document import Memory
@@ -670,7 +670,7 @@ class Index:
             mode = "bm25"
         if embedder is not None:
             self._vectors_ready(embedder)
-        when = parse_time(query, now) if tuning.time_boost else None
+        when = parse_time_expression(query, now) if tuning.time_boost else None
         terms = ranking.analyze_query(query, self._analyzer)
         if terms.empty and embedder is None:
             raise SearchError(f"nothing to search for in {query.strip()[:60]!r}", "use words, not only punctuation")

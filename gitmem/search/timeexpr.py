@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-__all__ = ["TimeRange", "parse_time"]
+__all__ = ["TimeRange", "parse_time_expression"]
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ def _count(word: str) -> int:
     return sum(_CN_NUM.get(ch, 0) for ch in word) or 1
 
 
-def parse_time(text: str, now: datetime) -> TimeRange | None:
+def parse_time_expression(text: str, now: datetime) -> TimeRange | None:
     """The period a question names (``"in May"``, ``"last week"``, ``"上周"``, ``"2023 年"``, ``"yesterday"``,
     ``"8 May, 2023"``), relative to ``now``; None when it names none. The most specific expression wins."""
     low = unicodedata.normalize("NFKC", text).lower()  # as ranking.normalise: full-width digits count

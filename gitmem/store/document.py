@@ -83,7 +83,7 @@ def format_time(value: datetime) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def parse_time(value: Any, field_name: str) -> datetime:
+def parse_timestamp(value: Any, field_name: str) -> datetime:
     """Accept an ISO 8601 string, a YAML timestamp or a date; naive times are taken as UTC."""
     if isinstance(value, datetime):
         parsed = value
@@ -390,9 +390,9 @@ def make_memory(
     if scope_value == "global":
         project = ""
     default_type = "project" if project else "user"
-    created_at = parse_time(created, "created") if created else utcnow()
-    updated_at = parse_time(updated, "updated") if updated else created_at
-    expires_at = parse_time(expires, "expires") if expires else None
+    created_at = parse_timestamp(created, "created") if created else utcnow()
+    updated_at = parse_timestamp(updated, "updated") if updated else created_at
+    expires_at = parse_timestamp(expires, "expires") if expires else None
     if expires_at is None and scope_value == "session":
         expires_at = created_at + SESSION_TTL
     memory = Memory(

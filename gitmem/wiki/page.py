@@ -139,12 +139,12 @@ def make_page(name: str, title: str, body: str, *, category: Any = None, confide
         raise ValidationError("the page title is empty", "pass --title \"...\"")
     if "\x00" in title or "\x00" in body:
         raise ValidationError("the page contains a NUL byte", "remove binary data from the text")
-    created_at = docs.parse_time(created, "created") if created else docs.utcnow()
+    created_at = docs.parse_timestamp(created, "created") if created else docs.utcnow()
     return WikiPage(
         name=name, title=title[:200], body=body.strip("\n"),
         category=check_category(category), confidence=check_confidence(confidence),
         tags=docs.normalise_tags(tags), sources=strings(sources, "sources")[-MAX_SOURCES:],
-        created=created_at, updated=docs.parse_time(updated, "updated") if updated else created_at,
+        created=created_at, updated=docs.parse_timestamp(updated, "updated") if updated else created_at,
     )
 
 
