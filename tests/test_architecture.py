@@ -11,7 +11,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
+
 PACKAGE = ROOT / "gitmem"
 #: the packages of the ``serve`` extra: only gitmem.serve imports them, so the core and the hooks work without
 SERVE_PACKAGES = ("mcp", "fastapi", "starlette", "uvicorn", "jinja2", "markupsafe", "tomlkit", "pydantic")

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import runpy
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
 
 
 def test_cli_reference_matches_the_help_texts() -> None:

@@ -14,7 +14,7 @@ from gitmem.recall import recall
 from gitmem.store.layout import init_repo
 from gitmem.store.local import read_usage
 from gitmem.text.tokens import count_tokens
-from tests.conftest import git, run_cli
+from tests.helpers import git, run_cli
 
 PROJECT = "github.com-acme-shop"
 

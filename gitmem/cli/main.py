@@ -30,7 +30,7 @@ __all__ = ["cli", "main"]
 def main() -> None:
     """Console-script entry point."""
     crash = os.environ.get("GITMEM_TEST_CRASH")
-    if crash:  # test-only: die at a write step as a kill -9 would (tests/test_crash.py drives it)
+    if crash:  # test-only: die at a write step as a kill -9 would (tests/files/test_crash.py drives it)
         from gitmem.files.atomic import set_crash_point
 
         set_crash_point(crash)

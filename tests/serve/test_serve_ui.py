@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from conftest import git, run_cli
 from fastapi.testclient import TestClient
 
 from gitmem.config import Config
@@ -15,6 +14,7 @@ from gitmem.serve.ui import page_blocks, sparkline
 from gitmem.store.layout import init_repo
 from gitmem.store.memories import MemoryRepo
 from gitmem.sync import round as sync
+from tests.helpers import git, run_cli
 
 
 def test_pages_and_the_deprecate_form(repo: MemoryRepo, repo_path: Path) -> None:

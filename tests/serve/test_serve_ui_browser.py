@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import assert_clean, git, run_cli
 
+from tests.helpers import assert_clean, git, run_cli
 from tests.serve.live import running_server
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -17,8 +17,7 @@ from gitmem.config import Config, EmbeddingConfig
 from gitmem.recall import relevant_hits
 from gitmem.store import document as docs
 from gitmem.store.layout import init_repo
-from tests.conftest import git, run_cli
-from tests.test_hooks import PROJECT, context_of, hook, payload
+from tests.helpers import PROJECT, context_of, git, hook, payload, run_cli
 
 OTHER = "github.com-acme-warehouse"
 

@@ -20,8 +20,7 @@ from gitmem.sync.merge import merge_file
 from gitmem.wiki import page as wp
 from gitmem.wiki.lifecycle import capture_session_log, overview
 from gitmem.wiki.store import Wiki
-from tests.conftest import assert_clean, git, run_cli
-from tests.test_hooks import context_of, hook, payload
+from tests.helpers import assert_clean, context_of, git, hook, payload, run_cli
 
 PROJECT = "github.com-acme-shop"
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from gitmem.store.layout import init_repo
-from tests.conftest import assert_clean, git
+from tests.helpers import assert_clean, git
 
 WORKER = """
 import sys

@@ -21,7 +21,7 @@ from gitmem.git import plumbing as gitplumbing
 from gitmem.store.layout import init_repo
 from gitmem.store.memories import MemoryRepo
 from gitmem.sync import round as sync
-from tests.conftest import assert_clean, git, run_cli
+from tests.helpers import assert_clean, git, run_cli
 
 KILLED = 137
 AUTHOR = "Test User <test@example.com>"

@@ -18,10 +18,7 @@ from gitmem.agents.claude.context import recent_errors
 from gitmem.agents.claude.settings import HOOK_EVENTS, install, is_gitmem_command, merge, uninstall
 from gitmem.learn.directives import detect_correction, detect_directives, directive_key
 from gitmem.store import local as observe
-from tests.conftest import assert_clean, git, run_cli
-
-ROOT = Path(__file__).resolve().parents[1]
-PROJECT = "github.com-acme-shop"
+from tests.helpers import PROJECT, ROOT, assert_clean, context_of, git, hook, payload, run_cli
 
 
 @pytest.fixture
@@ -36,33 +33,8 @@ def code(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def env(repo_path: Path) -> dict[str, str]:
-    # the detached project scan and session learning commit on their own: tests/test_projects.py covers them
+    # the detached project scan and session learning commit on their own: tests/projects/test_projects.py covers them
     return {"GITMEM_REPO": str(repo_path), "GITMEM_PROJECT_SCAN": "0", "GITMEM_LEARN": "0", "GITMEM_WARM": "0"}
-
-
-def payload(event: str, cwd: Path, session: str = "sess-1", **fields: Any) -> str:
-    return json.dumps({"session_id": session, "transcript_path": str(cwd / "t.jsonl"), "cwd": str(cwd),
-                       "hook_event_name": event, **fields})
-
-
-def hook(event: str, data: str | bytes, env: dict[str, str], cwd: Path | None = None,
-         fast: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run a hook the way the installed settings do (``python -m gitmem.agents.claude.entry``), or through
-    ``gitmem hook``."""
-    from conftest import GITMEM
-
-    cmd = [sys.executable, "-m", "gitmem.agents.claude.entry", event] if fast else [GITMEM, "hook", event]
-    raw = data.encode() if isinstance(data, str) else data
-    proc = subprocess.run(cmd, input=raw, capture_output=True, cwd=cwd, env={**os.environ, **env}, timeout=60)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode())
-
-
-def context_of(out: str, event: str = "SessionStart") -> str:
-    answer = json.loads(out)
-    assert answer["hookSpecificOutput"]["hookEventName"] == event
-    text = answer["hookSpecificOutput"]["additionalContext"]
-    assert isinstance(text, str)
-    return text
 
 
 # -- acceptance ------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from gitmem.errors import GitmemError, RepoError
 from gitmem.store.layout import init_repo
 from gitmem.store.memories import MemoryRepo
 from gitmem.sync import round as sync
-from tests.conftest import assert_clean, git, run_cli
+from tests.helpers import assert_clean, git, run_cli
 
 AUTHOR = "Test User <test@example.com>"
 

@@ -13,7 +13,7 @@ import pytest
 
 from gitmem.learn.capture import capture, classify, contradicts, extract, similarity, transcript_texts
 from gitmem.store.memories import MemoryRepo
-from tests.conftest import assert_clean, git, run_cli
+from tests.helpers import assert_clean, git, run_cli
 
 PROJECT = "github.com-acme-shop"
 

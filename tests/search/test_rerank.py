@@ -14,8 +14,7 @@ from gitmem.search.index import Index
 from gitmem.search.rerank import Neighbourhood, combine, sentences, weights_for
 from gitmem.store.layout import init_repo
 from gitmem.store.memories import MemoryRepo
-from tests.conftest import run_cli
-from tests.test_index import CountingEmbedder, model  # noqa: F401  (the module-scoped real model fixture)
+from tests.helpers import CountingEmbedder, run_cli
 
 
 def test_sentences_worth_their_own_vector() -> None:
@@ -87,7 +86,7 @@ def _repo(tmp_path: Path) -> MemoryRepo:
     return MemoryRepo(Config(repo=tmp_path / "mem"))
 
 
-def test_a_sentence_buried_in_a_long_memory_is_found(tmp_path: Path, model: Any) -> None:  # noqa: F811
+def test_a_sentence_buried_in_a_long_memory_is_found(tmp_path: Path, model: Any) -> None:
     """The long memory's own vector is a blur of six topics; its sentence vector is not (the fused first
     stage alone ranks the restore-scripts memory above it)."""
     repo = _repo(tmp_path)
@@ -112,7 +111,7 @@ def test_a_sentence_buried_in_a_long_memory_is_found(tmp_path: Path, model: Any)
     assert again.documents == 0
 
 
-def test_explain_shows_the_models_inputs(tmp_path: Path, model: Any) -> None:  # noqa: F811
+def test_explain_shows_the_models_inputs(tmp_path: Path, model: Any) -> None:
     repo = _repo(tmp_path)
     repo.remember("Backups are restored and verified every Sunday")
     result = run_cli("--repo", str(repo.path), "search", "when are backups verified", "--explain")
@@ -129,7 +128,7 @@ def test_bm25_only_search_keeps_the_first_stage(tmp_path: Path) -> None:
 
 def test_a_model_without_fitted_weights_keeps_the_first_stage(tmp_path: Path) -> None:
     """Weights fitted on one model's cosines do not fit another's: such a model gets the fused first stage."""
-    from tests.test_index import FakeEmbedder
+    from tests.helpers import FakeEmbedder
 
     assert weights_for("minilm-l6-int8") is not None and weights_for("multilingual-e5-small-q4") is not None
     assert weights_for("fake-letters") is None

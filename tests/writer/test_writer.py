@@ -12,7 +12,7 @@ from gitmem.errors import NotFoundError, ValidationError
 from gitmem.store.memories import MemoryRepo
 from gitmem.writer.store import Writer
 from gitmem.writer.voice import check_line, register_of
-from tests.conftest import assert_clean, git, run_cli
+from tests.helpers import assert_clean, git, run_cli
 
 
 @pytest.fixture

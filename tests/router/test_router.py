@@ -12,8 +12,7 @@ from gitmem.router import notepad
 from gitmem.router.route import Router, conflicts_with
 from gitmem.router.rules import route
 from gitmem.store.memories import MemoryRepo
-from tests.conftest import assert_clean, git, run_cli
-from tests.test_hooks import context_of, hook, payload
+from tests.helpers import assert_clean, context_of, git, hook, payload, run_cli
 
 PROJECT = "github.com-acme-shop"
 

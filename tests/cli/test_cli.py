@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import assert_clean, git, run_cli
+from tests.helpers import ROOT, assert_clean, git, run_cli
 
 
 def test_acceptance_remember_chinese_feedback(tmp_path: Path) -> None:
@@ -203,7 +203,7 @@ def test_memrepo_example_documents_every_setting() -> None:
 
     from gitmem.config import Config
 
-    example = tomllib.loads((Path(__file__).resolve().parents[1] / ".memrepo.example").read_text())
+    example = tomllib.loads((ROOT / ".memrepo.example").read_text())
     defaults = Config(repo=Path("~/.gitmem"))
     for f in fields(Config):
         if f.name in ("sources",):

@@ -16,7 +16,7 @@ import pytest
 from gitmem.projects import memory as projects
 from gitmem.projects import scan, toolnotes
 from gitmem.store import local as observe
-from tests.conftest import assert_clean, git, run_cli
+from tests.helpers import assert_clean, git, run_cli
 
 if TYPE_CHECKING:
     from gitmem.store.memories import MemoryRepo
