@@ -1,4 +1,5 @@
-"""The documentation stays current: the command reference is the commands' own --help."""
+"""The documentation stays current: the command reference is the commands' own --help, the Python API page is
+the code's own signatures and docstrings."""
 
 from __future__ import annotations
 
@@ -11,6 +12,12 @@ def test_cli_reference_matches_the_help_texts() -> None:
     render = runpy.run_path(str(ROOT / "scripts" / "cli_docs.py"))["render"]
     assert (ROOT / "docs" / "cli.md").read_text(encoding="utf-8") == render(), \
         "docs/cli.md is stale: run python scripts/cli_docs.py"
+
+
+def test_api_reference_matches_the_code() -> None:
+    render = runpy.run_path(str(ROOT / "scripts" / "api_docs.py"))["render"]
+    assert (ROOT / "docs" / "api.md").read_text(encoding="utf-8") == render(), \
+        "docs/api.md is stale: run python scripts/api_docs.py"
 
 
 #: commands documented in docs/serve.md whose README lines land with the next README edit; the second assertion
