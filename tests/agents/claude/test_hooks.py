@@ -53,8 +53,8 @@ def test_settings_that_name_the_old_module_still_run(repo_path: Path, code: Path
                                                       isolated_env: Path) -> None:
     """Settings files written before the subpackages name the old hook module: the hook still injects, and
     ``install claude`` replaces that entry instead of adding a second one."""
-    text = "Release notes are written in English and Chinese"
-    assert run_cli("remember", text, "--project", PROJECT, env=env).code == 0
+    text = "Release notes are always written in English and Chinese"
+    assert run_cli("remember", text, "--project", PROJECT, "--category", "constraint", env=env).code == 0
     old = [sys.executable, "-m", "gitmem.hookmain", "session-start"]  # legacy-path
     proc = subprocess.run(old, input=payload("SessionStart", code, source="startup").encode(), capture_output=True,
                           cwd=code, env={**os.environ, **env}, timeout=60)
