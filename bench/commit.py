@@ -22,8 +22,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gitmem.config import Config
-from gitmem.layout import init_repo
-from gitmem.store import MemoryRepo
+from gitmem.store.layout import init_repo
+from gitmem.store.memories import MemoryRepo
 
 ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "bench",
        "GIT_COMMITTER_EMAIL": "b@x"}

@@ -61,9 +61,9 @@ def child(texts_file: Path, model: str, threads: int, models_dir: Path | None) -
     from datetime import UTC, datetime, timedelta
 
     from gitmem.config import Config
-    from gitmem.index import Index
-    from gitmem.layout import init_repo
-    from gitmem.store import MemoryRepo
+    from gitmem.search.index import Index
+    from gitmem.store.layout import init_repo
+    from gitmem.store.memories import MemoryRepo
 
     texts = json.loads(texts_file.read_text("utf-8"))
     root = Path(tempfile.mkdtemp(prefix="gitmem-embed-bench-"))
@@ -75,7 +75,7 @@ def child(texts_file: Path, model: str, threads: int, models_dir: Path | None) -
                     "created": (start + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%SZ")}
                    for i, t in enumerate(texts)]
         MemoryRepo(config).import_records(records, origin="bench")
-        from gitmem.embed import EmbedSpec, load_embedder
+        from gitmem.embeddings.runtime import EmbedSpec, load_embedder
 
         embedder = load_embedder(EmbedSpec(model=model, threads=threads, models_dir=models_dir))
         if embedder is None:

@@ -25,12 +25,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gitmem import documents as docs
-from gitmem.cli_githooks import install_hook
 from gitmem.config import Config
-from gitmem.layout import init_repo
-from gitmem.store import MemoryRepo
-from gitmem.sync import sync
+from gitmem.learn.oncommit import install_hook
+from gitmem.store import document as docs
+from gitmem.store.layout import init_repo
+from gitmem.store.memories import MemoryRepo
+from gitmem.sync.round import sync
 
 ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "bench",
        "GIT_COMMITTER_EMAIL": "b@x", "GIT_CONFIG_NOSYSTEM": "1"}

@@ -6,8 +6,8 @@ For each repository size (memories), prints the median wall time (ms) of every e
 ``python -c pass`` measured in the same run with the same interpreter (runs interleaved), the median CPU time
 (user + system, less sensitive to a busy machine) and its ratio, and the machine's load average. ``--entry``
 picks how the hook is started: ``script`` (the ``gitmem-hook`` console script, which ``gitmem install claude``
-writes into Claude Code's settings when it is installed; the default), ``module`` (``python -m gitmem.hookmain``)
-or ``cli`` (``gitmem hook``, through click). ``--tool-calls`` times only the per-tool-call events (a Bash call, an
+writes into Claude Code's settings when it is installed; the default), ``module``
+(``python -m gitmem.agents.claude.entry``) or ``cli`` (``gitmem hook``, through click). ``--tool-calls`` times only the per-tool-call events (a Bash call, an
 Edit that counts a hot path) beside ``python -c pass`` and ``python -c "import json"`` (the floor: the hook
 must parse its JSON). Measure in a regular install (``pip install .``): an editable install's import finder
 slows every interpreter start and flatters the ratios. ``session-start`` is measured with BM25 only
@@ -36,8 +36,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gitmem.config import Config
-from gitmem.layout import init_repo
-from gitmem.store import MemoryRepo
+from gitmem.store.layout import init_repo
+from gitmem.store.memories import MemoryRepo
 
 
 def _time(cmd: list[str], data: bytes, env: dict[str, str], cwd: Path) -> tuple[float, float]:
@@ -59,7 +59,7 @@ def _entry(kind: str) -> list[str]:
         return [script]
     if kind == "cli":
         return [shutil.which("gitmem", path=str(bindir)) or "gitmem", "hook"]
-    return [sys.executable, "-m", "gitmem.hookmain"]
+    return [sys.executable, "-m", "gitmem.agents.claude.entry"]
 
 
 def measure(size: int, runs: int, entry: list[str], tool_calls: bool = False) -> dict[str, tuple[float, float]]:

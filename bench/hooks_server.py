@@ -3,7 +3,8 @@
     python bench/hooks_server.py [--size 1000] [--runs 15] [--model auto|none]
 
 Builds a memory repository of ``--size`` memories, starts ``gitmem serve`` on a free loopback port, and times
-each hook as Claude Code runs it (``python -m gitmem.hookmain``, a cold process, JSON on stdin). The two ways are
+each hook as Claude Code runs it (``python -m gitmem.agents.claude.entry``, a cold process, JSON on
+stdin). The two ways are
 interleaved run by run: "served" with the server's ``local/server.json`` in place, "in-process" with it moved
 aside (the hook then finds no server, as when none runs). Each session start is a new session with the recall
 block cache emptied, so the block is computed (by the server or in the hook). Prints medians (ms), and how many
@@ -29,8 +30,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gitmem.config import Config
-from gitmem.layout import init_repo
-from gitmem.store import MemoryRepo
+from gitmem.store.layout import init_repo
+from gitmem.store.memories import MemoryRepo
 
 PROJECT = "github.com-acme-shop"
 
@@ -63,7 +64,7 @@ def measure(size: int, runs: int, model: str) -> tuple[dict[str, float], int]:
                "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "b@x"}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")  # bytecode cached, as an installed package has it
-        hook = [sys.executable, "-m", "gitmem.hookmain"]
+        hook = [sys.executable, "-m", "gitmem.agents.claude.entry"]
 
         def payload(event: str, session: str, **extra: object) -> bytes:
             return json.dumps({"session_id": session, "transcript_path": "", "cwd": str(code),

@@ -4,10 +4,10 @@
 
 Extraction: a labelled set of conversation sentences (English and Chinese), half of which should become memories
 (with the expected category) and half noise (greetings, thanks, questions, one-off requests, chit-chat). Reports
-precision, recall and category accuracy of :func:`gitmem.capture.classify`.
+precision, recall and category accuracy of :func:`gitmem.learn.capture.classify`.
 
 Instincts: synthetic sessions written to a real memory repository's observation log, one session a day, learned
-with :func:`gitmem.instincts.learn` after every session. Projects "alpha" and "beta" plant patterns (each planted
+with :func:`gitmem.learn.instincts.learn` after every session. Projects "alpha" and "beta" plant patterns (each planted
 behaviour shows in a session with probability 0.8, between random calls); project "noise" has only random calls
 (reads, edits, searches, test and lint runs, commits, failures) with no behaviour planted. Reports which instincts
 were found, their confidence after 1, 5 and 20 sessions, and every false instinct with its highest confidence.
@@ -27,12 +27,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gitmem.capture import classify  # noqa: E402
 from gitmem.config import Config  # noqa: E402
-from gitmem.instincts import learn, list_instincts  # noqa: E402
-from gitmem.layout import init_repo  # noqa: E402
-from gitmem.observe import append_line  # noqa: E402
-from gitmem.store import MemoryRepo  # noqa: E402
+from gitmem.learn.capture import classify  # noqa: E402
+from gitmem.learn.instincts import learn, list_instincts  # noqa: E402
+from gitmem.store.layout import init_repo  # noqa: E402
+from gitmem.store.local import append_line  # noqa: E402
+from gitmem.store.memories import MemoryRepo  # noqa: E402
 
 # (sentence, expected category or None for noise)
 LABELLED: list[tuple[str, str | None]] = [

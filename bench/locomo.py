@@ -12,7 +12,7 @@ averaged) and hit@5/hit@10 (at least one evidence turn in the top k) by category
 
 Ranking weights: w_imp = w_rec = 0 (every turn has importance 3 and recency means nothing inside a corpus);
 ``--default-weights`` uses the configured 0.5/0.3/0.2 instead. ``--set`` overrides a field of
-:class:`gitmem.ranking.Tuning` (e.g. ``--set boost_ctx=0.5 --set fusion=convex``). ``--work`` keeps the
+:class:`gitmem.search.scoring.Tuning` (e.g. ``--set boost_ctx=0.5 --set fusion=convex``). ``--work`` keeps the
 repositories (and their index and vector caches) between runs.
 """
 
@@ -33,10 +33,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gitmem.config import Config, RankingConfig
-from gitmem.index import Index
-from gitmem.layout import init_repo
-from gitmem.ranking import DEFAULT_TUNING, Tuning
-from gitmem.store import MemoryRepo
+from gitmem.search.index import Index
+from gitmem.search.scoring import DEFAULT_TUNING, Tuning
+from gitmem.store.layout import init_repo
+from gitmem.store.memories import MemoryRepo
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 DATA = Path("/work/shared/bench/locomo-dev")
@@ -152,7 +152,7 @@ def parse_set(items: list[str]) -> Tuning:
 def load_model(no_model: bool, model: str = "auto", models_dir: Path | None = None) -> Any:
     if no_model:
         return None
-    from gitmem.embed import EmbedSpec, load_embedder
+    from gitmem.embeddings.runtime import EmbedSpec, load_embedder
 
     return load_embedder(EmbedSpec(model=model, models_dir=models_dir))
 

@@ -25,8 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gitmem.config import Config
-from gitmem.layout import init_repo
-from gitmem.store import MemoryRepo
+from gitmem.store.layout import init_repo
+from gitmem.store.memories import MemoryRepo
 
 
 def main() -> None:

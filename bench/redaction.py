@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gitmem.redact import redact
+from gitmem.redact.engine import redact
 
 DATA = Path(__file__).resolve().parent / "data" / "secrets"
 

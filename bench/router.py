@@ -22,10 +22,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gitmem.config import Config
-from gitmem.layout import init_repo
 from gitmem.router.route import Router, RouteResult
 from gitmem.router.rules import SURFACES, Route, route
-from gitmem.store import MemoryRepo
+from gitmem.store.layout import init_repo
+from gitmem.store.memories import MemoryRepo
 
 ROOT = Path(__file__).resolve().parent
 

@@ -29,9 +29,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gitmem.config import Config
-from gitmem.index import Index
-from gitmem.layout import init_repo
-from gitmem.store import MemoryRepo
+from gitmem.search.index import Index
+from gitmem.store.layout import init_repo
+from gitmem.store.memories import MemoryRepo
 
 _EN = ("database cache deploy migration schema index query latency timeout retry queue worker service api client "
       "server config secret token branch commit review test fixture mock lint format build release docker image "
@@ -73,8 +73,8 @@ def fill_random_vectors(index: Index, embedder: Any) -> None:
     """Put random unit vectors in the cache for every indexed memory (same shapes as real ones)."""
     import numpy as np
 
-    from gitmem.index import OK, SHA
-    from gitmem.vectorstore import VectorStore
+    from gitmem.search.index import OK, SHA
+    from gitmem.search.vectors import VectorStore
 
     loaded = index._load_state()
     state = loaded[0] if loaded else {}
@@ -102,7 +102,7 @@ def cold(cmd: list[str], runs: int) -> tuple[float, float]:
 
 
 def measure(size: int, queries: int, embed: str, cold_runs: int, root: Path) -> None:
-    from gitmem.embed import EmbedSpec, load_embedder
+    from gitmem.embeddings.runtime import EmbedSpec, load_embedder
 
     path = root / f"mem{size}"
     init_repo(path, author="bench <b@x>")
@@ -158,8 +158,8 @@ def measure(size: int, queries: int, embed: str, cold_runs: int, root: Path) -> 
     print(f"cold `python -c pass`:         {seconds * 1000:8.0f} ms")
     seconds, rss = cold([gitmem, "--repo", str(path), "search", "--mode", "bm25", "数据库 迁移 why"], cold_runs)
     print(f"cold `gitmem search --mode bm25`: {seconds * 1000:5.0f} ms (peak RSS {rss:.0f} MB)")
-    code = ("import sys; from pathlib import Path; from gitmem.config import Config; from gitmem.store import "
-            "MemoryRepo; from gitmem.index import open_index; "
+    code = ("import sys; from pathlib import Path; from gitmem.config import Config; from gitmem.store.memories import "
+            "MemoryRepo; from gitmem.search.index import open_index; "
             "open_index(MemoryRepo(Config(repo=Path(sys.argv[1]))), embedder=None).search(sys.argv[2], mode='bm25')")
     seconds, rss = cold([sys.executable, "-c", code, str(path), "数据库 迁移 why"], cold_runs)
     print(f"cold python -c open+search (BM25): {seconds * 1000:4.0f} ms (peak RSS {rss:.0f} MB)")

@@ -34,13 +34,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale import ENV, QUERIES, fill_random_vectors, pct, synthetic  # type: ignore[import-not-found]
 
 from gitmem.config import Config
-from gitmem.index import Index
-from gitmem.layout import init_repo
-from gitmem.store import MemoryRepo
+from gitmem.search.index import Index
+from gitmem.store.layout import init_repo
+from gitmem.store.memories import MemoryRepo
 
 
 def build(root: Path, size: int, embed: str, mode: str) -> Path:
-    from gitmem.embed import EmbedSpec, load_embedder
+    from gitmem.embeddings.runtime import EmbedSpec, load_embedder
 
     path = root / f"mem{size}"
     init_repo(path, author="bench <b@x>")

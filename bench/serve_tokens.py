@@ -42,11 +42,11 @@ from locomo import DATA, build_repo, load, parse_date  # type: ignore[import-not
 
 from gitmem.api import Repository
 from gitmem.config import Config, RankingConfig
-from gitmem.layout import init_repo
 from gitmem.serve.mcp import build_server
 from gitmem.serve.service import MemoryService
-from gitmem.store import MemoryRepo
-from gitmem.tokens import count_tokens
+from gitmem.store.layout import init_repo
+from gitmem.store.memories import MemoryRepo
+from gitmem.text.tokens import count_tokens
 
 
 async def call(server: Any, tool: str, arguments: dict[str, Any]) -> tuple[int, Any]:

@@ -41,11 +41,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gitmem.codebase import project_id_for
 from gitmem.config import Config
-from gitmem.layout import init_repo
-from gitmem.store import MemoryRepo
-from gitmem.tokens import count_tokens
+from gitmem.projects.identity import project_id_for
+from gitmem.store.layout import init_repo
+from gitmem.store.memories import MemoryRepo
+from gitmem.text.tokens import count_tokens
 
 DATA = Path(__file__).resolve().parent / "data" / "sessions"
 TOP = 8
@@ -112,7 +112,7 @@ class Hooks:
 
     def __init__(self, env: dict[str, str]) -> None:
         script = Path(sys.executable).parent / "gitmem-hook"
-        self.cmd = [str(script)] if script.exists() else [sys.executable, "-m", "gitmem.hookmain"]
+        self.cmd = [str(script)] if script.exists() else [sys.executable, "-m", "gitmem.agents.claude.entry"]
         self.env = env
 
     def run(self, event: str, cwd: Path, payload: dict[str, Any]) -> tuple[str, float]:

@@ -28,10 +28,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gitmem import observe
 from gitmem.config import Config
-from gitmem.layout import init_repo
-from gitmem.store import MemoryRepo
+from gitmem.store import local as observe
+from gitmem.store.layout import init_repo
+from gitmem.store.memories import MemoryRepo
 from gitmem.wiki import page as wp
 from gitmem.wiki.lifecycle import capture_session_log, overview
 from gitmem.wiki.store import Wiki
@@ -124,7 +124,8 @@ def main() -> None:
         data = json.dumps({"session_id": queue[0], "cwd": str(code), "hook_event_name": "SessionEnd",
                            "reason": "exit"}).encode()
         show("session-end hook process (writes the page)", timed(lambda: subprocess.run(
-            [sys.executable, "-m", "gitmem.hookmain", "session-end"], input=data, env=env, cwd=code, check=True,
+            [sys.executable, "-m", "gitmem.agents.claude.entry", "session-end"], input=data, env=env, cwd=code,
+            check=True,
             capture_output=True), 1))
         print(f"  session-log pages: {len(list((repo.path / 'wiki' / 'shop').glob('session-*.md')))}")
     finally:

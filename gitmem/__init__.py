@@ -27,9 +27,9 @@ if TYPE_CHECKING:
 
     from gitmem.api import Repository
     from gitmem.config import Config
-    from gitmem.documents import Memory
     from gitmem.errors import GitmemError
-    from gitmem.store import MemoryRepo
+    from gitmem.store.document import Memory
+    from gitmem.store.memories import MemoryRepo
 
 __all__ = ["Config", "GitmemError", "Memory", "MemoryRepo", "Repository", "__version__", "init", "open"]
 
@@ -62,7 +62,7 @@ def init(path: str | Path, *, remote: str = "") -> Repository:
     """Create (or clone from ``remote``) a memory repository at ``path`` and open it. Idempotent."""
     from pathlib import Path
 
-    from gitmem.layout import init_repo
+    from gitmem.store.layout import init_repo
 
     result = init_repo(Path(path), remote=remote)
     return open(result.path)
@@ -75,7 +75,7 @@ def __getattr__(name: str) -> Any:
 
         return GitmemError
     if name == "Memory":
-        from gitmem.documents import Memory
+        from gitmem.store.document import Memory
 
         return Memory
     if name == "Repository":
@@ -83,7 +83,7 @@ def __getattr__(name: str) -> Any:
 
         return Repository
     if name == "MemoryRepo":
-        from gitmem.store import MemoryRepo
+        from gitmem.store.memories import MemoryRepo
 
         return MemoryRepo
     if name == "Config":

@@ -1,5 +1,5 @@
 """``python -m gitmem`` runs the CLI."""
 
-from gitmem.cli import main
+from gitmem.cli.main import main
 
 main()

@@ -9,25 +9,25 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem.config import Config
 from gitmem.errors import RepoNotFoundError
-from gitmem.store import MemoryRepo
+from gitmem.store.memories import MemoryRepo
 
 if TYPE_CHECKING:
-    from gitmem.documents import Memory
-    from gitmem.index import Hit, Index
     from gitmem.recall import RecallResult
+    from gitmem.search.index import Hit, Index
+    from gitmem.store.document import Memory
     from gitmem.wiki.store import Wiki
     from gitmem.writer.store import Writer
 
 
 class Repository(MemoryRepo):
     """A memory repository: ``remember``/``get``/``list``/``forget``/``restore``/``log``/``import_records``
-    from :class:`~gitmem.store.MemoryRepo`, and ``search``/``recall``/``reindex``."""
+    from :class:`~gitmem.store.memories.MemoryRepo`, and ``search``/``recall``/``reindex``."""
 
     _index: Index | None = None
 
     def index(self, *, embedder: str = "auto") -> Index:
         """The search index (opened once per object, refreshed from git on every search)."""
-        from gitmem.index import open_index
+        from gitmem.search.index import open_index
 
         if self._index is None or embedder != "auto":
             index = open_index(self, embedder=embedder)

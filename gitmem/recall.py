@@ -15,17 +15,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from gitmem.briefing.block import ORDER as ORDER  # re-exported: gitmem.lifecycle orders by it
+from gitmem.briefing.block import ORDER as ORDER  # re-exported: gitmem.store.lifecycle orders by it
 from gitmem.briefing.block import build_block
 from gitmem.briefing.essentials import essentials as find_essentials
 from gitmem.briefing.gate import relevant_hits
-from gitmem.codebase import CodeContext, code_context
-from gitmem.documents import Memory, bullet
 from gitmem.errors import ValidationError
-from gitmem.index import Hit, open_index
-from gitmem.observe import bump_usage
-from gitmem.store import MemoryRepo
-from gitmem.tokens import TokenCounter, count_tokens
+from gitmem.projects.identity import CodeContext, code_context
+from gitmem.search.index import Hit, open_index
+from gitmem.store.document import Memory, bullet
+from gitmem.store.local import bump_usage
+from gitmem.store.memories import MemoryRepo
+from gitmem.text.tokens import TokenCounter, count_tokens
 
 #: tokens the Relevant part may use at most (the Essentials come first and are always shown)
 RELEVANT_BUDGET = 450

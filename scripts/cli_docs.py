@@ -26,10 +26,9 @@ def _walk(command: click.Command, ctx: click.Context, path: list[str]) -> list[t
 
 
 def render() -> str:
-    from gitmem import cli as cli_module
+    from gitmem.cli.main import cli
 
-    cli_module.register_commands()
-    root = cli_module.cli
+    root = cli
     ctx = click.Context(root, info_name="gitmem", terminal_width=100, max_content_width=100)
     parts = ["# Command reference", "", "Generated from `--help` by `python scripts/cli_docs.py`; do not edit by hand.",
              ""]

@@ -3,23 +3,18 @@
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 from gitmem.config import Config
-from gitmem.layout import init_repo
+from gitmem.store.layout import init_repo
 
 if TYPE_CHECKING:
-    from gitmem.store import MemoryRepo
+    from gitmem.store.memories import MemoryRepo
 
-GITMEM = shutil.which("gitmem", path=str(Path(sys.executable).parent)) or "gitmem"
 
 
 @pytest.fixture(autouse=True)
@@ -35,7 +30,7 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("TMPDIR", str(scratch))  # drafts kept by a failed edit land here, not in /tmp
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     # hooks and git hooks warm the next session's recall block in a detached process; tests that need it turn
-    # it back on (tests/test_hooks.py), the others should not leave one running behind them
+    # it back on (tests/agents/claude/test_hooks.py), the others should not leave one running behind them
     monkeypatch.setenv("GITMEM_WARM", "0")
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Test User")
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@example.com")
@@ -59,30 +54,3 @@ def repo(repo_path: Path) -> Iterator[MemoryRepo]:
     import gitmem
 
     yield gitmem.open(repo_path, config=Config(repo=repo_path))
-
-
-def git(repo: Path, *args: str) -> str:
-    """Run the real git CLI on ``repo`` and return its stdout (raises on failure)."""
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
-
-
-@dataclass
-class Run:
-    code: int
-    out: str
-    err: str
-
-
-def run_cli(*args: str, stdin: bytes | str | None = None, cwd: Path | None = None,
-            env: dict[str, str] | None = None, timeout: float = 60) -> Run:
-    """Run the installed ``gitmem`` console script, as a user would."""
-    data = stdin.encode() if isinstance(stdin, str) else stdin
-    proc = subprocess.run([GITMEM, *args], input=data, capture_output=True, cwd=cwd,
-                          env={**os.environ, **(env or {})}, timeout=timeout)
-    return Run(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
-
-
-def assert_clean(repo: Path) -> None:
-    """What a user checks after every command: nothing pending, nothing corrupt."""
-    assert git(repo, "status", "--porcelain") == ""
-    git(repo, "fsck", "--strict")

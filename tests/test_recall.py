@@ -10,11 +10,11 @@ import pytest
 
 from gitmem.api import Repository
 from gitmem.config import Config, EmbeddingConfig, RecallConfig
-from gitmem.layout import init_repo
-from gitmem.observe import read_usage
 from gitmem.recall import recall
-from gitmem.tokens import count_tokens
-from tests.conftest import git, run_cli
+from gitmem.store.layout import init_repo
+from gitmem.store.local import read_usage
+from gitmem.text.tokens import count_tokens
+from tests.helpers import git, run_cli
 
 PROJECT = "github.com-acme-shop"
 
@@ -102,7 +102,7 @@ def test_block_count_is_the_tokenizers_count_and_a_warm_cache_needs_no_tokenizer
                                                                                   tmp_path: Path) -> None:
     """The per-line sum equals counting the whole block; a second recall answers every count from the cache."""
     from gitmem.recall import build_block
-    from gitmem.tokens import TokenCounter
+    from gitmem.text.tokens import TokenCounter
 
     texts = ["Use pytest -x for the shop tests", "我们决定使用 PostgreSQL 而不是 MySQL", "Deploys go through fly.io"]
     for text in texts:

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from gitmem import sync
 from gitmem.config import Config
 from gitmem.errors import RepoError
-from gitmem.layout import init_repo
-from gitmem.store import MemoryRepo
-from tests.conftest import assert_clean, git, run_cli
+from gitmem.store.layout import init_repo
+from gitmem.store.memories import MemoryRepo
+from gitmem.sync import round as sync
+from tests.helpers import assert_clean, git, run_cli
 
 AUTHOR = "Test User <test@example.com>"
 OUTSIDE_SECRET = "outside-file-content-7f3a"
@@ -162,7 +162,8 @@ def test_a_damaged_repository_is_named_with_how_to_repair_it(repo: MemoryRepo) -
 
 
 def test_project_and_instinct_files_that_are_links_are_not_read(repo: MemoryRepo, tmp_path: Path) -> None:
-    from gitmem import instincts, projects
+    from gitmem.learn import instincts
+    from gitmem.projects import memory as projects
 
     outside = tmp_path / "outside.md"
     outside.write_text(f"---\nid: x\nschema_version: 1\n---\n# {OUTSIDE_SECRET}\n")

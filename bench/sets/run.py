@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import locomo  # noqa: E402
 
 from gitmem.config import RankingConfig  # noqa: E402
-from gitmem.ranking import DEFAULT_TUNING  # noqa: E402
+from gitmem.search.scoring import DEFAULT_TUNING  # noqa: E402
 
 SETS = Path(__file__).resolve().parent
 _WORD = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]+|[^\W\u4e00-\u9fff\u3400-\u4dbf]+")

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import locomo  # noqa: E402
 
 from gitmem.config import RankingConfig  # noqa: E402
-from gitmem.index import Index  # noqa: E402
+from gitmem.search.index import Index  # noqa: E402
 
 SETS = Path(__file__).resolve().parent
 _UNIT = re.compile(r"[\u4e00-\u9fff]|\w+")

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from gitmem.documents import CATEGORIES, bullet
-from gitmem.tokens import count_tokens
+from gitmem.store.document import CATEGORIES, bullet
+from gitmem.text.tokens import count_tokens
 
 if TYPE_CHECKING:
-    from gitmem.index import Hit
+    from gitmem.search.index import Hit
 
 HEADINGS = {
     "constraint": "Constraints",

@@ -19,16 +19,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gitmem import documents as docs
 from gitmem.briefing.conflicts import names_any, negated_terms
-from gitmem.directives import detect_directives, directive_key
-from gitmem.documents import Memory
 from gitmem.errors import DocumentError
-from gitmem.fileio import settled
-from gitmem.indexdoc import memory_from_json, memory_json
-from gitmem.observe import read_json, write_json
+from gitmem.files.atomic import settled
+from gitmem.learn.directives import detect_directives, directive_key
+from gitmem.search.schema import memory_from_json, memory_json
+from gitmem.store import document as docs
+from gitmem.store.document import Memory
+from gitmem.store.local import read_json, write_json
 
-#: tag of the standing instructions stated in prompts (:mod:`gitmem.hooks`)
+#: tag of the standing instructions stated in prompts (:mod:`gitmem.agents.claude.handlers`)
 DIRECTIVE_TAG = "directive"
 #: categories of a project's memories that are always essential
 RULES = ("constraint", "correction")
@@ -46,7 +46,7 @@ def folder_memories(repo_path: Path, project: str, wanted: Callable[[Memory], bo
 
     A folder of 10k memories takes seconds to parse, so what ``wanted`` said of each file is kept in
     ``.cache/essentials.json`` with the file's mtime and size: a file it turned down is not read again until it
-    changes (a verdict taken too soon after the file's mtime is not trusted, :func:`gitmem.fileio.settled`); a
+    changes (a verdict taken too soon after the file's mtime is not trusted, :func:`gitmem.files.atomic.settled`); a
     kept one is stored as the search index stores memories, so no file is parsed while nothing changed."""
     folder = repo_path / docs.MEMORIES_DIR / docs.project_dir(project)
     cache_file = repo_path / ".cache" / "essentials.json"

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from gitmem.errors import SearchError
 
 if TYPE_CHECKING:
-    from gitmem.index import Hit, Index
+    from gitmem.search.index import Hit, Index
 
 #: raw BM25 score a hit needs (about two shared words of medium rarity, or one rare one) ...
 BM25_MIN = 5.0

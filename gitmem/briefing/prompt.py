@@ -16,8 +16,8 @@ from gitmem.briefing.block import build_block
 from gitmem.briefing.gate import CJK, relevant_hits
 
 if TYPE_CHECKING:
-    from gitmem.index import Hit
-    from gitmem.store import MemoryRepo
+    from gitmem.search.index import Hit
+    from gitmem.store.memories import MemoryRepo
 
 #: memories a prompt adds at most
 PROMPT_K = 5
@@ -41,7 +41,7 @@ def prompt_query(prompt: str, previous: Iterable[str] = ()) -> str:
 def prompt_recall(repo: MemoryRepo, prompt: str, *, project: str, seen: Iterable[str] = (),
                   previous: Iterable[str] = ()) -> tuple[str, list[Hit]]:
     """(the block to inject, its hits) for ``prompt``; ("", []) when no memory passes the gate."""
-    from gitmem.index import open_index
+    from gitmem.search.index import open_index
 
     settings = repo.config.recall
     vectors = settings.prompt_vectors

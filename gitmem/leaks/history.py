@@ -22,12 +22,12 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import RepoError
-from gitmem.redact import find_secrets, redact
+from gitmem.redact.engine import find_secrets, redact
 
 if TYPE_CHECKING:
     from dulwich.repo import Repo
 
-    from gitmem.gitstore import GitStore
+    from gitmem.git.store import GitStore
 
 _GITLINK = 0o160000  # a submodule entry: no blob to read
 
@@ -209,8 +209,8 @@ def purge(store: GitStore, found: Scan, *, extra_patterns: Sequence[str] = ()) -
     from dulwich.gc import garbage_collect
     from dulwich.objects import Blob, Commit, ObjectID, Tree
 
-    from gitmem.gitplumbing import diff_trees
-    from gitmem.sync import pending_changes
+    from gitmem.git.plumbing import diff_trees
+    from gitmem.sync.round import pending_changes
 
     pending = pending_changes(store)
     if pending:

@@ -33,7 +33,7 @@ def _fresh(notes: Any, now: float) -> list[dict[str, Any]]:
 
 
 def _update(local: Path, project: str, change: Any) -> Any:
-    from gitmem.observe import update_json  # the lock and the atomic write of local state files
+    from gitmem.store.local import update_json  # the lock and the atomic write of local state files
 
     return update_json(notepad_path(local, project), change, timeout=2.0)
 

@@ -1,6 +1,6 @@
 """``gitmem remember --auto``: decide where a finding belongs, check it against what is stored, store it there.
 
-Rules decide first (:mod:`gitmem.router.rules`); when the optional model command of :mod:`gitmem.semantic` is
+Rules decide first (:mod:`gitmem.router.rules`); when the optional model command of :mod:`gitmem.learn.modelreview` is
 configured (``local/learning.toml``) and the rules fell back to a plain background memory, the model may pick
 another surface (within the same daily budget). Then, before anything is written:
 
@@ -18,13 +18,13 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gitmem import documents as docs
 from gitmem.errors import ValidationError
 from gitmem.router import notepad
 from gitmem.router.rules import SURFACES, Route, route
+from gitmem.store import document as docs
 
 if TYPE_CHECKING:
-    from gitmem.store import MemoryRepo
+    from gitmem.store.memories import MemoryRepo
 
 DUPLICATE_ABOVE = 0.9
 CONFLICT_ABOVE = 0.5
@@ -70,7 +70,7 @@ def conflicts_with(new: str, old: str) -> bool:
     """Same subject, another value: similar texts (>= 0.5) where a few words differ on each side ("port 8080" /
     "port 9090", "pytest -q" / "pytest -x", "Sunday" / "Saturday"), or with opposite polarity, or the same words
     with the choice swapped ("X instead of Y" / "Y instead of X", "用 X，不用 Y" / "用 Y，不用 X")."""
-    from gitmem.capture import _tokens, contradicts, similarity
+    from gitmem.learn.capture import _tokens, contradicts, similarity
 
     if similarity(new, old) < CONFLICT_ABOVE:
         return False
@@ -92,7 +92,7 @@ def _model_route(repo: MemoryRepo, text: str) -> Route | None:
     import json
     import subprocess
 
-    from gitmem.semantic import _load_json, _spend, load_settings
+    from gitmem.learn.modelreview import _load_json, _spend, load_settings
 
     settings = load_settings(repo.path)
     if not settings.enabled or not _spend(repo.path, settings.semantic_daily_budget, docs.utcnow()):
@@ -135,7 +135,7 @@ class Router:
         return self.repo.list(project=self.project) + (self.repo.list(project="") if self.project else [])
 
     def _notes(self) -> list[str]:
-        from gitmem import projects
+        from gitmem.projects import memory as projects
 
         pf = projects.read(self.repo.path, self.project) if self.project else None
         lines = (pf.sections.get("Notes", "") if pf else "").splitlines()
@@ -143,8 +143,8 @@ class Router:
 
     def check(self, text: str, decided: Route) -> tuple[str, dict[str, str]]:
         """(what already holds this fact or "", the conflicting stored fact as {"id"/"note", "text"} or {})."""
-        from gitmem.capture import similarity
-        from gitmem.directives import directive_key
+        from gitmem.learn.capture import similarity
+        from gitmem.learn.directives import directive_key
 
         flat = " ".join(text.split())
         if decided.surface == "notepad":
@@ -225,14 +225,14 @@ class Router:
             result.page, result.stored = written.page, bool(written.commit)
             return
         if decided.surface == "project":
-            from gitmem.projects import add_notes
+            from gitmem.projects.memory import add_notes
 
             result.stored = bool(add_notes(self.repo, self.project, [" ".join(text.split())]))
             result.page = f"projects/{self.project}"
             return
         if decided.surface == "directive":
-            from gitmem.directives import classify, directive_key
-            from gitmem.injection import DIRECTIVE_TAG, directive_id
+            from gitmem.briefing.inputs import DIRECTIVE_TAG, directive_id
+            from gitmem.learn.directives import classify, directive_key
 
             rule = classify(" ".join(text.split()))
             body = rule.text if rule else text

@@ -4,13 +4,13 @@ In order, the first that applies wins:
 
 1. ``notepad``: scratch for the next turns ("for now", "next step", "remind me", "暂时", "下一步", "别忘了"):
    ``priority`` when it asks for something soon, else ``working``;
-2. ``directive``: a standing instruction (:func:`gitmem.directives.classify`: "always", "never", "from now on",
+2. ``directive``: a standing instruction (:func:`gitmem.learn.directives.classify`: "always", "never", "from now on",
    "prefer X over Y", "以后", "必须", "不要");
 3. ``wiki``: long or structured text (several lines, a list, a heading, code), or the story of an architecture,
    a pattern or a debugging session ("root cause", "turned out", "根因", "排查");
 4. ``project``: a fact about the code project's stack, commands, ports or environment ("tests run with …",
    "port 8080", "``FOO=bar``", "测试命令", "端口", "环境变量");
-5. ``memory``: anything else, with the category and importance :mod:`gitmem.capture` gives it.
+5. ``memory``: anything else, with the category and importance :mod:`gitmem.learn.capture` gives it.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def _wiki_category(text: str) -> str:
 
 def route(text: str) -> Route:
     """The rules' decision for one finding (see the module docstring)."""
-    from gitmem import capture, directives
+    from gitmem.learn import capture, directives
 
     flat = " ".join(text.split())
     scratch = _SCRATCH.search(flat)

@@ -11,7 +11,7 @@ opencode   ``~/.config/opencode/opencode.json``  ``opencode.json``         ``mcp
 claude     ``~/.claude.json``                  ``.mcp.json``               ``mcpServers.gitmem`` type stdio
 =========  ==================================  ==========================  ===================================
 
-The merge works like the hooks installer (:mod:`gitmem.claude_install`): only the ``gitmem`` entry is written;
+The merge works like the hooks installer (:mod:`gitmem.agents.claude.settings`): only the ``gitmem`` entry is written;
 every other key and server stays; installing twice changes nothing; the previous file is copied to
 ``<file>.gitmem-backup`` before a change; uninstalling removes exactly the ``gitmem`` entry (and the table when it
 held nothing else). TOML is edited with tomlkit, so comments and layout of the rest of the file survive.
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitmem.claude_install import SettingsError, _read, _render, _write
+from gitmem.agents.claude.settings import SettingsError, _read, _render, _write
 from gitmem.errors import GitmemError
 
 NAME = "gitmem"

@@ -245,7 +245,7 @@ def build_server(service: MemoryService) -> MCPServer:
         include_deprecated: bool = False,
     ) -> CallToolResult:
         """Behaviour rules learned from past sessions (trigger -> action) with their confidence (0-1)."""
-        from gitmem.instincts import list_instincts
+        from gitmem.learn.instincts import list_instincts
 
         items = service.run(lambda repo: list_instincts(repo.path, deprecated=include_deprecated))
         return _result({"instincts": [{"id": i.id, "trigger": i.trigger, "action": i.action, "domain": i.domain,

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.errors import GitmemError
-from gitmem.fileio import atomic_write
+from gitmem.files.atomic import atomic_write
 from gitmem.serve.service import MemoryService
 
 SERVER_FILE = Path("local") / "server.json"

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from gitmem.api import Repository
-from gitmem.documents import Memory, first_line
 from gitmem.errors import NotFoundError, ValidationError
-from gitmem.gitstore import LogEntry
-from gitmem.store import _parent
-from gitmem.tokens import count_tokens
+from gitmem.git.store import LogEntry
+from gitmem.store.document import Memory, first_line
+from gitmem.store.memories import _parent
+from gitmem.text.tokens import count_tokens
 
 T = TypeVar("T")
 #: fields ``remember`` accepts from a request besides ``text`` (the CLI's options)
@@ -194,8 +194,9 @@ class MemoryService:
 
     def session_block(self, cwd: str, paths: list[str]) -> dict[str, Any]:
         """The session-start block the hook would compute in-process for ``cwd`` and its hot ``paths``
-        (:func:`gitmem.injection.block_of` of the same recall; usage counters are bumped as for a real session)."""
-        from gitmem.injection import block_of
+        (:func:`gitmem.briefing.inputs.block_of` of the same recall; usage counters are bumped as for a real
+        session)."""
+        from gitmem.briefing.inputs import block_of
 
         where = Path(cwd)
         if not where.is_dir():

@@ -23,10 +23,10 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
-from gitmem.documents import CATEGORIES, TYPES
 from gitmem.errors import GitmemError, NotFoundError
-from gitmem.review import SECTIONS, pending_review
 from gitmem.serve.service import MemoryService, age
+from gitmem.store.document import CATEGORIES, TYPES
+from gitmem.sync.review import SECTIONS, pending_review
 
 HERE = Path(__file__).resolve().parent
 STATIC_PATH = "/ui/static"
@@ -182,7 +182,7 @@ def mount_ui(app: FastAPI, service: MemoryService) -> None:
 
     @router.get("/instincts", response_class=HTMLResponse)
     def instincts(request: Request) -> HTMLResponse:
-        from gitmem.instincts import history, list_instincts
+        from gitmem.learn.instincts import history, list_instincts
 
         def load(repo: Any) -> list[dict[str, Any]]:
             items = sorted(list_instincts(repo.path, deprecated=True), key=lambda i: -i.confidence)

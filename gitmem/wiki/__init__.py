@@ -2,12 +2,12 @@
 
 Owns the page format (:mod:`.page`), the library behind every ``gitmem wiki`` command (:mod:`.store`), keyword
 search over pages (:mod:`.search`, also used by :mod:`gitmem.writer`), ``lint`` (:mod:`.lint`), the sync merge of
-pages (:mod:`.merge`, called by :mod:`gitmem.merge`) and what the session hooks ask of the wiki
+pages (:mod:`.merge`, called by :mod:`gitmem.sync.merge`) and what the session hooks ask of the wiki
 (:mod:`.lifecycle`).
 
-May import: the memory store and its git layer (commits, lock), :mod:`gitmem.documents` (names, times, tags),
-:mod:`gitmem.redact`, :mod:`gitmem.ranking` (CJK-aware analysis), :mod:`gitmem.merge` (``merge_text``),
-:mod:`gitmem.observe`/:mod:`gitmem.detectors` (the session log), :mod:`gitmem.projects` (``environment.md``).
+May import: the memory store and its git layer (commits, lock), :mod:`gitmem.store.document` (names, times, tags),
+:mod:`gitmem.redact`, :mod:`gitmem.search.scoring` (CJK-aware analysis), :mod:`gitmem.sync.merge` (``merge_text``),
+:mod:`gitmem.store.local`/:mod:`gitmem.learn.patterns` (the session log), :mod:`gitmem.projects` (``environment.md``).
 Never imported by the per-tool-call hook path.
 """
 

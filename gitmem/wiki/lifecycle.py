@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from gitmem.wiki.store import IndexEntry, index_entries
 
 if TYPE_CHECKING:
-    from gitmem.store import MemoryRepo
+    from gitmem.store.memories import MemoryRepo
 
 OVERVIEW_CHARS = 300
 #: seconds session end may spend on the session log, waiting for the lock included
@@ -86,9 +86,9 @@ def session_start_note(repo_path: Path, project: str, query: str, source: str) -
 # -- the session log -------------------------------------------------------------------------------------------
 def session_log_text(local: Path, session: str, transcript: str = "", reason: str = "") -> str:
     """The body of a session's log ("" when the session left nothing to record)."""
-    from gitmem import observe
-    from gitmem.detectors import sessions_from
-    from gitmem.directives import detect_directives
+    from gitmem.learn.directives import detect_directives
+    from gitmem.learn.patterns import sessions_from
+    from gitmem.store import local as observe
 
     records = [r for r in observe.read_observations(local) if r.get("session") == session]
     calls = sessions_from(records).get(session, []) if records else []
@@ -128,7 +128,7 @@ def session_log_text(local: Path, session: str, transcript: str = "", reason: st
 
 def _prompts(path: Path, limit: int = 5) -> list[str]:
     """The first ``limit`` prompts of a transcript (read lazily: a long transcript costs the first lines only)."""
-    from gitmem.capture import transcript_texts
+    from gitmem.learn.capture import transcript_texts
 
     try:
         return [t for t in itertools.islice(transcript_texts(path), limit) if t.strip()]

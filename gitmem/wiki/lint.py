@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from gitmem import documents as docs
+from gitmem.store import document as docs
 from gitmem.wiki import page as wp
 
 if TYPE_CHECKING:

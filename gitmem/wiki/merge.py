@@ -1,4 +1,4 @@
-"""Three-way merge of wiki pages for ``gitmem sync`` (pure functions, called by :func:`gitmem.merge.merge_file`).
+"""Three-way merge of wiki pages for ``gitmem sync`` (pure functions, called by :func:`gitmem.sync.merge.merge_file`).
 
 Field by field, like memories: ``tags`` and ``sources`` as sets (what one side added is kept, what one side removed
 stays removed unless the other side touched it), ``created`` the older, ``updated`` the newer, ``title``,
@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from gitmem.errors import DocumentError
-from gitmem.merge import merge_text
+from gitmem.sync.merge import merge_text
 from gitmem.wiki import page as wp
 
 CONFLICT_HEADING = "Conflicting version (kept by sync)"

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from gitmem import documents as docs
 from gitmem.errors import DocumentError, ValidationError
+from gitmem.store import document as docs
 
 SCHEMA_VERSION = 1
 WIKI_DIR = "wiki"
@@ -96,7 +96,7 @@ def page_slug(title: str) -> str:
 
 def check_page_name(name: str) -> str:
     """A page name given by a user: refused when it could leave the wiki folder (see
-    :func:`gitmem.documents.check_name`); a name with a ``.md`` suffix is accepted without it."""
+    :func:`gitmem.store.document.check_name`); a name with a ``.md`` suffix is accepted without it."""
     value = docs.check_name(name, "page name")
     value = value[:-3] if value.lower().endswith(".md") else value
     slug = page_slug(value)
@@ -139,12 +139,12 @@ def make_page(name: str, title: str, body: str, *, category: Any = None, confide
         raise ValidationError("the page title is empty", "pass --title \"...\"")
     if "\x00" in title or "\x00" in body:
         raise ValidationError("the page contains a NUL byte", "remove binary data from the text")
-    created_at = docs.parse_time(created, "created") if created else docs.utcnow()
+    created_at = docs.parse_timestamp(created, "created") if created else docs.utcnow()
     return WikiPage(
         name=name, title=title[:200], body=body.strip("\n"),
         category=check_category(category), confidence=check_confidence(confidence),
         tags=docs.normalise_tags(tags), sources=strings(sources, "sources")[-MAX_SOURCES:],
-        created=created_at, updated=docs.parse_time(updated, "updated") if updated else created_at,
+        created=created_at, updated=docs.parse_timestamp(updated, "updated") if updated else created_at,
     )
 
 

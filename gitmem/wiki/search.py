@@ -1,7 +1,7 @@
 """Deterministic keyword search over a folder of Markdown documents (wiki pages, writer notes): no model needed.
 
 Each folder gets a small tantivy index in ``.cache/<name>/`` (derived, rebuildable at any time), analysed with the
-search index's CJK-aware analyzer (:mod:`gitmem.ranking`: one token per Han/kana character, CJK pairs searched as
+search index's CJK-aware analyzer (:mod:`gitmem.search.scoring`: one token per Han/kana character, CJK pairs searched as
 phrases, English words stemmed), so an English and a Chinese query find pages in either language. A query first
 compares the folder's file names, sizes and mtimes with what the index holds (one ``stat`` a file) and re-indexes
 only what changed, under a lock so parallel processes do not write it twice. The opened index stays in the
@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.errors import SearchError
-from gitmem.fileio import atomic_write, settled
-from gitmem.locks import LockTimeout, file_lock
+from gitmem.files.atomic import atomic_write, settled
+from gitmem.files.locks import LockTimeout, file_lock
 
 FORMAT = 1
 _OPEN: dict[str, tuple[Any, Any]] = {}  # cache dir -> (tantivy index, schema), kept for the process's life
@@ -31,7 +31,7 @@ _ANALYZER: list[Any] = []
 
 
 def _analyzer() -> Any:
-    from gitmem import ranking
+    from gitmem.search import scoring as ranking
 
     if not _ANALYZER:
         _ANALYZER.append(ranking.build_analyzer())
@@ -79,7 +79,7 @@ class SearchHit:
 def _schema() -> Any:
     import tantivy
 
-    from gitmem import ranking
+    from gitmem.search import scoring as ranking
 
     b = tantivy.SchemaBuilder()
     for name in ("key", "category", "tag"):
@@ -163,7 +163,7 @@ class PageIndex:
     def _open(self, fresh: bool) -> tuple[Any, Any]:
         import tantivy
 
-        from gitmem import ranking
+        from gitmem.search import scoring as ranking
 
         cached = _OPEN.get(str(self.dir))
         if cached is not None and not fresh:
@@ -219,7 +219,7 @@ class PageIndex:
     def _write(self, index: Any, changed: list[str], removed: list[str], known: dict[str, Any], fresh: bool) -> None:
         import tantivy
 
-        from gitmem import ranking
+        from gitmem.search import scoring as ranking
 
         writer = index.writer(heap_size=16_000_000, num_threads=1)
         try:
@@ -264,7 +264,7 @@ class PageIndex:
         ``category`` and ``tags``; an empty list for a query with no searchable word."""
         import tantivy
 
-        from gitmem import ranking
+        from gitmem.search import scoring as ranking
 
         self.refresh()
         index, schema = self._open(False)

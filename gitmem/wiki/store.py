@@ -17,14 +17,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from gitmem import documents as docs
 from gitmem.errors import DocumentError, NotFoundError, ValidationError
-from gitmem.gitstore import LogEntry, format_message
-from gitmem.redact import redact
+from gitmem.git.store import LogEntry, format_message
+from gitmem.redact.engine import redact
+from gitmem.store import document as docs
 from gitmem.wiki import page as wp
 
 if TYPE_CHECKING:
-    from gitmem.store import MemoryRepo
+    from gitmem.store.memories import MemoryRepo
     from gitmem.wiki.lint import Finding
     from gitmem.wiki.search import Doc, PageIndex, SearchHit
 
@@ -230,7 +230,7 @@ class Wiki:
 
     def _environment_body(self) -> str:
         """Stack, frameworks, commands and notes (ports, environment variables) of ``projects/<id>.md``."""
-        from gitmem import projects
+        from gitmem.projects import memory as projects
 
         pf = projects.read(self.repo.path, self.project)
         if pf is None:

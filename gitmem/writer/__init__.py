@@ -4,6 +4,6 @@ Owns the documents (:mod:`.entities`: characters with voice, register, keywords,
 relationships; scenes; world rules), the library behind ``gitmem writer`` (:mod:`.store`) and the voice check of
 a line (:mod:`.voice`). Search reuses the wiki's folder index (:mod:`gitmem.wiki.search`).
 
-May import: the memory store and its git layer, :mod:`gitmem.documents`, :mod:`gitmem.redact`,
+May import: the memory store and its git layer, :mod:`gitmem.store.document`, :mod:`gitmem.redact`,
 :mod:`gitmem.wiki.search`. Never imported by the hooks.
 """

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gitmem import documents as docs
 from gitmem.errors import DocumentError, ValidationError
+from gitmem.store import document as docs
 
 SCHEMA_VERSION = 1
 WRITER_DIR = "writer"

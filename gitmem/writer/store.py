@@ -10,14 +10,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitmem import documents as docs
 from gitmem.errors import DocumentError, NotFoundError, ValidationError
-from gitmem.gitstore import format_message
-from gitmem.redact import redact
+from gitmem.git.store import format_message
+from gitmem.redact.engine import redact
+from gitmem.store import document as docs
 from gitmem.writer import entities as we
 
 if TYPE_CHECKING:
-    from gitmem.store import MemoryRepo
+    from gitmem.store.memories import MemoryRepo
     from gitmem.wiki.search import Doc, SearchHit
     from gitmem.writer.voice import LineCheck
 

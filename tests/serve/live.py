@@ -11,7 +11,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import httpx
-from conftest import GITMEM
+
+from tests.helpers import GITMEM
 
 
 def free_port() -> int:

@@ -8,9 +8,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
 
 from gitmem.serve.agents import config_path, install_server, server_command, uninstall_server
+from tests.helpers import run_cli
 
 USER_FILES = {
     "codex": ".codex/config.toml",

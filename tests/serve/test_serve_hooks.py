@@ -9,12 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import git
 
 from gitmem.api import Repository
 from gitmem.config import Config
+from tests.helpers import PROJECT, context_of, git, hook, payload
 from tests.serve.live import running_server
-from tests.test_hooks import PROJECT, context_of, hook, payload
 
 TOKEN = "s3cret-token"
 PROMPT = "Fix the Stripe webhook verification failing in production"

@@ -10,12 +10,12 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import assert_clean, git, run_cli
 from fastapi.testclient import TestClient
 
 from gitmem.serve.http import create_app
 from gitmem.serve.service import MemoryService
-from gitmem.store import MemoryRepo
+from gitmem.store.memories import MemoryRepo
+from tests.helpers import assert_clean, git, run_cli
 from tests.serve.live import free_port, running_server
 
 PROBLEM = "application/problem+json"

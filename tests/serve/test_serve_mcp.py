@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from conftest import GITMEM, assert_clean, git, run_cli
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from tests.helpers import GITMEM, assert_clean, git, run_cli
 
 Session = Callable[[ClientSession], Awaitable[None]]
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from conftest import git, run_cli
 from fastapi.testclient import TestClient
 
-from gitmem import sync
 from gitmem.config import Config
-from gitmem.layout import init_repo
 from gitmem.serve.http import create_app
 from gitmem.serve.service import MemoryService
 from gitmem.serve.ui import page_blocks, sparkline
-from gitmem.store import MemoryRepo
+from gitmem.store.layout import init_repo
+from gitmem.store.memories import MemoryRepo
+from gitmem.sync import round as sync
+from tests.helpers import git, run_cli
 
 
 def test_pages_and_the_deprecate_form(repo: MemoryRepo, repo_path: Path) -> None:

@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import assert_clean, git, run_cli
 
+from tests.helpers import assert_clean, git, run_cli
 from tests.serve.live import running_server
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -26,9 +26,9 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="the browser test needs
 
 def _learn_an_instinct(repo_path: Path) -> None:
     """One instinct confirmed in three sessions: three commits, confidence rising."""
-    from gitmem import instincts
     from gitmem.config import Config
-    from gitmem.store import MemoryRepo
+    from gitmem.learn import instincts
+    from gitmem.store.memories import MemoryRepo
 
     repo = MemoryRepo(Config(repo=repo_path))
     item = None

@@ -1,15 +1,15 @@
 """The per-tool-call hook (``PreToolUse`` / ``PostToolUse``) on its fast path.
 
 A coding agent runs this hook before and after every tool call, so it must cost little more than starting Python:
-it records one observation line (:mod:`gitmem.observe`) and the hot path of the file the call touched, loading
-nothing but ``json``, ``os`` and gitmem's light modules (:mod:`gitmem.observe`, :mod:`gitmem.redact`): no
+it records one observation line (:mod:`gitmem.store.local`) and the hot path of the file the call touched, loading
+nothing but ``json``, ``os`` and gitmem's light modules (:mod:`gitmem.store.local`, :mod:`gitmem.redact`): no
 ``pathlib``, no configuration, no ``threading`` (each costs the process milliseconds).
 
 :func:`record` answers False when it cannot tell cheaply where and how to write: a ``.memrepo`` file above the
 working directory, a settings file that sets ``repo``, ``project`` or ``extra_patterns``, a working directory whose
-project is not cached yet, no memory repository, an input it cannot read or that is large. :mod:`gitmem.hookmain`
-then runs the general handler (:func:`gitmem.hooks.post_tool_use`), which reads the configuration, reports errors
-and caches the project, so the next call in that directory takes this path.
+project is not cached yet, no memory repository, an input it cannot read or that is large.
+:mod:`gitmem.agents.claude.entry` then runs the general handler (:func:`gitmem.agents.claude.handlers.post_tool_use`),
+which reads the configuration, reports errors and caches the project, so the next call in that directory takes this path.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import json
 import os
 import re
 
-from gitmem import observe
+from gitmem.store import local as observe
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:

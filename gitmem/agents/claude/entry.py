@@ -1,0 +1,223 @@
+"""The hook process: ``gitmem-hook <event>`` (or ``python -m gitmem.agents.claude.entry <event>``, or
+``gitmem hook <event>``).
+
+Reads the event's JSON on stdin, runs :func:`gitmem.agents.claude.handlers.dispatch`, prints the answer on stdout.
+It never hurts
+the agent: bad input, an unknown event, no memory repository, a locked or read-only repository or any exception
+ends with exit status 0, one line on stderr and the details in ``<repo>/local/gitmem.log`` (or
+``~/.local/state/gitmem/gitmem.log`` without a repository). Slow events have a deadline after which the process
+exits 0 on its own, well before Claude Code's hook timeout.
+
+This module avoids click and imports the handlers' dependencies only when an event needs them, so the
+per-tool-call hook costs little more than starting Python: ``pre-tool-use`` and ``post-tool-use`` first try the
+fast path of :mod:`gitmem.agents.claude.toolcall` (``json``, ``os`` and the observation log only), and load the
+general machinery below (``pathlib``, the watchdog's ``threading``, the configuration) only when it declines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from gitmem.agents.claude import toolcall
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+    from typing import Any, TextIO
+
+#: seconds after which a slow hook gives up and exits 0 (override with GITMEM_HOOK_DEADLINE); every event has one,
+#: so nothing (a locked file system, a pathological input) can hold the agent for Claude Code's whole hook timeout
+DEADLINES = {"session-start": 20.0, "pre-compact": 20.0, "stop": 20.0, "session-end": 5.0}
+DEFAULT_DEADLINE = 10.0
+MAX_INPUT = 16 * 1024 * 1024
+
+
+def _parse(data: bytes) -> dict[str, Any]:
+    from gitmem.agents.claude.handlers import HookInputError
+
+    if len(data) > MAX_INPUT:
+        raise HookInputError(f"the hook input is larger than {MAX_INPUT} bytes", "nothing was recorded")
+    try:
+        payload = json.loads(data.decode("utf-8", "replace") or "null")
+    except json.JSONDecodeError as exc:
+        raise HookInputError(f"the hook input is not JSON ({exc.msg} at {exc.pos})", "nothing was recorded") from None
+    except RecursionError:
+        raise HookInputError("the hook input is JSON nested too deeply", "nothing was recorded") from None
+    if not isinstance(payload, dict):
+        raise HookInputError("the hook input is not a JSON object", "nothing was recorded")
+    return payload
+
+
+def _report(event: str, exc: BaseException, ctx: Any, env: Mapping[str, str], home: Path, err: TextIO) -> None:
+    import time
+    import traceback
+    from pathlib import Path
+
+    from gitmem.errors import GitmemError
+
+    def log_path(repo: Path | None) -> Path:
+        if repo is not None:
+            return repo / "local" / "gitmem.log"
+        return Path(env.get("XDG_STATE_HOME") or home / ".local" / "state") / "gitmem" / "gitmem.log"
+
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    try:
+        repo = ctx.repo if ctx is not None and ctx.exists else None
+    except Exception:
+        repo = None
+    path = log_path(repo)
+    detail = "".join(traceback.format_exception(exc)) if not isinstance(exc, GitmemError) else f"{exc}\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            session = getattr(ctx, "session_id", "") if ctx is not None else ""
+            fh.write(f"{stamp} hook {event} session={session}: {detail}")
+    except OSError:
+        fallback = log_path(None)
+        if fallback != path:
+            try:
+                fallback.parent.mkdir(parents=True, exist_ok=True)
+                with fallback.open("a", encoding="utf-8") as fh:
+                    fh.write(f"{stamp} hook {event}: {detail}")
+                path = fallback
+            except OSError:
+                pass
+    message = str(exc) if isinstance(exc, GitmemError) else f"internal error: {type(exc).__name__}: {exc}"
+    line = " ".join(f"gitmem hook {event}: {message} (details in {path})".split())
+    try:
+        err.write(line[:600] + "\n")
+        err.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _watchdog(event: str, env: Mapping[str, str], out: TextIO) -> Any:
+    """Start the timer that ends the process (exit 0) at the event's deadline; returns it, or None."""
+    deadline: float | None = DEADLINES.get(event, DEFAULT_DEADLINE)
+    try:
+        deadline = float(env.get("GITMEM_HOOK_DEADLINE") or deadline or 0)
+    except ValueError:
+        deadline = DEADLINES.get(event, DEFAULT_DEADLINE)
+    if not deadline:
+        return None
+    import threading
+
+    def expire() -> None:
+        try:
+            sys.stderr.write(f"gitmem hook {event}: gave up after {deadline:g} s\n")
+            sys.stderr.flush()
+            out.flush()
+        finally:
+            os._exit(0)
+
+    timer = threading.Timer(deadline, expire)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+class _StdoutToStderr:
+    """Send everything written to stdout (by Python code or by native libraries) to stderr for a while."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self.out, self.err = out, err
+        self.saved = -1
+        self.python_stdout: TextIO | None = None
+
+    def __enter__(self) -> None:
+        try:
+            self.fd, err_fd = self.out.fileno(), self.err.fileno()
+        except (AttributeError, OSError, ValueError):  # not real files (tests, embedding): Python-level only
+            self.fd = err_fd = -1
+        if self.fd >= 0:
+            self.out.flush()
+            self.saved = os.dup(self.fd)
+            os.dup2(err_fd, self.fd)
+        self.python_stdout, sys.stdout = sys.stdout, self.err
+
+    def __exit__(self, *exc: object) -> None:
+        sys.stdout = self.python_stdout or sys.__stdout__
+        if self.saved >= 0:
+            self.err.flush()
+            os.dup2(self.saved, self.fd)
+            os.close(self.saved)
+
+
+def run(event: str, data: bytes, *, env: Mapping[str, str], cwd: Path, home: Path,
+        repo_option: Path | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Handle one hook call; always returns 0."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    ctx: Any = None
+    name = event
+    timer: Any = None
+    try:
+        from gitmem.agents.claude.handlers import HookInputError, dispatch, event_name, make_context
+
+        known = event_name(event)
+        if known is None:
+            raise HookInputError(f"unknown event {event!r}", "use one of: session-start, user-prompt-submit, "
+                                 "pre-tool-use, post-tool-use, pre-compact, stop, session-end")
+        name = known
+        timer = _watchdog(name, env, out)
+        payload = _parse(data)
+        ctx = make_context(payload, env=env, home=home, cwd=cwd, repo_option=repo_option)
+        with _StdoutToStderr(out, err):  # stdout carries exactly one JSON answer
+            answer = dispatch(name, ctx, payload)
+        if answer is not None:
+            out.write(json.dumps(answer, ensure_ascii=False) + "\n")
+            out.flush()
+    except BaseException as exc:  # never hurt the agent: exit 0, one line, details in the log
+        if ctx is None:  # find the repository for the log even when the payload was unusable
+            try:
+                from gitmem.agents.claude.handlers import make_context
+
+                ctx = make_context({}, env=env, home=home, cwd=cwd, repo_option=repo_option)
+            except BaseException:
+                ctx = None
+        _report(name, exc, ctx, env, home, err)
+    finally:
+        if timer is not None:  # the call is over: a process that runs more calls must not be ended later
+            timer.cancel()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console-script entry point: ``gitmem-hook <event>``."""
+    args = sys.argv[1:] if argv is None else argv
+    event = args[0] if args else ""
+    try:
+        data = sys.stdin.buffer.read(MAX_INPUT + 1) if event else b""
+    except (OSError, ValueError):
+        data = b""
+    env = dict(os.environ)
+    home = env.get("HOME") or os.path.expanduser("~")
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = env.get("HOME") or "/"
+    if event in toolcall.EVENTS:
+        try:
+            if toolcall.record(event, data, env=env, home=home, cwd=cwd):
+                return 0
+        except BaseException as exc:  # never hurt the agent: exit 0, one line, details in the log
+            from pathlib import Path
+
+            from gitmem.agents.claude.handlers import make_context
+
+            try:
+                ctx = make_context({}, env=env, home=Path(home), cwd=Path(cwd))
+            except BaseException:
+                ctx = None
+            _report(event, exc, ctx, env, Path(home), sys.stderr)
+            return 0
+    from pathlib import Path
+
+    return run(event, data, env=env, cwd=Path(cwd), home=Path(home))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

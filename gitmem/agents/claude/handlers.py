@@ -1,0 +1,351 @@
+"""Claude Code hook handlers: what gitmem does on each event, given the event's JSON payload.
+
+Each handler returns the JSON object to print (Claude Code's hook output schema) or None to print nothing.
+:mod:`gitmem.agents.claude.entry` is the process entry point around them: it reads stdin, calls :func:`dispatch`,
+and turns
+every failure into exit 0 plus one line on stderr. Events and what they do:
+
+- ``session-start``: directives not committed yet, the Essentials and Relevant memories (:mod:`gitmem.recall`),
+  the project summary (without lines the Essentials contradict), hot paths and how many more memories exist, as
+  ``additionalContext``; once per project per session, again after ``compact``/``clear``.
+- ``user-prompt-submit``: the memories the prompt needs that the session has not seen yet
+  (:mod:`gitmem.briefing.prompt`); standing instructions become pending directives of the session; corrections
+  are appended to ``local/candidates.jsonl``.
+- ``pre-tool-use`` / ``post-tool-use``: one observation line per call, hot paths.
+- ``pre-compact``: a ``systemMessage`` with the high-priority directives.
+- ``stop`` / ``session-end``: the session's pending directives become one commit with a ``Gitmem-Session`` trailer;
+  after a commit, a detached warm-up prepares the next session's recall block (:mod:`gitmem.briefing.inputs`).
+
+Directives are memories with the tag ``directive`` (type ``feedback``, category ``constraint`` or ``preference``,
+importance 5 for high priority and 4 for normal) under the project's memory folder, with an id derived from the
+project and the normalised instruction, so the same instruction is stored once.
+
+The per-tool-call path imports only the standard library and gitmem's light modules
+(:mod:`gitmem.agents.claude.context`,
+:mod:`gitmem.briefing.inputs`, :mod:`gitmem.store.local`, :mod:`gitmem.redact`); the configuration, the store and recall
+load only for the events that need them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from gitmem.agents.claude.context import EVENTS, Context, HookInputError, event_name, log, make_context, spawn_detached
+from gitmem.briefing.inputs import (
+    DIRECTIVE_TAG,
+    auto_pull,
+    conflict_note,
+    directive_id,
+    directives_for,
+    pending_directives,
+    project_summary,
+    recall_block,
+    render_directives,
+    render_hot_paths,
+    spawn_warm,
+)
+from gitmem.store import local as observe
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["EVENTS", "Context", "HookInputError", "dispatch", "event_name", "make_context"]
+
+
+# -- helpers ---------------------------------------------------------------------------------------------
+
+
+def _context_output(event: str, text: str) -> dict[str, Any]:
+    return {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": text}}
+
+
+# -- handlers --------------------------------------------------------------------------------------------
+def session_start(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
+    ctx.require_repo()
+    source = str(payload.get("source") or "startup")
+    project = ctx.project
+    session = observe.get_session(ctx.local, ctx.session_id) if ctx.session_id else {}
+    if project in session.get("injected", []) and source not in ("compact", "clear"):
+        return None
+    pulled = auto_pull(ctx) if source == "startup" else ""
+    block = recall_block(ctx, project)
+    pending = [(priority, text) for memory_id, priority, text in pending_directives(ctx, project)
+               if memory_id not in block.ids]
+    query = block.query or project
+    more = f"{block.more} more memories of {project} and global ones are not shown; " if block.more else ""
+    footer = (f'{more}search them with: gitmem search "{query[:80]}" (memory repo {ctx.repo}; '
+              f"project {project})\n")
+    from gitmem.wiki.lifecycle import session_start_note  # the wiki: overview, or breadcrumb after compaction
+
+    parts = [render_directives(pending), block.text, project_summary(ctx, project, block.avoid),
+             render_hot_paths(ctx, project), conflict_note(ctx), pulled,
+             session_start_note(ctx.repo, project, query, source), footer]
+    text = "\n".join(p for p in parts if p)
+    if ctx.session_id:
+        def mark(entry: dict[str, Any]) -> None:
+            injected = [p for p in entry.get("injected", []) if p != project]
+            entry.update(injected=[*injected, project], project=project, cwd=str(ctx.cwd), source=source,
+                         started=entry.get("started") or observe.now_iso(),
+                         recalled=list(dict.fromkeys([*entry.get("recalled", []), *block.ids]))[-500:])
+
+        observe.update_session(ctx.local, ctx.session_id, mark)
+    return _context_output("session-start", text)
+
+
+#: prompts of a session kept as context for the next prompt's recall
+PROMPT_CONTEXT = 2
+
+
+def recall_for_prompt(ctx: Context, prompt: str) -> str:
+    """The memories ``prompt`` needs that this session has not been given yet ("" when none pass the gate), from
+    a running ``gitmem serve`` when one answers (:mod:`gitmem.agents.claude.serverclient`), else in-process;
+    remembers what it gave and the prompt (as context for the next one) in the session's entry."""
+    from gitmem.agents.claude.serverclient import ask_server
+
+    session = observe.get_session(ctx.local, ctx.session_id) if ctx.session_id else {}
+    seen = [str(i) for i in session.get("recalled", [])]
+    previous = [str(p) for p in session.get("prompts", [])][-PROMPT_CONTEXT:]
+    served = ask_server(ctx, "/hook/prompt", {"prompt": prompt, "project": ctx.project, "seen": seen,
+                                               "previous": previous})
+    if served is not None:
+        text, ids = str(served.get("text", "")), [str(i) for i in served.get("ids", [])]
+    else:
+        from gitmem.briefing.prompt import prompt_recall
+
+        text, hits = prompt_recall(ctx.repository, prompt, project=ctx.project, seen=seen, previous=previous)
+        ids = [h.id for h in hits]
+    if ctx.session_id:
+        def mark(entry: dict[str, Any]) -> None:
+            entry["prompts"] = [*entry.get("prompts", []), observe.summarise(prompt, 300, ctx.extra_patterns)][
+                -PROMPT_CONTEXT:]
+            if ids:
+                entry["recalled"] = list(dict.fromkeys([*entry.get("recalled", []), *ids]))[-500:]
+
+        observe.update_session(ctx.local, ctx.session_id, mark)
+    if ids:
+        observe.bump_usage(ctx.repo, ids)
+    return text
+
+
+def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
+    from gitmem.learn.directives import detect_correction, detect_directives
+
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        return None
+    ctx.require_repo()
+    try:
+        recalled = recall_for_prompt(ctx, prompt)
+    except Exception as exc:  # a missing or busy index costs this prompt its memories, never the prompt itself
+        log(ctx, f"prompt recall failed: {type(exc).__name__}: {exc}")
+        recalled = ""
+    directives = detect_directives(prompt)
+    correction = detect_correction(prompt)
+    answer = _context_output("user-prompt-submit", recalled) if recalled else None
+    if not directives and correction is None:
+        return answer
+    project = ctx.project
+    if directives:
+        from gitmem.learn.directives import directive_key
+
+        texts = [observe.summarise(d.text, 400, ctx.extra_patterns) for d in directives]
+        items = [{"text": text, "priority": d.priority, "category": d.category,  # key: of the redacted text
+                  "key": directive_key(text), "project": project, "time": observe.now_iso()}
+                 for d, text in zip(directives, texts, strict=True)]
+
+        def add(entry: dict[str, Any]) -> None:
+            pending = [p for p in entry.get("pending", []) if isinstance(p, dict)]
+            keys = {(p.get("project"), p.get("key")) for p in pending}
+            for item in items:
+                if (item["project"], item["key"]) not in keys:
+                    pending.append(item)
+                else:  # restated: keep the higher priority
+                    for p in pending:
+                        if (p.get("project"), p.get("key")) == (item["project"], item["key"]) and \
+                                item["priority"] == "high":
+                            p["priority"] = "high"
+            entry["pending"] = pending
+
+        observe.update_session(ctx.local, ctx.session_id or "unknown", add)
+    if correction is not None:
+        observe.append_line(ctx.local / "candidates.jsonl", {
+            "kind": "correction", "session": ctx.session_id, "time": observe.now_iso(), "project": project,
+            "cwd": str(ctx.cwd), "text": observe.summarise(correction, 500, ctx.extra_patterns),
+        })
+    return answer
+
+
+def _observe(ctx: Context, payload: dict[str, Any], phase: str) -> None:
+    """The general path of the per-tool-call hook (:mod:`gitmem.agents.claude.toolcall` is the fast one)."""
+    from gitmem.agents.claude.toolcall import observe_call
+
+    ctx.require_repo()
+    observe_call(ctx.local, payload, phase, session=ctx.session_id, cwd=str(ctx.cwd), project=ctx.project,
+                 extra_patterns=ctx.extra_patterns)
+
+
+def pre_tool_use(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
+    _observe(ctx, payload, "pre")
+    return None
+
+
+def post_tool_use(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
+    _observe(ctx, payload, "post")
+    return None
+
+
+def pre_compact(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
+    ctx.require_repo()
+    project = ctx.project
+    if ctx.session_id:
+        def mark(entry: dict[str, Any]) -> None:
+            entry["compacted"] = [*entry.get("compacted", []), observe.now_iso()][-20:]
+            entry["injected"] = []  # the context is about to go: the next SessionStart injects again
+
+        observe.update_session(ctx.local, ctx.session_id, mark)
+    high = [(p, t) for p, t in directives_for(ctx, project) if p == "high"]
+    from gitmem.wiki.lifecycle import breadcrumb  # the wiki survives compaction as one line
+
+    crumb = breadcrumb(ctx.repo, project)
+    if not high and not crumb:
+        return None
+    lines = "\n".join(f"- {' '.join(text.split())}" for _, text in high)
+    message = f"gitmem: standing instructions for {project} (kept across compaction):\n{lines}" if high else ""
+    return {"systemMessage": "\n".join(p for p in (message, f"gitmem: {crumb}" if crumb else "") if p)}
+
+
+def commit_session(ctx: Context) -> str:
+    """Commit the session's pending directives as one commit; returns its SHA ("" when there was nothing)."""
+    from dataclasses import replace
+
+    from gitmem.store import document as docs
+
+    ctx.require_repo()
+    session = observe.get_session(ctx.local, ctx.session_id)
+    pending = [p for p in session.get("pending", []) if isinstance(p, dict) and p.get("text")]
+    if not pending:
+        return ""
+    memories = []
+    for item in pending:
+        project = str(item.get("project", ""))
+        priority = str(item.get("priority", "normal"))
+        memories.append(docs.make_memory(
+            str(item["text"]), id=directive_id(project, str(item.get("key", ""))), type="feedback",
+            category=str(item.get("category", "constraint")), importance=5 if priority == "high" else 4,
+            tags=[DIRECTIVE_TAG], project=project, source="hook", source_ref=ctx.session_id,
+            description=f"directive ({priority} priority) stated by the user",
+        ))
+
+    def keep_stronger(old: docs.Memory, new: docs.Memory) -> docs.Memory | None:
+        if not old.deprecated and old.importance >= new.importance:
+            return None  # already known at this priority: no new commit
+        return replace(new, created=old.created)
+
+    count = len(memories)
+    sha, _written = ctx.repository.commit_batch(
+        memories, subject=f"session: {count} directive{'s' if count != 1 else ''} from the user", op="extract",
+        source=f"hook:{ctx.session_id}", trailers={"Gitmem-Session": ctx.session_id},
+        body="\n".join(f"- {' '.join(str(p['text']).split())[:100]}" for p in pending), merge=keep_stronger,
+    )
+    done = {(p.get("project"), p.get("key")) for p in pending}
+
+    def clear(entry: dict[str, Any]) -> None:
+        entry["pending"] = [p for p in entry.get("pending", [])
+                            if isinstance(p, dict) and (p.get("project"), p.get("key")) not in done]
+        if sha:
+            entry["commits"] = [*entry.get("commits", []), sha][-20:]
+
+    observe.update_session(ctx.local, ctx.session_id, clear)
+    return sha
+
+
+def stop(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
+    if ctx.session_id and commit_session(ctx):
+        spawn_warm(ctx)
+    return None
+
+
+def session_end(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
+    if ctx.session_id:
+        committed = commit_session(ctx)
+        observe.update_session(ctx.local, ctx.session_id,
+                               lambda e: e.update(ended=observe.now_iso(), reason=str(payload.get("reason", ""))))
+        wiki_session_log(ctx, payload)
+        if not spawn_learning(ctx, payload) and committed:
+            spawn_warm(ctx)  # the learner warms after its own commits; without it, warm here
+    if ctx.exists and ctx.config.sync.auto:
+        spawn_detached(ctx, ["sync", "--timeout", str(ctx.config.sync.timeout)])
+    return None
+
+
+def wiki_session_log(ctx: Context, payload: dict[str, Any]) -> str:
+    """The session-log page of the project wiki (``wiki.auto_capture``), within its 3 s budget; a failure is
+    logged and never stops the rest of the session end."""
+    if not ctx.config.wiki.auto_capture:
+        return ""
+    from gitmem.agents.claude.context import log
+    from gitmem.wiki.lifecycle import capture_session_log
+
+    transcript = payload.get("transcript_path")
+    try:
+        return capture_session_log(ctx.repository, session=ctx.session_id, project=ctx.project, local=ctx.local,
+                                   transcript=transcript if isinstance(transcript, str) else "",
+                                   reason=str(payload.get("reason", "")))
+    except Exception as exc:  # the session log is a nicety: the directives above are already committed
+        log(ctx, f"wiki session log not written: {type(exc).__name__}: {exc}")
+        return ""
+
+
+#: seconds the detached session-end learner may run before it ends itself
+LEARN_TIMEOUT = 60
+
+
+def spawn_learning(ctx: Context, payload: dict[str, Any]) -> bool:
+    """Hand the session's learning (instincts, capture from the transcript, evolve) to a detached process that
+    ends itself after :data:`LEARN_TIMEOUT` seconds; the hook never waits for it. ``GITMEM_LEARN=0`` turns it off.
+    The learner then warms the recall block of the session's directory (unless ``GITMEM_WARM=0``)."""
+    if ctx.env.get("GITMEM_LEARN", "1") == "0":
+        return False
+    args = ["learn-session", "--session", ctx.session_id, "--project", ctx.project, "--timeout", str(LEARN_TIMEOUT)]
+    if ctx.env.get("GITMEM_WARM", "1") != "0" and ctx.cwd not in (ctx.home, Path(ctx.cwd.anchor)):
+        args += ["--warm-cwd", str(ctx.cwd)]
+    transcript = payload.get("transcript_path")
+    if isinstance(transcript, str) and transcript:
+        args += ["--transcript", transcript]
+    spawn_detached(ctx, args)
+    return True
+
+
+def prompt_with_notepad(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """UserPromptSubmit: the handler above, then the notepad's priority notes (gitmem.router.notepad) as
+    context for this prompt."""
+    answer = user_prompt_submit(ctx, payload)
+    if not ctx.exists:
+        return answer
+    from gitmem.router.notepad import notepad_path, prompt_context
+
+    if not notepad_path(ctx.local, "x").parent.is_dir():  # no notepad on this machine: no project lookup
+        return answer
+    note = prompt_context(ctx.local, ctx.project)
+    if not note:
+        return answer
+    recalled = answer["hookSpecificOutput"]["additionalContext"] if answer else ""
+    return _context_output("user-prompt-submit", "\n".join(p for p in (note, recalled) if p))
+
+
+HANDLERS: dict[str, Callable[[Context, dict[str, Any]], dict[str, Any] | None]] = {
+    "session-start": session_start,
+    "user-prompt-submit": prompt_with_notepad,
+    "pre-tool-use": pre_tool_use,
+    "post-tool-use": post_tool_use,
+    "pre-compact": pre_compact,
+    "stop": stop,
+    "session-end": session_end,
+}
+
+
+def dispatch(event: str, ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """Run the handler of ``event`` (a key of :data:`EVENTS`)."""
+    return HANDLERS[event](ctx, payload)

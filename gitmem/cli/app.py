@@ -1,0 +1,172 @@
+"""The ``gitmem`` command: a thin layer that reads the environment, calls the library and prints.
+
+Errors from the library (:class:`~gitmem.errors.GitmemError`) become one line on stderr and a non-zero exit in
+one place, :class:`GitmemGroup`; anything unexpected is logged with its traceback and reported in one line too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from gitmem import __version__
+from gitmem.errors import GitmemError, ValidationError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _log_path(repo: Path | None) -> Path:
+    if repo is not None and (repo / ".git").is_dir():
+        return repo / "local" / "gitmem.log"
+    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    return state / "gitmem" / "gitmem.log"
+
+
+def log_internal_error(repo: Path | None, exc: BaseException) -> Path:
+    """Append the traceback of an unexpected error to the local log; returns the log's path."""
+    path = _log_path(repo)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            from gitmem.redact.engine import redact
+
+            fh.write(f"{datetime.now(UTC).isoformat()} gitmem {redact(' '.join(sys.argv[1:])).text[:200]}\n")
+            fh.write(redact("".join(traceback.format_exception(exc))).text)
+    except OSError:
+        pass
+    return path
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    """Say one line on stderr and exit. The line is redacted: errors may quote the input they refuse."""
+    from gitmem.redact.engine import redact
+
+    click.echo(f"gitmem: error: {redact(message).text}", err=True)
+    sys.exit(code)
+
+
+class GitmemGroup(click.Group):
+    """Turns every error into one line on stderr (never a traceback) with a meaningful exit code."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
+        try:
+            result = super().main(*args, **kwargs)
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx else "gitmem"
+            fail(f"{exc.format_message()} (see: {where} --help)", 2)
+        except click.ClickException as exc:
+            fail(exc.format_message(), exc.exit_code)
+        except click.exceptions.Abort:
+            fail("aborted", 1)
+        sys.exit(result if isinstance(result, int) else 0)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except GitmemError as exc:
+            fail(str(exc), exc.exit_code)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
+            raise
+        except KeyboardInterrupt:
+            click.echo("gitmem: interrupted", err=True)
+            sys.exit(130)
+        except BrokenPipeError:
+            sys.exit(0)
+        except Exception as exc:  # the last line of defence: log it, say one line
+            state = ctx.find_object(State)
+            log = log_internal_error(state.repo_path if state else None, exc)
+            fail(f"internal error: {type(exc).__name__}: {exc} (details in {log})", 70)
+
+
+class State:
+    """What the global options resolved to; the config is built lazily so ``--help`` needs no repo."""
+
+    def __init__(self, repo: str | None) -> None:
+        self.repo_option = Path(repo) if repo else None
+        self._config: Any = None
+
+    @property
+    def config(self) -> Any:
+        if self._config is None:
+            from gitmem.config import discover
+
+            self._config = discover(env=dict(os.environ), cwd=Path.cwd(), home=Path.home(), repo=self.repo_option)
+        return self._config
+
+    @property
+    def repo_path(self) -> Path | None:
+        try:
+            return Path(self.config.repo)
+        except GitmemError:
+            return self.repo_option
+
+    def project_here(self) -> str:
+        """The project a memory made here belongs to: the configured project, else the code project around the
+        working directory ("" outside one, or in the memory repository)."""
+        from gitmem.projects.identity import project_at
+
+        return project_at(Path.cwd(), self.config.project, self.repo_path)
+
+    def open(self) -> Any:
+        """The memory repository; the default ``~/.gitmem`` is created on first use, any other must exist."""
+        from gitmem.api import open_repository
+        from gitmem.store.layout import init_repo, is_memory_repo
+
+        config = self.config
+        default = Path.home() / ".gitmem"
+        if not is_memory_repo(config.repo) and config.repo == default.resolve() and not config.repo.exists():
+            init_repo(config.repo, author=config.author)
+            click.echo(f"gitmem: created the memory repository at {config.repo}", err=True)
+        return open_repository(config)
+
+
+pass_state = click.make_pass_decorator(State)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+def json_option(func: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")(func)
+
+
+def read_text(text: str | None) -> str:
+    """TEXT as given, or stdin when it is ``-`` or missing (a terminal on stdin is an error, not a wait)."""
+    if text is not None and text != "-":
+        return text
+    if sys.stdin is None or (text is None and sys.stdin.isatty()):
+        raise ValidationError("no text given", 'pass it as an argument or on stdin: gitmem remember "..."')
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValidationError("the text on stdin is not UTF-8", "convert it to UTF-8 first") from None
+
+
+def report_redaction(kinds: list[str]) -> None:
+    """Say on stderr which kinds of secret were redacted before the commit."""
+    if kinds:
+        click.echo(f"gitmem: redacted secrets before committing: {', '.join(kinds)}", err=True)
+
+
+@click.group(cls=GitmemGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--repo", metavar="PATH", help="Memory repository to use (default: GITMEM_REPO, .memrepo, "
+              "user config, ~/.gitmem).")
+@click.version_option(__version__, prog_name="gitmem")
+@click.pass_context
+def cli(ctx: click.Context, repo: str | None) -> None:
+    """gitmem: git-native long-term memory for coding agents.
+
+    Memories are Markdown files in a git repository; every change is a commit.
+    """
+    ctx.obj = State(repo)

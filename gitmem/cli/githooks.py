@@ -1,0 +1,138 @@
+"""CLI commands for extraction on commit: ``git-hooks install|uninstall`` (the post-commit hook in code
+repositories) and ``extract`` (decisions and constraints from code commits into memories)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gitmem.cli.app import State, cli, emit_json, json_option, pass_state
+from gitmem.errors import GitmemError
+from gitmem.learn.oncommit import (
+    install_hook,
+    known_texts,
+    set_deadline,
+    skip_reason,
+    store_findings,
+    uninstall_hook,
+)
+
+
+def _gitmem_executable() -> str:
+    import shutil
+
+    argv0 = Path(sys.argv[0])
+    if argv0.name == "gitmem" and argv0.exists():
+        return str(argv0.resolve())
+    return shutil.which("gitmem") or "gitmem"
+
+
+def _code_root(code_dir: Path | None) -> Path:
+    from gitmem.git.coderepo import code_repo_root
+
+    root = code_repo_root(code_dir or Path.cwd())
+    if root is None:
+        raise GitmemError(f"{(code_dir or Path.cwd())} is not inside a git repository", "pass --repo DIR")
+    return root
+
+
+@cli.group("git-hooks")
+def git_hooks() -> None:
+    """The post-commit hook that learns decisions from code commits."""
+
+
+@git_hooks.command("install")
+@click.option("--repo", "code_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Code repository (default: the one containing the working directory).")
+def git_hooks_install(code_dir: Path | None) -> None:
+    """Install the post-commit hook (respects core.hooksPath; chains an existing hook; idempotent)."""
+    from gitmem.git.coderepo import hooks_dir
+
+    hooks = hooks_dir(_code_root(code_dir))
+    action = install_hook(hooks, _gitmem_executable())
+    click.echo(f"{action} {hooks / 'post-commit'}")
+
+
+@git_hooks.command("uninstall")
+@click.option("--repo", "code_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Code repository (default: the one containing the working directory).")
+def git_hooks_uninstall(code_dir: Path | None) -> None:
+    """Remove the post-commit hook and restore the hook it chained."""
+    from gitmem.git.coderepo import hooks_dir
+
+    hooks = hooks_dir(_code_root(code_dir))
+    if uninstall_hook(hooks):
+        click.echo(f"removed {hooks / 'post-commit'}")
+    else:
+        click.echo(f"gitmem's post-commit hook is not installed in {hooks}")
+
+
+@cli.command("extract")
+@click.option("--range", "rev_range", metavar="A..B", help="Backfill: every commit in A..B (or all up to B).")
+@click.option("--commit", "rev", metavar="REV", help="One commit (default: HEAD when --range is not given).")
+@click.option("--repo", "code_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Code repository (default: the one containing the working directory).")
+@click.option("--project", default="", help="Project id (default: from the code repository's remote).")
+@click.option("--dry-run", is_flag=True, help="Print the findings, store nothing.")
+@click.option("--deadline", type=click.FloatRange(0.1), help="Stop after this many seconds (the hook uses 60).")
+@click.option("--quiet", is_flag=True, help="No output (the hook's background run).")
+@json_option
+@pass_state
+def extract_command(state: State, rev_range: str | None, rev: str | None, code_dir: Path | None, project: str,
+                    dry_run: bool, deadline: float | None, quiet: bool, as_json: bool) -> None:
+    """Learn decisions and constraints from code commits (message and diff) into memories of that project."""
+    from gitmem.git.coderepo import code_commit, code_range, count_range
+    from gitmem.learn.extract import findings_for_commit, interesting
+    from gitmem.projects.identity import code_context
+    from gitmem.redact.engine import redact
+    from gitmem.store.layout import is_memory_repo
+
+    set_deadline(deadline)
+    root = _code_root(code_dir)
+    if is_memory_repo(root):
+        if not quiet:
+            click.echo(f"{root} is a gitmem memory repository: nothing to extract", err=True)
+        return
+    project = project or code_context(root).project
+    repo = None if dry_run else state.open()
+    if repo is not None and Path(repo.path).resolve() == root.resolve():
+        return
+    known = known_texts(repo, project) if repo is not None else set()
+    report: list[dict[str, Any]] = []
+    added = 0
+
+    def handle(commit: Any) -> None:
+        nonlocal added
+        reason = skip_reason(commit)
+        findings = [] if reason else findings_for_commit(commit.message, commit.files)
+        stored = store_findings(repo, project, commit, findings, known) if repo is not None and findings else []
+        added += len(stored)
+        report.append({"commit": commit.sha, "skipped": reason,  # printed: redacted like what is stored
+                       "findings": [{"text": redact(f.text).text, "category": f.category, "why": redact(f.why).text}
+                                    for f in findings],
+                       "added": [m.id for m in stored]})
+
+    if rev_range:
+        from tqdm import tqdm
+
+        total = count_range(root, rev_range)
+        with tqdm(total=total, desc="extract", unit="commit", file=sys.stderr, disable=quiet or None,
+                  leave=False) as bar:
+            for commit in code_range(root, rev_range, interesting):
+                handle(commit)
+                bar.update(1)
+    else:
+        handle(code_commit(root, rev or "HEAD", interesting))
+    if quiet:
+        return
+    if as_json:
+        emit_json({"project": project, "commits": len(report), "added": added, "results": report})
+        return
+    for item in report:
+        for finding in item["findings"]:
+            click.echo(f"{item['commit'][:10]}  {finding['category']:10} {finding['text']}")
+    click.echo(f"{len(report)} commits, {added} memories added to project {project}"
+               + (" (dry run)" if dry_run else ""), err=True)

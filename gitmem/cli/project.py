@@ -1,0 +1,75 @@
+"""``gitmem project scan`` and ``gitmem project show``: the project memory (``projects/<project-id>.md``)."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import click
+
+from gitmem.cli.app import State, cli, emit_json, json_option, pass_state
+
+
+@cli.group()
+def project() -> None:
+    """Project memory: stack, commands, conventions and structure of a code project, plus learned notes."""
+
+
+_CWD = click.option("--cwd", "cwd", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
+                    help="A directory of the code project (default: the current directory).")
+
+
+@project.command("scan")
+@_CWD
+@click.option("--project", "project_id", default="", help="Project id to use (default: from the code repo).")
+@click.option("--force", is_flag=True, help="Scan even when the last scan is younger than 24 hours.")
+@click.option("--timeout", type=float, default=0.0, help="End after this many seconds (0: no limit).")
+@json_option
+@pass_state
+def project_scan(state: State, cwd: Path | None, project_id: str, force: bool, timeout: float,
+                 as_json: bool) -> None:
+    """Scan the code project (read its files, run nothing) and commit projects/<id>.md when it changed."""
+    from gitmem.projects.memory import scan_and_write
+
+    if timeout > 0 and hasattr(signal, "SIGALRM"):
+        signal.signal(signal.SIGALRM, lambda *_: os._exit(0))  # bounded: never outlive the deadline
+        signal.alarm(max(1, int(timeout)))
+    repo = state.open()
+    result = scan_and_write(repo, (cwd or Path.cwd()).resolve(), project=project_id or state.config.project,
+                            force=force)
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    if result.scan is None:
+        click.echo(f"{result.path} is up to date (scanned within 24 h; --force scans again)")
+        return
+    took = f"{result.scan.files} files in {result.scan.seconds * 1000:.0f} ms"
+    if result.changed:
+        click.echo(f"Scanned {result.scan.root} ({took}); committed {result.path} [{result.sha[:8]}]")
+    else:
+        click.echo(f"Scanned {result.scan.root} ({took}); {result.path} unchanged, nothing committed")
+
+
+@project.command("show")
+@_CWD
+@click.option("--project", "project_id", default="", help="Project id (default: from the code repo).")
+@json_option
+@pass_state
+def project_show(state: State, cwd: Path | None, project_id: str, as_json: bool) -> None:
+    """Print the project file and the summary injected at session start."""
+    from gitmem.errors import NotFoundError
+    from gitmem.projects.identity import code_context
+    from gitmem.projects.memory import needs_scan, project_path, project_summary, read
+
+    repo = state.open()
+    pid = project_id or code_context((cwd or Path.cwd()).resolve(), state.config.project).project
+    pf = read(repo.path, pid)
+    if pf is None:
+        raise NotFoundError(f"no project memory for {pid} ({project_path(pid)})",
+                            "create it with: gitmem project scan")
+    if as_json:
+        emit_json({"project": pid, "path": project_path(pid), "meta": pf.meta, "sections": pf.sections,
+                   "summary": project_summary(repo.path, pid), "stale": needs_scan(repo.path, pid)})
+        return
+    click.echo((repo.path / project_path(pid)).read_text("utf-8"), nl=False)

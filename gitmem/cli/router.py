@@ -1,0 +1,89 @@
+"""``gitmem remember --auto`` (the remember router) and ``gitmem notepad ...`` (the session notepad); the work is
+in :mod:`gitmem.router`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gitmem.cli.app import State, cli, emit_json, json_option, pass_state, read_text
+from gitmem.cli.wiki import project_of
+
+
+def remember_auto(state: State, text: str, project: str, *, supersede: bool, dry_run: bool, as_json: bool) -> None:
+    """Route ``text`` and print the decision (JSON: surface, reason, and id/page or duplicate_of/conflict)."""
+    from gitmem.router.route import auto_remember
+
+    repo = state.open()
+    result = auto_remember(repo, text, project=project_of(state, project), supersede=supersede, dry_run=dry_run)
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    click.echo(f"{result.surface}: {result.reason}")
+    if result.duplicate_of:
+        click.echo(f"duplicate of {result.duplicate_of}: nothing stored")
+    if result.conflict:
+        held = result.conflict.get("id") or result.conflict.get("note", "")
+        click.echo(f"conflicts with {held}: {result.conflict['text']}")
+        if not result.superseded:
+            click.echo("nothing stored (store it anyway with --supersede)")
+    if result.superseded:
+        click.echo(f"superseded {result.superseded}")
+    if result.stored:
+        click.echo(f"stored {result.id or result.page or result.surface}")
+
+
+@cli.group()
+def notepad() -> None:
+    """Session notepad: scratch notes on this machine only (local/, never committed); priority notes go into
+    the next prompts."""
+
+
+def _where(state: State, project: str) -> tuple[Path, str]:
+    return state.open().path / "local", project_of(state, project) or "global"
+
+
+@notepad.command("show")
+@click.option("--project", default="", help="Project id (default: the project of the working directory).")
+@json_option
+@pass_state
+def notepad_show(state: State, project: str, as_json: bool) -> None:
+    """The live notes of both sections."""
+    from gitmem.router import notepad as pad
+
+    local, pid = _where(state, project)
+    notes = pad.read(local, pid)
+    if as_json:
+        emit_json({"project": pid, **notes})
+        return
+    for section, items in notes.items():
+        click.echo(f"## {section}")
+        for item in items:
+            click.echo(f"- {item['text']}")
+
+
+@notepad.command("add")
+@click.argument("text", required=False)
+@click.option("--section", type=click.Choice(["priority", "working"]), default="working", show_default=True)
+@click.option("--project", default="", help="Project id (default: the project of the working directory).")
+@pass_state
+def notepad_add(state: State, text: str | None, section: str, project: str) -> None:
+    """Add TEXT (or stdin) to the notepad."""
+    from gitmem.router import notepad as pad
+
+    local, pid = _where(state, project)
+    added = pad.add(local, pid, read_text(text), section)
+    click.echo(f"added to {section}" if added else f"already in {section}")
+
+
+@notepad.command("clear")
+@click.option("--section", type=click.Choice(["priority", "working"]), help="Only this section.")
+@click.option("--project", default="", help="Project id (default: the project of the working directory).")
+@pass_state
+def notepad_clear(state: State, section: str | None, project: str) -> None:
+    """Remove the notes (of one section)."""
+    from gitmem.router import notepad as pad
+
+    local, pid = _where(state, project)
+    click.echo(f"removed {pad.clear(local, pid, section)} notes")

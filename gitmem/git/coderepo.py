@@ -1,0 +1,123 @@
+"""Reading commits of a code repository (the user's project, not the memory repository), through dulwich.
+
+The post-commit hook and ``gitmem extract`` learn from code commits: :func:`code_commit` and :func:`code_range`
+read a commit or a range with only the changed files a filter wants (binary files as ``""``), :func:`count_range`
+sizes a backfill for its progress bar. :func:`code_repo_root` and :func:`hooks_dir` find the repository and where
+git runs its hooks (``core.hooksPath`` respected) for ``gitmem git-hooks``. Kept apart from :mod:`gitmem.sync`:
+a code repository is only ever read, never committed to or synced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dulwich.diff_tree import tree_changes
+from dulwich.objects import Commit, ObjectID
+from dulwich.repo import Repo
+
+from gitmem.errors import RepoError
+from gitmem.git.remote import _blob, _tree_of, parse_rev
+
+
+@dataclass(frozen=True)
+class CodeCommit:
+    """One commit of a code repository: message, parent count, and the wanted changed files as
+    path → (old text or None, new text or None)."""
+
+    sha: str
+    message: str
+    parents: int
+    files: dict[str, tuple[str | None, str | None]]
+
+
+def _text(repo: Repo, sha: bytes | None) -> str | None:
+    data = _blob(repo, sha)
+    if data is None:
+        return None
+    if b"\0" in data[:8000]:
+        return ""
+    return data.decode("utf-8", "replace")
+
+
+def _open_code(root: Path) -> Repo:
+    from dulwich.errors import NotGitRepository
+
+    try:
+        return Repo(str(root))
+    except NotGitRepository:
+        raise RepoError(f"{root} is not a git repository", "pass --repo DIR of a code repository") from None
+
+
+def code_commit(root: Path, rev: str, want: Callable[[str], bool]) -> CodeCommit:
+    """Read ``rev`` of the code repository at ``root``; only files for which ``want(path)`` holds are read."""
+    with _open_code(root) as repo:
+        try:
+            commit = parse_rev(repo, rev)
+        except (KeyError, ValueError):
+            raise RepoError(f"no commit {rev!r} in {root}", "give a commit SHA or ref") from None
+        return _read_commit(repo, commit, want)
+
+
+def _read_commit(repo: Repo, commit: Commit, want: Callable[[str], bool]) -> CodeCommit:
+    parent_tree = _tree_of(repo, commit.parents[0]) if commit.parents else None
+    files: dict[str, tuple[str | None, str | None]] = {}
+    for change in tree_changes(repo.object_store, ObjectID(parent_tree) if parent_tree else None, commit.tree):
+        old_path = change.old.path if change.old is not None else None
+        new_path = change.new.path if change.new is not None else None
+        path = (new_path or old_path or b"").decode("utf-8", "replace")
+        if not path or not want(path):
+            continue
+        old = _text(repo, change.old.sha) if change.old is not None and change.old.path is not None else None
+        new = _text(repo, change.new.sha) if change.new is not None and change.new.path is not None else None
+        files[path] = (old, new)
+    return CodeCommit(commit.id.decode(), commit.message.decode("utf-8", "replace"), len(commit.parents), files)
+
+
+def _range_walker(repo: Repo, root: Path, rev_range: str, *, reverse: bool = False) -> Any:
+    """A dulwich walker over ``A..B`` (or everything reachable from ``B`` given alone)."""
+    start, sep, end = rev_range.partition("..")
+    if not sep:
+        start, end = "", rev_range
+    try:
+        tip = parse_rev(repo, end or "HEAD")
+        stop = parse_rev(repo, start) if start else None
+    except (KeyError, ValueError):
+        raise RepoError(f"cannot resolve {rev_range!r} in {root}", "use A..B with commit SHAs or refs") from None
+    return repo.get_walker(include=[tip.id], exclude=[stop.id] if stop else None, reverse=reverse)
+
+
+def code_range(root: Path, rev_range: str, want: Callable[[str], bool]) -> list[CodeCommit]:
+    """Commits of ``A..B`` (or everything reachable from ``B`` given alone), oldest first."""
+    with _open_code(root) as repo:
+        return [_read_commit(repo, entry.commit, want) for entry in _range_walker(repo, root, rev_range, reverse=True)]
+
+
+def count_range(root: Path, rev_range: str) -> int:
+    """How many commits :func:`code_range` would return (for a progress bar)."""
+    with _open_code(root) as repo:
+        return sum(1 for _ in _range_walker(repo, root, rev_range))
+
+
+def code_repo_root(start: Path) -> Path | None:
+    """The work tree root of the git repository containing ``start``."""
+    start = start.resolve()
+    return next((d for d in (start, *start.parents) if (d / ".git").exists()), None)
+
+
+def hooks_dir(root: Path) -> Path:
+    """Where git looks for hooks in the code repository at ``root`` (``core.hooksPath`` when set)."""
+    import os
+
+    with _open_code(root) as repo:
+        try:
+            configured = repo.get_config_stack().get((b"core",), b"hooksPath")
+        except KeyError:
+            configured = b""
+        common = Path(repo.commondir())
+    if configured:
+        path = Path(os.path.expanduser(configured.decode("utf-8", "surrogateescape")))
+        return path if path.is_absolute() else root / path
+    return common / "hooks"

@@ -1,0 +1,800 @@
+"""The repository layer: the only module that touches git.
+
+Every change is one commit made through dulwich's object store (no ``porcelain.add``): blobs and the changed trees
+are written directly, the index is updated only for the changed paths, and the branch ref moves last. That keeps
+the cost of a commit nearly flat as the repository grows (a full ``porcelain`` add/commit re-reads the whole
+index and tree). A cross-process lock serialises writers; any failure before the ref moves puts the work tree
+and the index back the way they were.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from gitmem.errors import LockTimeoutError, RepoError, RepoNotFoundError
+from gitmem.files.atomic import crash_point
+
+if TYPE_CHECKING:  # dulwich and filelock load on first use: reading HEAD or a file needs neither
+    from dulwich.objects import Blob, ShaFile
+    from dulwich.refs import Ref
+    from dulwich.repo import Repo
+
+BRANCH = cast("Ref", b"refs/heads/main")
+HEAD = cast("Ref", b"HEAD")
+LOCK_NAME = "gitmem.lock"
+#: what a write in progress touches, and who writes it (see :meth:`GitStore.journal`)
+JOURNAL_NAME = "gitmem-journal.json"
+#: a git lock file older than this, with no gitmem writer running, is left over from a killed process
+STALE_LOCK_SECONDS = 120.0
+_HOST = os.uname().nodename if hasattr(os, "uname") else ""
+TRAILER = re.compile(r"^(Gitmem-[A-Za-z-]+):\s*(.*)$")
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One commit of the memory repository, with its gitmem trailers parsed."""
+
+    sha: str
+    time: int
+    author: str
+    subject: str
+    body: str
+    trailers: dict[str, list[str]] = field(default_factory=dict)
+    paths: tuple[str, ...] = ()
+
+    @property
+    def op(self) -> str:
+        return (self.trailers.get("Gitmem-Op") or [""])[0]
+
+    @property
+    def source(self) -> str:
+        return (self.trailers.get("Gitmem-Source") or [""])[0]
+
+    @property
+    def ids(self) -> list[str]:
+        return self.trailers.get("Gitmem-Id", [])
+
+
+def parse_trailers(message: str) -> dict[str, list[str]]:
+    """``Gitmem-*`` trailers of a commit message (last paragraph), each key mapped to its values in order."""
+    trailers: dict[str, list[str]] = {}
+    for line in message.strip().split("\n\n")[-1].splitlines():
+        match = TRAILER.match(line.strip())
+        if match:
+            trailers.setdefault(match.group(1), []).append(match.group(2).strip())
+    return trailers
+
+
+def format_message(subject: str, trailers: Mapping[str, str | list[str]], body: str = "") -> str:
+    """A commit message: one-line subject, optional body, then ``Key: value`` trailers."""
+    subject = " ".join(subject.split())
+    if len(subject) > 72:
+        subject = subject[:71].rstrip() + "…"
+    lines: list[str] = []
+    for key, value in trailers.items():
+        for item in [value] if isinstance(value, str) else value:
+            lines.append(f"{key}: {' '.join(str(item).split())}")
+    parts = [subject, body.strip(), "\n".join(lines)]
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+class GitStore:
+    """A memory repository on disk: a git work tree whose branch ``main`` holds the memories."""
+
+    def __init__(self, path: Path, *, lock_timeout: float = 30.0, extra_patterns: Sequence[str] = ()) -> None:
+        self.path = Path(path)
+        self.lock_timeout = lock_timeout
+        #: the user's redaction patterns, applied with the built-in rules by :meth:`scrub_files`/:meth:`scrub_text`
+        self.extra_patterns = tuple(extra_patterns)
+        #: kinds of secrets the last :meth:`commit` (or scrub) removed, in order of first appearance
+        self.last_redaction: list[str] = []
+        git_dir = self.path / ".git"
+        if not git_dir.is_dir():
+            raise RepoNotFoundError(
+                f"no memory repository at {self.path}", f"create it with: gitmem init {self.path}"
+            )
+        self.git_dir = git_dir
+        self._journaling = False  # inside :meth:`journal`
+
+    # -- creation ---------------------------------------------------------------------------------------
+    @staticmethod
+    def init(path: Path) -> GitStore:
+        """Create an empty repository whose HEAD points at ``main``."""
+        from dulwich.repo import Repo
+
+        path.mkdir(parents=True, exist_ok=True)
+        try:
+            with Repo.init(str(path)) as repo:
+                repo.refs.set_symbolic_ref(HEAD, BRANCH)
+        except OSError as exc:
+            raise RepoError(f"cannot create a repository at {path}: {exc.strerror}", "check the path") from None
+        return GitStore(path)
+
+    @staticmethod
+    def clone(remote: str, path: Path) -> GitStore:
+        """Clone ``remote``'s ``main`` branch into ``path`` (which must not exist or be empty), whatever the
+        remote's HEAD names (a bare repository made by ``git init --bare`` points it at ``master``)."""
+        from dulwich import porcelain
+
+        try:
+            with porcelain.clone(remote, str(path), checkout=True, branch=BRANCH.removeprefix(b"refs/heads/"),
+                                 errstream=_NullStream()):  # type: ignore[arg-type]
+                pass
+        except Exception as exc:  # dulwich raises many kinds (HangupException, GitProtocolError, OSError)
+            raise RepoError(f"cannot clone {remote}: {exc}", "check the URL and your git credentials") from None
+        return GitStore(path)
+
+    @staticmethod
+    def remote_branches(remote: str) -> list[str]:
+        """The branch names ``remote`` has (empty for a new bare repository); RepoError when unreachable."""
+        from dulwich import porcelain
+
+        try:
+            refs = porcelain.ls_remote(remote)
+        except Exception as exc:
+            raise RepoError(f"cannot reach {remote}: {exc}", "check the URL and your network") from None
+        mapping = getattr(refs, "refs", refs)
+        return sorted(name.decode("utf-8", "replace").removeprefix("refs/heads/") for name in mapping
+                      if name.startswith(b"refs/heads/"))
+
+    def open(self) -> Repo:
+        from dulwich.errors import NotGitRepository
+        from dulwich.repo import Repo
+
+        try:
+            return Repo(str(self.path))
+        except NotGitRepository:
+            raise RepoNotFoundError(f"{self.path} is not a git repository", "run gitmem init") from None
+
+    @contextlib.contextmanager
+    def intact(self) -> Iterator[None]:
+        """Turn dulwich's missing-object errors (a damaged ``.git``: objects deleted, a ref pointing nowhere)
+        into one :class:`RepoError` that says how to repair the repository."""
+        from dulwich.errors import MissingCommitError, ObjectMissing
+
+        try:
+            yield
+        except (KeyError, MissingCommitError, ObjectMissing) as exc:
+            name = exc.args[0] if exc.args else exc
+            shown = name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
+            raise RepoError(f"the memory repository {self.path} is damaged: object or ref {shown[:40]!r} is missing",
+                            f"check it with: git -C {self.path} fsck; restore it from a clone or the remote "
+                            "(git clone URL, then gitmem --repo NEWPATH doctor)") from None
+
+    # -- reading ----------------------------------------------------------------------------------------
+    def head(self) -> bytes | None:
+        """The commit HEAD points at, read straight from the ref files (no dulwich: ~0.1 ms)."""
+        try:
+            head = (self.git_dir / "HEAD").read_bytes().strip()
+        except OSError:
+            return None
+        if not head.startswith(b"ref: "):
+            return head or None
+        ref = head[5:].strip()
+        try:
+            value = (self.git_dir / ref.decode("utf-8", "replace")).read_bytes().strip()
+            if value:
+                return value
+        except OSError:
+            pass
+        try:
+            for line in (self.git_dir / "packed-refs").read_bytes().splitlines():
+                if line.endswith(b" " + ref) and not line.startswith((b"#", b"^")):
+                    return line.split(b" ", 1)[0]
+        except OSError:
+            pass
+        return None
+
+    def head_files(self) -> list[Path]:
+        """The files that say which commit HEAD is: ``.git/HEAD`` and the loose ref it names (a ref only in
+        ``packed-refs`` gives just ``HEAD`` plus ``packed-refs``). git and gitmem replace them by rename, so a
+        new inode number shows that HEAD may have moved without reading them."""
+        files = [self.git_dir / "HEAD"]
+        try:
+            head = files[0].read_bytes().strip()
+        except OSError:
+            return files
+        if head.startswith(b"ref: "):
+            loose = self.git_dir / head[5:].strip().decode("utf-8", "replace")
+            files.append(loose if loose.is_file() else self.git_dir / "packed-refs")
+        return files
+
+    def read_head_file(self, path: str, commit: bytes | None = None) -> bytes | None:
+        """A file's content at HEAD (or at ``commit``), None when absent."""
+        from dulwich.objects import Blob, Tree
+
+        with self.intact(), self.open() as repo:
+            try:
+                sha = commit or repo.refs[HEAD]
+            except KeyError:
+                return None
+            obj = repo[repo[sha].tree]  # type: ignore[attr-defined]
+            for part in path.encode().split(b"/"):
+                if not isinstance(obj, Tree) or part not in obj:
+                    return None
+                obj = repo[obj[part][1]]
+            return obj.as_raw_string() if isinstance(obj, Blob) else None
+
+    def tree_files(self, prefix: str = "") -> dict[str, str]:
+        """Every file under the folder ``prefix`` (``""`` or ``"memories/"``) at HEAD mapped to its blob SHA
+        (what the search index keys on)."""
+        from gitmem.git.plumbing import walk_tree
+
+        result: dict[str, str] = {}
+        with self.open() as repo:
+            tree = self._subtree(repo, self.head(), prefix)
+            if tree is not None:
+                walk_tree(repo.object_store, tree, prefix.encode(), result)
+        return result
+
+    def tree_changes(self, since: str, prefix: str = "") -> dict[str, str | None] | None:
+        """Files under the folder ``prefix`` that differ between commit ``since`` and HEAD → their blob SHA at
+        HEAD (None: removed), comparing only subtrees whose SHA differs; None when ``since`` is not in the
+        repository (history rewritten and collected): walk :meth:`tree_files` instead."""
+        from gitmem.git.plumbing import diff_trees
+
+        with self.open() as repo:
+            try:
+                old = self._subtree(repo, since.encode(), prefix)
+            except KeyError:
+                return None
+            new = self._subtree(repo, self.head(), prefix)
+            changes = diff_trees(repo.object_store, old, new, prefix.encode())
+        return {path: sha.decode() if sha else None for path, sha in changes.items()}
+
+    @staticmethod
+    def _subtree(repo: Repo, commit: bytes | None, prefix: str) -> bytes | None:
+        """The hex SHA of the tree at folder ``prefix`` of ``commit`` (None when either is missing); KeyError
+        when ``commit`` is not in the object store."""
+        from dulwich.objects import Commit, ObjectID, Tree
+
+        if not commit:
+            return None
+        obj = repo[ObjectID(commit)]
+        if not isinstance(obj, Commit):
+            raise KeyError(commit)
+        tree: bytes = obj.tree
+        for part in prefix.strip("/").encode().split(b"/") if prefix.strip("/") else []:
+            node = repo[ObjectID(tree)]
+            if not isinstance(node, Tree) or part not in node:
+                return None
+            mode, sha = node[part]
+            if mode != 0o040000:
+                return None
+            tree = sha
+        return tree
+
+    def log(
+        self, paths: list[str] | None = None, limit: int | None = None, *, with_paths: bool = False
+    ) -> list[LogEntry]:
+        """Commits from HEAD backwards (optionally only those touching ``paths``), newest first.
+
+        ``with_paths`` also lists the files each commit changed (a tree diff per commit: slower)."""
+        entries: list[LogEntry] = []
+        with self.intact(), self.open() as repo:
+            try:
+                head = repo.refs[HEAD]
+            except KeyError:
+                return entries
+            walker = repo.get_walker(
+                include=[head], paths=[p.encode() for p in paths] if paths else None, max_entries=limit
+            )
+            for item in walker:
+                commit = item.commit
+                message = commit.message.decode("utf-8", "replace")
+                subject, _, rest = message.partition("\n")
+                changed: list[str] = []
+                for change in item.changes() if with_paths else []:
+                    for ch in change if isinstance(change, list) else [change]:
+                        if ch is None:
+                            continue
+                        for side in (ch.new, ch.old):
+                            if side is not None and side.path is not None:
+                                changed.append(side.path.decode("utf-8", "replace"))
+                                break
+                entries.append(
+                    LogEntry(
+                        sha=commit.id.decode(),
+                        time=commit.commit_time,
+                        author=commit.author.decode("utf-8", "replace"),
+                        subject=subject.strip(),
+                        body=rest.strip(),
+                        trailers=parse_trailers(message),
+                        paths=tuple(dict.fromkeys(changed)),
+                    )
+                )
+        return entries
+
+    def author(self, configured: str = "") -> str:
+        """``configured`` if given, else ``user.name``/``user.email`` from git config, else a neutral default."""
+        if configured:
+            if not _AUTHOR.match(configured.strip()):
+                raise RepoError(f"author {configured!r} is not 'Name <email>'", "fix 'author' in your gitmem config")
+            return configured.strip()
+        with self.open() as repo:
+            stack = repo.get_config_stack()
+            try:
+                name = stack.get((b"user",), b"name").decode("utf-8", "replace")
+                email = stack.get((b"user",), b"email").decode("utf-8", "replace")
+            except KeyError:
+                return DEFAULT_AUTHOR
+        return f"{name} <{email}>" if name and email else DEFAULT_AUTHOR
+
+    def remote_url(self, name: str = "origin") -> str:
+        with self.open() as repo:
+            try:
+                url: bytes = repo.get_config().get((b"remote", name.encode()), b"url")
+                return url.decode()
+            except KeyError:
+                return ""
+
+    def set_remote(self, url: str, name: str = "origin") -> None:
+        with self.open() as repo:
+            config = repo.get_config()
+            section = (b"remote", name.encode())
+            config.set(section, b"url", url.encode())
+            config.set(section, b"fetch", b"+refs/heads/*:refs/remotes/%s/*" % name.encode())
+            config.write_to_path()
+
+    def current_branch(self) -> str:
+        with self.open() as repo:
+            try:
+                target: bytes = repo.refs.get_symrefs().get(HEAD, cast("Ref", b""))
+            except Exception:
+                target = b""
+            return target.decode().removeprefix("refs/heads/")
+
+    # -- writing ----------------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the repository's writer lock (waits up to ``lock_timeout`` seconds)."""
+        from gitmem.files.locks import LockTimeout, file_lock
+
+        try:
+            with file_lock(self.git_dir / LOCK_NAME, self.lock_timeout):
+                self._recover()
+                yield
+        except LockTimeout:
+            raise LockTimeoutError(
+                f"another gitmem process has held the lock on {self.path} for {self.lock_timeout:.0f} s"
+                + _owner_note(self.git_dir / JOURNAL_NAME),
+                "wait for it to finish and try again",
+            ) from None
+
+    # -- the redaction gate -------------------------------------------------------------------------------
+    def scrub_text(self, text: str) -> str:
+        """``text`` with every secret redacted; the kinds found are added to :attr:`last_redaction`."""
+        from gitmem.redact.engine import redact
+
+        result = redact(text, extra_patterns=self.extra_patterns)
+        self.last_redaction.extend(k for k in result.kinds if k not in self.last_redaction)
+        return result.text
+
+    def scrub_files(self, changes: Mapping[str, bytes | None]) -> dict[str, bytes | None]:
+        """The files of a commit with every secret redacted from their content; a path that holds a secret is
+        refused (:class:`RepoError`): a file name cannot be redacted without changing what it names, so ids and
+        project names are checked, or derived from redacted text, before they become paths. Content that is not
+        UTF-8 is refused when its Latin-1 reading holds a secret."""
+        from gitmem.redact.engine import redact
+
+        cleaned: dict[str, bytes | None] = {}
+        for path, content in changes.items():
+            named = redact(path, extra_patterns=self.extra_patterns)
+            if named.kinds:
+                raise RepoError(f"refusing to commit a file whose name holds a secret ({', '.join(named.kinds)}): "
+                                f"{named.text!r}", "use an id or project name without the secret")
+            if content is None:
+                cleaned[path] = None
+                continue
+            try:
+                text = content.decode("utf-8")
+            except UnicodeDecodeError:
+                found = redact(content.decode("latin-1"), extra_patterns=self.extra_patterns).kinds
+                if found:
+                    raise RepoError(f"refusing to commit {path}: binary content holds a secret ({', '.join(found)})",
+                                    "remove the secret from the file") from None
+                cleaned[path] = content
+                continue
+            scrubbed = self.scrub_text(text)
+            cleaned[path] = content if scrubbed == text else scrubbed.encode("utf-8")
+        return cleaned
+
+    def recover_if_interrupted(self) -> None:
+        """Undo a write that a killed process left half done, if its journal is there and no writer is running
+        (readers call this so they never show files of a commit that does not exist). Costs one ``stat``."""
+        if not (self.git_dir / JOURNAL_NAME).exists():
+            return
+        from gitmem.files.locks import LockTimeout, file_lock
+
+        with contextlib.suppress(LockTimeout, OSError), file_lock(self.git_dir / LOCK_NAME, 0):
+            self._recover()
+
+    def _recover(self) -> None:
+        """Under the writer lock: roll back what a dead writer left (see :meth:`journal`) and remove git lock
+        files that no live process holds; each recovery is one line in ``local/gitmem.log``."""
+        journal = self.git_dir / JOURNAL_NAME
+        notes: list[str] = []
+        since: float | None = None
+        try:
+            raw = journal.read_bytes()
+        except FileNotFoundError:
+            raw = None
+        owner = _parse_journal(raw) if raw is not None else {}
+        if raw is not None:
+            if self._journaling:  # this thread's own write, with the lock taken again inside it
+                return
+            since = float(owner.get("time") or 0) - 1
+        from gitmem.git.plumbing import sweep_git_locks
+
+        removed = sweep_git_locks(self.git_dir, since=since, stale_after=STALE_LOCK_SECONDS,
+                                  objects=raw is not None)
+        if raw is not None:
+            paths = [p for p in owner.get("paths") or [] if isinstance(p, str)]
+            restored = self._roll_back(paths)
+            notes.append(f"rolled back an interrupted write by pid {owner.get('pid')} on {owner.get('host')} "
+                         f"({restored} of {len(paths)} files restored to HEAD)")
+        if removed:
+            notes.append("removed stale git lock files: " + ", ".join(removed[:5])
+                         + (f" and {len(removed) - 5} more" if len(removed) > 5 else ""))
+        if raw is not None:
+            journal.unlink()
+        if notes:
+            self._log("; ".join(notes))
+
+    def _roll_back(self, paths: list[str]) -> int:
+        """Put the work-tree files and index entries of ``paths`` back to what HEAD holds, and remove the
+        temporary files a killed writer left next to them. Returns how many files changed."""
+        from dulwich.objects import Blob, ObjectID
+
+        from gitmem.files.atomic import atomic_write
+
+        changed = 0
+        blobs: dict[str, Blob | None] = {}
+        at_head = self.tree_files()
+        repo = self.open()
+        for rel in paths:
+            try:
+                _check_path(rel)
+                target = self._target(rel)
+            except RepoError:
+                continue
+            sha = at_head.get(rel)
+            committed = repo.object_store[ObjectID(sha.encode())].as_raw_string() if sha else None
+            for stray in target.parent.glob(f".{target.name}.*.tmp") if target.parent.is_dir() else []:
+                with contextlib.suppress(OSError):
+                    stray.unlink()
+            try:
+                current: bytes | None = target.read_bytes()
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                current = None
+            if current != committed:
+                changed += 1
+                if committed is None:
+                    with contextlib.suppress(OSError):
+                        target.unlink()
+                    _prune_empty_dirs(target.parent, self.path)
+                else:
+                    atomic_write(target, committed)
+            blobs[rel] = Blob.from_string(committed) if committed is not None else None
+        index_path = self.git_dir / "index"
+        with repo:
+            self._update_index(repo, blobs, index_path.read_bytes() if index_path.exists() else None)
+        return changed
+
+    def _log(self, line: str) -> None:
+        from datetime import UTC, datetime
+
+        log = self.path / "local" / "gitmem.log"
+        with contextlib.suppress(OSError):
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with log.open("a", encoding="utf-8") as fh:
+                fh.write(f"{datetime.now(UTC).isoformat(timespec='seconds')} recovered: {line}\n")
+
+    @contextlib.contextmanager
+    def journal(self, paths: Iterable[str]) -> Iterator[None]:
+        """Record, before anything is written, which work-tree paths this write touches and who writes them
+        (pid, host, time). A process killed before the end leaves the record behind, and the next writer (or
+        reader) puts those paths back to HEAD: files of a commit that never happened are never seen."""
+        import json
+
+        if self._journaling:  # nested (a commit's move_to): the outer record covers it
+            yield
+            return
+        journal = self.git_dir / JOURNAL_NAME
+        # written in place, not through a temporary file: a kill while writing it leaves a cut record (read as
+        # "no paths", which is right: nothing else was written yet) and no temporary file behind
+        journal.write_bytes(json.dumps({"pid": os.getpid(), "host": _HOST, "time": time.time(),
+                                        "paths": sorted(paths)}).encode())
+        self._journaling = True
+        try:
+            yield
+        finally:
+            self._journaling = False
+            with contextlib.suppress(FileNotFoundError):
+                journal.unlink()
+
+    def _target(self, rel: str) -> Path:
+        """The work-tree path of ``rel``, refusing one that goes through a symbolic link."""
+        from gitmem.files.atomic import UnsafePathError, inside
+
+        try:
+            return inside(self.path, rel)
+        except UnsafePathError as exc:
+            raise RepoError(f"{exc.rel} in the memory repository is a symbolic link; gitmem never writes "
+                            "through one", f"remove the link {self.path / exc.rel} and retry") from None
+
+    def commit(self, changes: Mapping[str, bytes | None], message: str, author: str) -> str:
+        """Write ``changes`` (path → content, None deletes) to the work tree and commit them as one commit.
+
+        Every commit of gitmem goes through here, and this is the redaction gate: secrets are redacted from
+        every file's content and from the message (subject, body and trailers), and a path that holds a secret
+        is refused (:meth:`scrub_files`), whatever the caller forgot; :attr:`last_redaction` lists the kinds
+        removed. The caller holds :meth:`locked`. Returns the new commit SHA, or ``""`` when nothing changed.
+        """
+        from dulwich.objects import Blob
+
+        from gitmem.git.plumbing import TreeEditor
+
+        self.last_redaction = []
+        changes = self.scrub_files(changes)
+        message = self.scrub_text(message)
+
+        with self.intact(), self.open() as repo:
+            try:
+                old_head: bytes | None = repo.refs[HEAD]
+            except KeyError:
+                old_head = None
+            old_tree = repo[old_head].tree if old_head else None  # type: ignore[attr-defined]
+            blobs: dict[str, Blob | None] = {}
+            tree_changes: dict[tuple[bytes, ...], bytes | None] = {}
+            for path, content in changes.items():
+                _check_path(path)
+                blob = Blob.from_string(content) if content is not None else None
+                blobs[path] = blob
+                tree_changes[tuple(path.encode().split(b"/"))] = blob.id if blob else None
+            editor = TreeEditor(repo)
+            new_tree = editor.apply(old_tree, tree_changes) or _empty_tree(repo)
+            if new_tree == old_tree:
+                return ""
+            with self.journal(changes):
+                commit = new_commit(repo, new_tree, [old_head] if old_head else [], message, author,
+                                    [*(b for b in blobs.values() if b is not None), *editor.new])
+                self.move_to(repo, old_head, commit, changes, blobs)
+            return commit.decode()
+
+    def move_to(self, repo: Repo, old_head: bytes | None, new_commit: bytes, files: Mapping[str, bytes | None],
+                blobs: Mapping[str, Blob | None] | None = None) -> None:
+        """Bring the work tree and the index from ``old_head`` to ``new_commit``, then move the branch
+        (compare-and-swap). ``files`` are the paths that differ, with their new content (None: deleted).
+
+        Used by commits and by merges/fast-forwards alike. On any failure the files and the index are put
+        back and the branch stays where it was; a process killed on the way leaves its journal, and the next
+        one rolls the files back (:meth:`_recover`)."""
+        from dulwich.objects import Blob, ObjectID
+
+        from gitmem.git.plumbing import retry, write_index
+
+        if blobs is None:
+            blobs = {path: (Blob.from_string(data) if data is not None else None) for path, data in files.items()}
+        with self.journal(files):
+            undo = self._write_worktree(files)
+            index_path = self.git_dir / "index"
+            old_index = index_path.read_bytes() if index_path.exists() else None
+            try:
+                self._update_index(repo, blobs, old_index)
+                crash_point("index")
+                old_id = ObjectID(old_head) if old_head is not None else None
+                moved = retry("move the branch",
+                              lambda: repo.refs.set_if_equals(HEAD, old_id, ObjectID(new_commit)))
+                if not moved:
+                    raise RepoError("the memory repo's branch moved while gitmem was writing",
+                                    "retry; run gitmem doctor if it repeats")
+            except BaseException:
+                self._restore(undo)
+                if old_index is not None:
+                    retry("restore the index", lambda: write_index(index_path, old_index))
+                raise
+            crash_point("ref")
+
+    def _write_worktree(self, changes: Mapping[str, bytes | None]) -> dict[Path, bytes | None]:
+        from gitmem.files.atomic import atomic_write
+
+        targets = {path: self._target(path) for path in changes}  # refuse a link before writing anything
+        undo: dict[Path, bytes | None] = {}
+        try:
+            for path, content in changes.items():
+                target = targets[path]
+                undo[target] = target.read_bytes() if target.is_file() else None
+                crash_point("worktree")
+                if content is None:
+                    with contextlib.suppress(FileNotFoundError):
+                        target.unlink()
+                    _prune_empty_dirs(target.parent, self.path)
+                else:
+                    atomic_write(target, content)
+        except (NotADirectoryError, IsADirectoryError, FileExistsError) as exc:
+            self._restore(undo)
+            where = os.path.relpath(exc.filename, self.path) if exc.filename else path
+            raise RepoError(f"cannot write {path}: {where} is a file where a folder is needed, or the other way round",
+                            "rename or remove one of them with git (git rm PATH, commit), then retry") from None
+        except BaseException:
+            self._restore(undo)
+            raise
+        return undo
+
+    @staticmethod
+    def _restore(undo: dict[Path, bytes | None]) -> None:
+        from gitmem.files.atomic import atomic_write
+
+        for target, content in undo.items():
+            if content is None:
+                with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                    target.unlink()
+            else:
+                atomic_write(target, content)
+
+    def _update_index(self, repo: Repo, blobs: Mapping[str, Blob | None], old: bytes | None) -> None:
+        from gitmem.git.plumbing import index_entry, retry, splice_index, write_index
+
+        updates: dict[bytes, bytes | None] = {}
+        for path, blob in blobs.items():
+            name = path.encode()
+            if blob is None:
+                updates[name] = None
+            else:
+                updates[name] = index_entry(name, os.stat(self.path / path), bytes.fromhex(blob.id.decode()))
+        index_path = self.git_dir / "index"
+        spliced = splice_index(old or b"", updates)
+        if spliced is not None:
+            retry("update the index", lambda: write_index(index_path, spliced))
+            return
+        from dulwich.index import index_entry_from_stat
+
+        def slow() -> None:
+            index = repo.open_index()
+            for path, blob in blobs.items():
+                if blob is None:
+                    if path.encode() in index:
+                        del index[path.encode()]
+                else:
+                    index[path.encode()] = index_entry_from_stat(os.stat(self.path / path), blob.id)
+            index.write()
+
+        retry("update the index", slow)
+
+    def reset_index_to_head(self) -> None:
+        """Rebuild the index from HEAD (repairs an index left stale by an interrupted process)."""
+        with self.open() as repo:
+            try:
+                tree = repo[repo.refs[HEAD]].tree  # type: ignore[attr-defined]
+            except KeyError:
+                return
+            from dulwich.index import build_index_from_tree
+
+            build_index_from_tree(
+                repo.path, repo.index_path(), repo.object_store, tree, honor_filemode=True
+            )
+
+
+class _NullStream:
+    def write(self, data: bytes) -> int:
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+
+def new_commit(repo: Repo, tree: bytes, parents: list[bytes], message: str, author: str,
+               objects: Iterable[ShaFile] = ()) -> bytes:
+    """Store ``objects`` (blobs and trees) and a commit of ``tree`` on ``parents``, dated now in the local time
+    zone; returns the commit's SHA. Nothing points at it yet (the caller moves the branch)."""
+    from dulwich.objects import Commit, ObjectID
+
+    for obj in objects:
+        repo.object_store.add_object(obj)
+    commit = Commit()
+    commit.tree = ObjectID(tree)
+    commit.parents = [ObjectID(p) for p in parents]
+    commit.author = commit.committer = author.encode()
+    commit.author_time = commit.commit_time = int(time.time())
+    offset = -time.timezone if time.localtime().tm_isdst == 0 else -time.altzone
+    commit.author_timezone = commit.commit_timezone = offset
+    commit.encoding = b"UTF-8"
+    commit.message = message.encode()
+    repo.object_store.add_object(commit)
+    crash_point("objects")
+    return bytes(commit.id)
+
+
+def _empty_tree(repo: Repo) -> bytes:
+    from dulwich.objects import Tree
+
+    tree = Tree()
+    repo.object_store.add_object(tree)
+    return tree.id
+
+
+def _parse_journal(raw: bytes) -> dict[str, Any]:
+    import json
+
+    try:
+        data = json.loads(raw)
+    except ValueError:  # cut short by the kill: the paths are lost, but the locks can still be swept
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _owner_note(journal: Path) -> str:
+    """`` (pid P on host H, writing since T)`` from a journal, for a lock-timeout message; "" without one."""
+    try:
+        owner = _parse_journal(journal.read_bytes())
+    except OSError:
+        return ""
+    if not owner:
+        return ""
+    started = time.strftime("%H:%M:%S", time.localtime(float(owner.get("time") or 0)))
+    return f" (pid {owner.get('pid')} on {owner.get('host')}, writing since {started})"
+
+
+def _check_path(path: str) -> None:
+    parts = path.split("/")
+    if not path or path.startswith("/") or any(p in ("", ".", "..", ".git") for p in parts):
+        raise RepoError(f"refusing to write outside the repository: {path!r}", "this is a bug in the caller")
+
+
+def _prune_empty_dirs(directory: Path, root: Path) -> None:
+    while directory != root and directory.is_dir() and not directory.is_symlink() and not any(directory.iterdir()):
+        directory.rmdir()
+        directory = directory.parent
+
+
+@dataclass(frozen=True)
+class CodeRepoInfo:
+    """What recall needs from the code repository the agent works in."""
+
+    root: Path
+    remote: str
+    branch: str
+    subjects: tuple[str, ...]
+
+
+def code_repo_info(start: Path, subjects: int = 3) -> CodeRepoInfo | None:
+    """The git repository containing ``start`` (its root, origin URL, branch, last commit subjects), or None."""
+    from dulwich.errors import NotGitRepository
+    from dulwich.repo import Repo
+    start = start.resolve()
+    root = next((d for d in (start, *start.parents) if (d / ".git").exists()), None)
+    if root is None:
+        return None
+    try:
+        with Repo(str(root)) as repo:
+            try:
+                url: bytes = repo.get_config().get((b"remote", b"origin"), b"url")
+            except KeyError:
+                url = b""
+            try:
+                branch_ref: bytes = repo.refs.get_symrefs().get(HEAD, cast("Ref", b""))
+            except Exception:
+                branch_ref = b""
+            titles: list[str] = []
+            try:
+                head = repo.refs[HEAD]
+                for entry in repo.get_walker(include=[head], max_entries=subjects):
+                    titles.append(entry.commit.message.decode("utf-8", "replace").split("\n", 1)[0].strip())
+            except KeyError:
+                pass
+    except (NotGitRepository, OSError):
+        return None
+    return CodeRepoInfo(root, url.decode("utf-8", "replace"), branch_ref.decode().removeprefix("refs/heads/"),
+                        tuple(titles))
+
+
+_AUTHOR = re.compile(r"^[^<>\n]+ <[^<>\n]*>$")
+DEFAULT_AUTHOR = "gitmem <gitmem@localhost>"

@@ -1,0 +1,421 @@
+"""Knowledge capture: decisions, preferences, constraints and corrections from a session, as memories.
+
+The rules path (no model needed):
+
+1. the user's messages of a Claude Code transcript (JSONL; ``message.content`` is a string or a list of blocks,
+   of which only ``text`` blocks count; meta messages, slash-command echoes and system reminders are skipped);
+2. split into sentences (``. ! ? ;`` and ``。！？；``, new lines);
+3. a trigger pre-filter in English and Chinese decides the category (:data:`TRIGGERS`, checked in the order
+   correction, decision, preference, constraint), and noise is dropped: questions, greetings and thanks, praise
+   ("I like it"), one-off requests ("for now", 这次), fragments under three words and sentences over 300 characters;
+4. each candidate becomes an actionable statement (lead words dropped, "we decided to X" → "X") with a category
+   and an importance (:data:`IMPORTANCE`);
+5. dedup against the repository (the few memories search returns, or every active memory of the project when
+   there is no index) by token cosine similarity: > 0.9 is a duplicate (skipped), 0.8–0.9 merges (the old memory is
+   refreshed and keeps the higher importance); a candidate that *contradicts* a similar (≥ 0.5) older memory of
+   the same category (opposite polarity: "use X" / "don't use X", or a swapped choice "X instead of Y" / "Y
+   instead of X") supersedes it: the old one is deprecated with ``superseded_by`` in its own commit.
+
+When ``local/learning.toml`` configures a model command (:mod:`gitmem.learn.modelreview`), step 4's candidates are
+refined by it before step 5; a failed or invalid answer leaves the rules' result.
+
+Corrections the prompt hook queued in ``local/candidates.jsonl`` become ``correction`` memories (importance 4);
+how far that file was read is kept in ``local/capture-state.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from gitmem.errors import GitmemError
+from gitmem.files.atomic import atomic_write
+from gitmem.store import document as docs
+from gitmem.store.document import Memory
+from gitmem.store.memories import MemoryRepo
+
+SKIP_ABOVE = 0.9
+MERGE_ABOVE = 0.8
+CONFLICT_ABOVE = 0.5
+MAX_CHARS = 300
+STATE_FILE = "capture-state.json"
+#: transcripts whose read position is remembered (oldest forgotten first)
+MAX_TRANSCRIPTS = 200
+
+IMPORTANCE = {"constraint": 4, "decision": 4, "correction": 4, "preference": 3}
+TYPES = {"constraint": "feedback", "correction": "feedback", "preference": "feedback", "decision": "project"}
+
+_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_SPLIT = re.compile(r"(?<=[.!?;])\s+|[\n\r。！？；]+")
+TRIGGERS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("correction", re.compile(
+        r"^(?:no|nope|wrong)\s*[,，.!:]|that'?s\s+(?:wrong|not\s+(?:right|correct|what\s+i)|incorrect)|"
+        r"this\s+is\s+(?:wrong|incorrect|not\s+right)|you(?:'re|\s+are)\s+wrong|\bactually,?\s+(?:it|you|we|that|"
+        r"this)\s+should\b|\bshould\s+(?:be|have\s+been)\b.+\binstead\b|不对|错了|搞错|不是这样|应该是|改成|改为",
+        re.IGNORECASE)),
+    ("decision", re.compile(
+        r"\b(?:decided|decide\s+to|we(?:'ll|\s+will)\s+(?:go\s+with|use)|chose|choose\s+to|switch(?:ed)?\s+to|"
+        r"migrat(?:ed|e|ing)\s+(?:\w+\s+)?to|went\s+with|going\s+with|settled\s+on|opted\s+for|replac(?:ed|e)\s+"
+        r"\S+\s+with|drop(?:ped)?\s+\S+\s+(?:for|in\s+favou?r\s+of)|standardi[sz]e\s+on|agreed\s+(?:to|on))\b|"
+        r"决定|选择了|选定|采用|放弃|改用|选用|定下来|统一用", re.IGNORECASE)),
+    ("preference", re.compile(
+        r"\b(?:i|we)\s+(?:really\s+|generally\s+|usually\s+|always\s+)?(?:prefer|like|love|favou?r|tend\s+to|"
+        r"would\s+rather|'d\s+rather)\b|\bprefer\b|\b(?:don'?t|do\s+not)\s+use\b|\bavoid\b|"
+        r"我喜欢|我习惯|我更喜欢|我们习惯|偏好|倾向于|不要用|别用|不喜欢", re.IGNORECASE)),
+    ("constraint", re.compile(
+        r"\b(?:must|mustn'?t|never|always|cannot|can'?t\s+(?:use|be|have|touch|exceed|change|call|push|commit|"
+        r"deploy|merge|modify)|(?:is|are)\s+not\s+allowed|not\s+allowed|limit(?:ed)?\s+(?:\w+\s+){0,3}to|at\s+most|"
+        r"no\s+more\s+than|at\s+least|is\s+required|are\s+required|only\s+ever|forbidden)\b|"
+        r"必须|不能|限制|禁止|不允许|不得|至少|最多|只能|务必|一律|不准|不许", re.IGNORECASE)),
+)
+_NOISE = re.compile(
+    r"\b(?:never\s*mind|no\s+(?:problem|worries)|don'?t\s+(?:worry|bother)|i\s+(?:like|love)\s+(?:it|this|that|"
+    r"these|those|the\s+way|how|what)|must\s+be\s+(?:nice|tired|hard|fun)|right\s+now|this\s+time|for\s+now|"
+    r"just\s+this\s+once|never\s+(?:thought|knew|seen|heard|expected|said|mind)|can'?t\s+wait|can'?t\s+believe)\b|"
+    r"这次|这一次|暂时|先这样|没关系|不要紧|不用谢|别人|"
+    # epistemic "must" ("we must have missed", "must be close"): a guess, not a rule
+    r"\b(?:must|might|may)\s+have\s+(?:been\s+)?\w+(?:ed|en|t)\b|\bmust\s+be\s+(?:close|nice|tired|hard|fun|it|that|"
+    r"the|a|an|so|really|getting|somewhere|wrong\s+with)\b|"
+    # bound to a moment: a one-off, not a standing rule
+    r"\b(?:today|tonight|tomorrow|yesterday|this\s+(?:morning|afternoon|evening|week)|after\s+lunch|later\s+today|"
+    r"in\s+(?:a|an|\w+)\s+(?:minutes?|hours?))\b|今天|明天|昨天|今晚|待会|一会儿|稍后", re.IGNORECASE)
+#: "always"/"never" describing a third party ("the tests always take forever") rather than prescribing
+_DESCRIPTIVE = re.compile(r"^(?:the|this|that|these|those|it|its|he|she|they|my|our|his|her|their)\b[^,.;:]{0,60}?"
+                          r"\b(?:always|never)\b", re.IGNORECASE)
+_PRESCRIPTIVE = re.compile(r"\b(?:must|should|shall|have\s+to|need\s+to|required)\b", re.IGNORECASE)
+_QUESTION = re.compile(
+    r"[?？]\s*$|(?:吗|呢|么)\s*$|^(?:what|why|how|when|where|which|who|whom|whose|can\s+you|could\s+you|would\s+you|"
+    r"will\s+you|do\s+you|did\s+you|does|is\s+(?:it|this|that|there)|are\s+(?:you|we|there)|should\s+(?:i|we))\b|"
+    r"^(?:为什么|怎么|什么|哪|是否|能不能|可不可以|要不要)", re.IGNORECASE)
+_LEAD = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|well|also|and|but|btw|by\s+the\s+way|um+|hmm+|alright|right|note|remember|important|"
+    r"please|fyi|just\s+so\s+you\s+know|from\s+now\s+on|going\s+forward|no|nope|actually|thanks?|thank\s+you|"
+    r"great|cool|nice|perfect|awesome|sure|yes|yep|hi|hello|hey|lgtm)\s*[,:!-]?\s+)+",
+    re.IGNORECASE)
+_LEAD_CN = re.compile(r"^(?:(?:好的|那|嗯|另外|还有|记住|注意|请|以后|今后|不对|错了)\s*[，,：:]?\s*)+")
+_DECIDED = re.compile(r"^(?:we|i)\s*(?:'ve|\s+have|\s+had)?\s+(?:finally\s+)?(?:decided|agreed|chose)\s+"
+                      r"(?:(?:that\s+)?we(?:'ll|\s+will|\s+should)?\s+|to\s+)", re.IGNORECASE)
+_NEG = re.compile(r"\b(?:not|never|don'?t|doesn'?t|no\s+longer|stop|avoid|without|mustn'?t|cannot|can'?t)\b|"
+                  r"不|别|禁止|放弃|勿", re.IGNORECASE)
+_CHOICE = re.compile(r"(.{1,40}?)\s*(?:\binstead\s+of\b|\brather\s+than\b|\bover\b|而不是|而非|替代|代替)\s*(.{1,40})",
+                     re.IGNORECASE)
+_TOKEN = re.compile(rf"[a-z0-9_]+|[{_CJK}]+")
+_WORD_EN = re.compile(r"[A-Za-z]+")
+
+
+# -- reading --------------------------------------------------------------------------------------------
+def transcript_texts(path: Path, skip: int = 0, seen: list[int] | None = None) -> Iterator[str]:
+    """The text of the user's messages in a Claude Code transcript, in order, from line ``skip`` on. ``seen``,
+    when given, receives the number of complete lines read (where the next run can start)."""
+    with path.open("r", encoding="utf-8", errors="replace") as fh:
+        for number, line in enumerate(fh):
+            if not line.endswith("\n"):
+                break  # still being written
+            if seen is not None:
+                seen[:] = [number + 1]
+            if number < skip:
+                continue
+            try:
+                record = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if not isinstance(record, dict) or record.get("isMeta") or record.get("type") not in ("user", None):
+                continue
+            message = record.get("message")
+            if not isinstance(message, dict) or message.get("role") != "user":
+                continue
+            content = message.get("content")
+            blocks: Iterable[Any] = [content] if isinstance(content, str) else content if isinstance(content, list) \
+                else []
+            for block in blocks:
+                text = block if isinstance(block, str) else block.get("text") if isinstance(block, dict) and \
+                    block.get("type") == "text" else None
+                if not isinstance(text, str):
+                    continue
+                text = re.sub(r"<system-reminder>.*?</system-reminder>", " ", text, flags=re.DOTALL)
+                if re.match(r"\s*<(?:command-|local-command-)", text):
+                    continue
+                if text.strip():
+                    yield text
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip(" \t-*>\"'") for s in _SPLIT.split(text) if s and s.strip(" \t-*>\"'")]
+
+
+# -- the rules ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Candidate:
+    text: str
+    category: str
+    importance: int
+    sentence: str
+
+
+def _too_short(sentence: str) -> bool:
+    cjk = len(re.findall(rf"[{_CJK}]", sentence))
+    return cjk < 4 and len(_WORD_EN.findall(sentence)) + cjk < 3
+
+
+def classify(sentence: str) -> str | None:
+    """The category of a sentence that should become a memory, or None for noise."""
+    raw = " ".join(sentence.split())
+    text = _LEAD_CN.sub("", _LEAD.sub("", raw))
+    if not text or len(raw) > MAX_CHARS or _too_short(text) or _QUESTION.search(text) or _NOISE.search(text):
+        return None
+    for category, pattern in TRIGGERS:
+        if pattern.search(raw):
+            if category == "constraint" and _DESCRIPTIVE.search(text) and not _PRESCRIPTIVE.search(text):
+                return None
+            return category
+    return None
+
+
+def actionable(sentence: str, category: str) -> str:
+    """The sentence as a statement to act on: lead words dropped, "we decided to X" → "X", capitalised, ended."""
+    text = " ".join(sentence.split())
+    text = _LEAD_CN.sub("", _LEAD.sub("", text))
+    if category == "decision":
+        text = _DECIDED.sub("", text)
+    text = text.strip(" ,，:：")
+    if not text:
+        text = " ".join(sentence.split())
+    text = text[:1].upper() + text[1:]
+    if not re.search(r"[.!。！)）\]]$", text):
+        text += "。" if re.search(rf"[{_CJK}]", text) else "."
+    return text
+
+
+def extract(text: str) -> list[Candidate]:
+    """Candidates of one message, by rules alone."""
+    found: list[Candidate] = []
+    for sentence in sentences(text):
+        category = classify(sentence)
+        if category is not None:
+            found.append(Candidate(actionable(sentence, category), category, IMPORTANCE[category], sentence))
+    return found
+
+
+# -- similarity -----------------------------------------------------------------------------------------
+def _tokens(text: str) -> Counter[str]:
+    out: Counter[str] = Counter()
+    for token in _TOKEN.findall(text.lower()):
+        if re.match(rf"[{_CJK}]", token):
+            out.update(token[i:i + 2] for i in range(max(1, len(token) - 1)))
+        else:
+            out[token] += 1
+    return out
+
+
+def similarity(a: str, b: str) -> float:
+    """Cosine similarity of word (and CJK bigram) counts, 0..1."""
+    ta, tb = _tokens(a), _tokens(b)
+    dot = sum(ta[k] * tb[k] for k in ta.keys() & tb.keys())
+    norm = math.sqrt(sum(v * v for v in ta.values())) * math.sqrt(sum(v * v for v in tb.values()))
+    return dot / norm if norm else 0.0
+
+
+def _choice(text: str) -> tuple[str, str] | None:
+    match = _CHOICE.search(text)
+    if not match:
+        return None
+    keep = _tokens(match.group(1)).most_common()
+    drop = _tokens(match.group(2)).most_common()
+    return (keep[-1][0] if keep else "", drop[0][0] if drop else "")
+
+
+def contradicts(new: str, old: str) -> bool:
+    """Opposite polarity ("use X" / "don't use X") or a swapped choice ("X instead of Y" / "Y instead of X")."""
+    if bool(_NEG.search(new)) != bool(_NEG.search(old)):
+        return True
+    a, b = _choice(new), _choice(old)
+    return bool(a and b and a != b and (a[0] == b[1] or a[1] == b[0]))
+
+
+# -- the pipeline ---------------------------------------------------------------------------------------
+@dataclass
+class CaptureResult:
+    added: list[Memory] = field(default_factory=list)
+    merged: list[Memory] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    superseded: list[tuple[str, str]] = field(default_factory=list)
+    commit: str = ""
+    #: what the optional model did: off (not configured), ok, or why its answer was not used
+    model: str = "off"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"commit": self.commit, "model": self.model,
+                "added": [{"id": m.id, "text": m.text, "category": m.category, "importance": m.importance}
+                          for m in self.added],
+                "merged": [m.id for m in self.merged],
+                "skipped": [{"text": t, "duplicate_of": d} for t, d in self.skipped],
+                "superseded": [{"old": o, "new": n} for o, n in self.superseded]}
+
+    def lines(self) -> list[str]:
+        out = [f"+ [{m.category}, {m.importance}] {m.text}  ({m.id})" for m in self.added]
+        out += [f"~ merged into {m.id}" for m in self.merged]
+        out += [f"= duplicate of {d}: {t}" for t, d in self.skipped]
+        out += [f"- {o} superseded by {n}" for o, n in self.superseded]
+        return out or ["nothing to capture"]
+
+
+def _similar(repo: MemoryRepo, text: str, project: str, pool: list[Memory] | None,
+             cache: dict[str, Any]) -> list[Memory]:
+    """Active memories that may be near ``text``: search hits when the index works, else every active memory of
+    the project and the global ones (``cache`` keeps the opened index or the scanned list between calls)."""
+    if pool is not None:
+        return pool
+    if "scan" not in cache:
+        try:
+            if "index" not in cache:
+                from gitmem.search.index import open_index
+
+                cache["index"] = open_index(repo, embedder=None)
+            hits = cache["index"].search(text, k=8, mode="bm25", project=project or None)
+            return [h.memory for h in hits if not h.memory.deprecated and h.memory.project in ("", project)]
+        except Exception:  # the index is optional here: fall back to scanning
+            cache["scan"] = repo.list()
+    return [m for m in cache["scan"] if m.project in ("", project)]
+
+
+def _read_candidates(repo_path: Path) -> tuple[list[dict[str, Any]], int]:
+    state = _read_state(repo_path)
+    path = repo_path / "local" / "candidates.jsonl"
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return [], 0
+    offset = int(state.get("candidates_offset", 0))
+    if offset > len(data):
+        offset = 0  # the file was replaced
+    end = data.rfind(b"\n") + 1
+    records: list[dict[str, Any]] = []
+    for line in data[offset:end].splitlines():
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(record, dict) and record.get("kind") == "correction" and isinstance(record.get("text"), str):
+            records.append(record)
+    return records, max(end, offset)
+
+
+def _read_state(repo_path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((repo_path / "local" / STATE_FILE).read_text("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write_state(repo_path: Path, state: dict[str, Any]) -> None:
+    atomic_write(repo_path / "local" / STATE_FILE, json.dumps(state, sort_keys=True).encode("utf-8"))
+
+
+def capture(repo: MemoryRepo, *, transcript: Path | None = None, texts: Iterable[str] = (), session: str = "",
+            project: str = "", candidates: bool = True, dry_run: bool = False,
+            pool: list[Memory] | None = None, refine_with_model: bool = True) -> CaptureResult:
+    """Capture memories from a transcript (and/or ``texts``) and the queued corrections: one commit for the new
+    and merged memories, one deprecation commit per superseded memory. When ``local/learning.toml`` names a model
+    command, the rule candidates from the transcript are refined by it (kept/dropped, rewritten, re-categorised);
+    any failure of the model (timeout, invalid answer, budget) leaves the rules' result."""
+    items: list[tuple[Candidate, str, str]] = []  # (candidate, project, session)
+    read_to: list[int] = []
+    key = str(transcript.resolve()) if transcript else ""
+    done_lines = _read_state(repo.path).get("transcripts", {}).get(key, 0) if transcript else 0
+    said = list(transcript_texts(transcript, int(done_lines), read_to)) if transcript else []
+    if transcript is not None and read_to and read_to[0] < int(done_lines):  # a different, shorter file now
+        said = list(transcript_texts(transcript, 0, read_to))
+    for text in [*said, *texts]:
+        items.extend((c, project, session) for c in extract(text))
+    result = CaptureResult()
+    if items and refine_with_model:
+        from gitmem.learn.modelreview import refine
+
+        result.model, refined = refine(repo.path, [(c.sentence, c.category) for c, _, _ in items])
+        if result.model == "ok":
+            changed = {r.index: r for r in refined}
+            kept: list[tuple[Candidate, str, str]] = []
+            for index, (cand, proj, sess) in enumerate(items):
+                r = changed.get(index)
+                if r is None:
+                    kept.append((cand, proj, sess))
+                elif r.keep:
+                    kept.append((Candidate(r.text, r.category, r.importance, cand.sentence), proj, sess))
+            items = kept
+    offset = None
+    if candidates:
+        records, offset = _read_candidates(repo.path)
+        for record in records:
+            sentence = " ".join(str(record["text"]).split())
+            if not sentence or len(sentence) > 2 * MAX_CHARS:
+                continue
+            items.append((Candidate(actionable(sentence, "correction"), "correction", 4, sentence),
+                          str(record.get("project") or project), str(record.get("session") or session)))
+    batch: dict[str, Memory] = {}
+    cache: dict[str, Any] = {}
+    supersede: list[tuple[str, str]] = []
+    for cand, proj, sess in items:
+        fresh = docs.make_memory(cand.text, type=TYPES[cand.category], category=cand.category,
+                                 importance=cand.importance, project=proj, source="capture",
+                                 source_ref=sess, tags=["captured"])
+        known = [*batch.values(), *_similar(repo, cand.text, proj, pool, cache)]
+        best: tuple[float, Memory] | None = None
+        conflict: Memory | None = None
+        for old in known:
+            if old.deprecated or old.id in {o for o, _ in supersede}:
+                continue
+            score = similarity(cand.text, old.text)
+            if old.category == cand.category and score >= CONFLICT_ABOVE and contradicts(cand.text, old.text):
+                conflict = conflict or old
+                continue
+            if best is None or score > best[0]:
+                best = (score, old)
+        if best is not None and best[0] > SKIP_ABOVE:
+            result.skipped.append((cand.text, best[1].id))
+            continue
+        if best is not None and best[0] >= MERGE_ABOVE:
+            old = batch.get(best[1].id, best[1])
+            merged = replace(old, importance=max(old.importance, cand.importance), updated=docs.utcnow())
+            batch[merged.id] = merged
+            if merged.id not in {m.id for m in result.added}:
+                result.merged.append(merged)
+            continue
+        batch[fresh.id] = fresh
+        result.added.append(fresh)
+        if conflict is not None:
+            supersede.append((conflict.id, fresh.id))
+    if dry_run:
+        result.superseded = supersede
+        return result
+    if batch:
+        label = session[:12] or (transcript.name if transcript else "corrections")
+        result.commit, _ = repo.commit_batch(
+            list(batch.values()), subject=f"capture: {len(result.added)} new, {len(result.merged)} merged from "
+            f"{label}", op="extract", source=f"capture:{session}" if session else "capture",
+            trailers={"Gitmem-Session": session} if session else None,
+            body="\n".join(f"- [{m.category}] {m.text[:100]}" for m in batch.values()))
+    for old_id, new_id in supersede:
+        try:
+            repo.forget(old_id, f"superseded by a newer {repo.get(new_id).category}: {new_id}",
+                        superseded_by=new_id, source=f"capture:{session}" if session else "capture")
+            result.superseded.append((old_id, new_id))
+        except GitmemError:  # already gone or deprecated: nothing to supersede
+            continue
+    state = _read_state(repo.path)
+    if offset is not None:
+        state["candidates_offset"] = offset
+    if transcript is not None and read_to:
+        stored = state.get("transcripts")
+        transcripts: dict[str, Any] = stored if isinstance(stored, dict) else {}
+        transcripts.pop(key, None)
+        transcripts[key] = read_to[0]
+        state["transcripts"] = dict(list(transcripts.items())[-MAX_TRANSCRIPTS:])
+    _write_state(repo.path, state)
+    return result

@@ -1,0 +1,456 @@
+"""Query understanding and ranking for the search index: CJK-aware analysis, stopwords, fusion of BM25 and vector
+scores, the final weighted score, and snippets (time expressions: :mod:`gitmem.search.timeexpr`).
+
+Pure Python apart from the tantivy analyzer: no numpy, no git. :mod:`gitmem.search.index` owns the storage and calls
+these functions; ``docs/search.md`` explains every choice and the measurements behind it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import tantivy
+
+from gitmem.errors import SearchError
+from gitmem.search.timeexpr import TimeRange
+
+if TYPE_CHECKING:
+    from gitmem.config import RankingConfig
+
+K = TypeVar("K")
+
+#: the ``project`` term of memories with no project (global scope)
+GLOBAL_PROJECT = "@global"
+#: name under which the analyzer is registered on every Index open (tantivy does not persist it)
+TOKENIZER = "gitmem_cjk_v2"
+#: one token per Han/kana/Hangul character, whole words otherwise (rust regex syntax). Hangul syllables too:
+#: Korean glues particles to its words (데이터베이스는, 데이터베이스를), so whole words rarely match a question's;
+#: syllables searched as bigrams do, as Chinese characters do.
+TOKEN_PATTERN = (r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]"
+                 r"|[\w--[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]]+")
+_CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ffff"
+_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
+_IS_CJK = re.compile(f"[{_CJK_CLASS}]")
+_WORD = re.compile(r"\w+")
+
+# Words that carry no topic in a question. Applied to the query only: documents keep every token.
+_STOPWORDS_EN_TEXT = (
+    "a about above after again against all am an and any are aren as at be "
+    "because been before being below between both but by can could did didn do does doesn "
+    "doing don down during each else ever few for from further get gets got had has "
+    "hasn have haven having he her here hers herself him himself his how i if in "
+    "into is isn it its itself just let me might more most must my myself no "
+    "nor not now of off on once only or other ought our ours ourselves out over "
+    "own please same shall she should so some such than that the their theirs them themselves "
+    "then there these they this those through to too under until up upon us very was "
+    "wasn we were weren what whatever when where which while who whom whose why will with "
+    "won would you your yours yourself yourselves also ever anything something tell remember recall "
+    "sort thing things s t ve ll re d m may might"
+)
+STOPWORDS_EN = frozenset(_STOPWORDS_EN_TEXT.split())
+
+#: Chinese and Japanese function words and question words, removed from CJK runs before bigrams are made
+#: (longest first, so 为什么 goes before 什么).
+CJK_STOPWORDS = tuple(sorted({
+    "为什么", "为何", "什么", "怎么样", "怎么", "怎样", "如何", "哪些", "哪个", "哪里", "是否", "是不是", "有没有",
+    "我们", "你们", "他们", "她们", "它们", "咱们", "这个", "那个", "这些", "那些", "一个", "一些", "之前", "以前",
+    "时候", "可以", "应该", "需要", "关于", "还是", "或者", "以及", "因为", "所以", "但是", "然后", "就是", "那么",
+    "的", "了", "吗", "呢", "吧", "啊", "呀", "是", "在", "和", "与", "及", "我", "你", "他", "她", "它", "这", "那",
+    "有", "就", "都", "也", "还", "又", "要", "会", "能", "请", "把", "被", "对", "从", "到", "给", "让", "地", "得",
+    "着", "过", "么", "之", "其", "该", "此", "您",
+    "なぜ", "どうして", "何", "どう", "どの", "です", "ます", "ました", "でした", "という",
+    "の", "は", "を", "に", "が", "で", "と", "も", "か", "へ", "や", "ね", "よ",
+}, key=lambda w: (-len(w), w)))
+_CJK_STOP_RE = re.compile("|".join(re.escape(w) for w in CJK_STOPWORDS))
+
+
+def build_analyzer(stem: bool = True) -> Any:
+    """The text analyzer used for every searchable field and for queries (see module docstring)."""
+    builder = (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(TOKEN_PATTERN))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.ascii_fold())
+        .filter(tantivy.Filter.remove_long(40))
+    )
+    if stem:
+        builder = builder.filter(tantivy.Filter.stemmer("english"))
+    return builder.build()
+
+
+def normalise(text: str) -> str:
+    """NFKC (full-width letters and digits become ASCII), applied to documents and queries alike."""
+    return unicodedata.normalize("NFKC", text)
+
+
+def is_cjk(text: str) -> bool:
+    return bool(_IS_CJK.search(text))
+
+
+@dataclass
+class QueryTerms:
+    """A question turned into weighted search units."""
+
+    words: dict[str, float] = field(default_factory=dict)
+    """analyzed (stemmed) word → weight (how often the question uses it)"""
+    bigrams: dict[tuple[str, str], float] = field(default_factory=dict)
+    """overlapping CJK character pairs, searched as two-token phrases"""
+    chars: dict[str, float] = field(default_factory=dict)
+    """every CJK character left after stopword removal, searched as weak terms"""
+
+    @property
+    def empty(self) -> bool:
+        return not (self.words or self.bigrams or self.chars)
+
+    def highlight_terms(self) -> set[str]:
+        terms = set(self.words) | set(self.chars)
+        for a, b in self.bigrams:
+            terms.update((a, b))
+        return terms
+
+
+def analyze_query(text: str, analyzer: Any, *, drop: Iterable[str] = ()) -> QueryTerms:
+    """Turn free text (a question, keywords, or broken query syntax) into search units.
+
+    Never raises on odd input: operators and quotes are just punctuation here. ``drop`` removes spans of the
+    text first (e.g. a time expression already turned into a date filter)."""
+    text = normalise(text).lower()
+    for span in drop:
+        text = text.replace(span, " ")
+    terms = QueryTerms()
+    kept_words: list[str] = []
+    all_words: list[str] = []
+    pos = 0
+    for match in _CJK_RUN.finditer(text):
+        _latin(text[pos:match.start()], kept_words, all_words)
+        _cjk(match.group(), terms)
+        pos = match.end()
+    _latin(text[pos:], kept_words, all_words)
+    words = kept_words if (kept_words or terms.bigrams or terms.chars) else all_words
+    for token in analyzer.analyze(" ".join(words)) if words else []:
+        terms.words[token] = terms.words.get(token, 0.0) + 1.0
+    return terms
+
+
+def _latin(text: str, kept: list[str], every: list[str]) -> None:
+    for word in _WORD.findall(text):
+        every.append(word)
+        if word not in STOPWORDS_EN and not (len(word) == 1 and word.isalpha()):
+            kept.append(word)
+
+
+def _cjk(run: str, terms: QueryTerms) -> None:
+    for piece in _CJK_STOP_RE.split(run):
+        # every character, not only the ones left alone: a short memory ("我有孩子，还有一条狗") often shares
+        # no pair of characters with a long utterance about it ("老是和家里的狗打架"), only single ones; weakly
+        # weighted (``Tuning.char_weight``), they let such memories be found at all (DuLeMon dev 0.659 → 0.788)
+        for char in piece:
+            terms.chars[char] = terms.chars.get(char, 0.0) + 1.0
+        for a, b in itertools.pairwise(piece):
+            terms.bigrams[(a, b)] = terms.bigrams.get((a, b), 0.0) + 1.0
+    if len(run) == 1 and not terms.chars and not terms.bigrams:  # a lone stopword is still the whole question
+        terms.chars[run] = 1.0
+
+
+# -- scoring ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Tuning:
+    """Knobs of the ranking, chosen by measurement on LoCoMo (``bench/locomo.py``, ``docs/search.md``).
+
+    Field boosts multiply the BM25 score of each field; ``ctx`` holds the text of the ``context_window``
+    memories before and after this one from the same source (session). ``pair_weight`` scores adjacent query
+    words found within ``pair_slop`` positions of each other in the ``pair_fields`` (space-separated; the
+    ``ctx`` field too costs ~0.35 ms a query at 10k memories for BM25 R@10 +0.006 on LoCoMo, hybrid unchanged,
+    so it is left out). ``context_weight`` adds that share of the best
+    neighbour's similarity. ``fusion`` ``convex`` mixes max-normalised BM25 with min-max-normalised cosine
+    (``vector_weight``); ``rrf`` is reciprocal-rank fusion; ``ltr`` (hybrid searches with a model) ranks the
+    convex mix's candidates again with :mod:`gitmem.search.rerank`'s model. ``time_boost`` is added to the similarity
+    of memories created in a period the question names; ``order_weight`` is the largest bonus a question about
+    order ("first", "the latest", "before X") gives by creation date (:mod:`gitmem.search.order`)."""
+
+    boost_name: float = 2.0
+    boost_description: float = 1.5
+    boost_body: float = 1.0
+    boost_tags: float = 2.0
+    boost_ctx: float = 0.3
+    bigram_weight: float = 1.0
+    char_weight: float = 0.3
+    pair_weight: float = 0.5
+    pair_slop: int = 2
+    pair_fields: str = "body"
+    context_window: int = 2
+    context_weight: float = 0.5
+    fusion: str = "ltr"
+    rrf_k: float = 60.0
+    vector_weight: float = 0.4
+    time_boost: float = 0.5
+    order_weight: float = 0.3
+    candidates: int = 100
+
+
+DEFAULT_TUNING = Tuning()
+
+
+# -- queries -------------------------------------------------------------------------------------------
+
+def text_query(schema: Any, terms: QueryTerms, tuning: Tuning) -> Any:
+    """An OR of every search unit over every text field, BM25-scored with the field's boost: words as terms,
+    CJK pairs as two-token phrases, lone CJK characters as weak terms, adjacent words as sloppy phrases."""
+    Q, should = tantivy.Query, tantivy.Occur.Should
+    boosts = {"name": tuning.boost_name, "description": tuning.boost_description, "body": tuning.boost_body,
+              "tags": tuning.boost_tags, "ctx": tuning.boost_ctx}
+    words = list(terms.words)
+    pair_fields = tuning.pair_fields.split()
+    subs: list[tuple[Any, Any]] = []
+    for name, boost in boosts.items():
+        if boost <= 0:
+            continue
+        for word, weight in terms.words.items():
+            subs.append((should, Q.boost_query(Q.term_query(schema, name, word), boost * weight)))
+        for pair, weight in terms.bigrams.items():
+            subs.append((should, Q.boost_query(Q.phrase_query(schema, name, list(pair)),
+                                               boost * weight * tuning.bigram_weight)))
+        for char, weight in terms.chars.items():
+            subs.append((should, Q.boost_query(Q.term_query(schema, name, char), boost * weight * tuning.char_weight)))
+        if tuning.pair_weight > 0 and name in pair_fields:
+            for a, b in itertools.pairwise(words):
+                subs.append((should, Q.boost_query(Q.phrase_query(schema, name, [a, b], slop=tuning.pair_slop),
+                                                   boost * tuning.pair_weight)))
+    return Q.boolean_query(subs)
+
+
+def filter_clauses(schema: Any, *, type: str | None = None, category: str | None = None,
+                   tags: Sequence[str] = (), project: str | None = None,
+                   include_deprecated: bool = False) -> list[tuple[Any, Any]]:
+    """Boolean clauses (scoring nothing) for the search filters; ``project`` also admits global memories."""
+    Q, Occur = tantivy.Query, tantivy.Occur
+    out: list[tuple[Any, Any]] = []
+    if type:
+        out.append((Occur.Must, Q.term_query(schema, "type", type)))
+    if category:
+        out.append((Occur.Must, Q.term_query(schema, "category", category)))
+    for tag in tags:
+        if tag.strip():
+            out.append((Occur.Must, Q.term_query(schema, "tag", " ".join(tag.split()).lower())))
+    if project is not None:
+        out.append((Occur.Must, Q.term_set_query(schema, "project", [project or GLOBAL_PROJECT, GLOBAL_PROJECT])))
+    if not include_deprecated:
+        out.append((Occur.MustNot, Q.term_query(schema, "deprecated", 1)))
+    return [(occur, Q.const_score_query(q, 0.0) if occur == Occur.Must else q) for occur, q in out]
+
+
+def time_clause(schema: Any, when: TimeRange) -> tuple[Any, Any]:
+    """A clause keeping only memories created in ``when``."""
+    q = tantivy.Query.range_query(schema, "created", tantivy.FieldType.Integer, int(when.start.timestamp()),
+                                  int(when.end.timestamp()), include_upper=False)
+    return tantivy.Occur.Must, tantivy.Query.const_score_query(q, 0.0)
+
+
+# -- scores ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ScoreParts:
+    """Why a hit ranks where it does (``gitmem search --explain``).
+
+    ``score = w_sim·similarity + w_imp·importance/5 + w_rec·recency``; ``similarity`` is the fusion of ``bm25``
+    and ``vector`` (cosine) plus the ``context`` and ``time`` bonuses."""
+
+    bm25: float
+    vector: float | None
+    similarity: float
+    importance: float
+    recency: float
+    context: float = 0.0
+    time: float = 0.0
+    signals: tuple[tuple[str, float], ...] = ()
+    """the second stage's inputs (:mod:`gitmem.search.rerank`), when it ranked this hit"""
+
+    def items(self) -> list[tuple[str, float]]:
+        """(name, value) pairs for printing; ``vector`` is left out when no model took part."""
+        plain = [(f.name, float(v)) for f in fields(self)
+                 if f.name != "signals" and (v := getattr(self, f.name)) is not None]
+        return plain + [(f"model.{name}", float(value)) for name, value in self.signals]
+
+
+def score(keys: Sequence[K], fused: Mapping[K, float], columns: Mapping[str, Sequence[int | None]],
+          bm25: Mapping[K, float], vector: Mapping[K, float], *, k: int, when: TimeRange | None, now: datetime,
+          weights: RankingConfig, tuning: Tuning,
+          signals: Mapping[str, Sequence[float]] | None = None) -> list[tuple[float, K, ScoreParts]]:
+    """The ``k`` best candidates with their final scores (``signals``, aligned with ``keys``, go into each
+    hit's :class:`ScoreParts` as the second stage's inputs). ``columns`` holds, aligned with ``keys``, each
+    candidate's ``importance`` and ``updated`` (epoch seconds), ``created`` when the question names a period,
+    and its source group ``grp`` and position ``seq`` in it when neighbours count: a candidate then gains
+    ``context_weight`` times the similarity of its best neighbour within ``context_window``."""
+    n = len(keys)
+    sims = [fused[key] for key in keys]
+    grp, seq = columns.get("grp"), columns.get("seq")
+    context = _context(sims, grp, seq, tuning.context_window, tuning.context_weight) \
+        if tuning.context_weight > 0 and grp is not None and seq is not None else [0.0] * n
+    timed = [0.0] * n
+    created = columns.get("created")
+    if when is not None and created is not None and tuning.time_boost:
+        start, end = when.start.timestamp(), when.end.timestamp()
+        timed = [tuning.time_boost if c is not None and start <= c < end else 0.0 for c in created]
+    importance = [(v or 0) / 5 for v in columns["importance"]]
+    # recency() inlined: this runs for every candidate of every search
+    today, lam, exp = now.timestamp(), weights.decay_lambda / 86400, math.exp
+    rec = [exp(-lam * age) if (age := today - (u or 0)) > 0 else 1.0 for u in columns["updated"]]
+    w_sim, w_imp, w_rec = weights.w_sim, weights.w_imp, weights.w_rec
+    similarity = [a + b + c for a, b, c in zip(sims, context, timed, strict=True)]
+    totals = [w_sim * sim + w_imp * imp + w_rec * r for sim, imp, r in zip(similarity, importance, rec, strict=True)]
+    # a candidate with no similarity at all (no word matched, the weakest cosine) is not a result, however
+    # important or recent it is
+    best_first = heapq.nlargest(k, [i for i in range(n) if similarity[i] > 0], key=totals.__getitem__)
+    return [(totals[i], keys[i], ScoreParts(bm25=bm25.get(keys[i], 0.0),
+                                           vector=vector.get(keys[i]) if vector else None,
+                                           similarity=similarity[i], importance=importance[i],
+                                           recency=rec[i], context=context[i], time=timed[i],
+                                           signals=tuple((name, values[i]) for name, values in signals.items())
+                                           if signals else ()))
+            for i in best_first]
+
+
+def _context(sims: Sequence[float], grp: Sequence[int | None], seq: Sequence[int | None], window: int,
+             weight: float) -> list[float]:
+    """``weight`` times the best similarity among each candidate's neighbours (same source group, position
+    within ``window``) that are candidates too."""
+    context = [0.0] * len(sims)
+    # most candidates are alone in their source: count in C first, then look only at the shared sources
+    shared = {g for g, count in Counter(grp).items() if count > 1 and g}
+    if not shared:
+        return context
+    groups: dict[int, list[int]] = {g: [] for g in shared}
+    for i, g in enumerate(grp):
+        if g in shared and seq[i] is not None:
+            groups[g].append(i)
+    for members in groups.values():
+        members.sort(key=lambda i: seq[i] or 0)
+        positions = [seq[i] or 0 for i in members]
+        for a, i in enumerate(members):
+            here, best = positions[a], 0.0
+            b = a - 1
+            while b >= 0 and here - positions[b] <= window:
+                if positions[b] != here and sims[members[b]] > best:
+                    best = sims[members[b]]
+                b -= 1
+            b = a + 1
+            while b < len(members) and positions[b] - here <= window:
+                if positions[b] != here and sims[members[b]] > best:
+                    best = sims[members[b]]
+                b += 1
+            context[i] = weight * best
+    return context
+
+
+def normalise_scores(scores: Mapping[K, float]) -> dict[K, float]:
+    """Scores divided by the best one: the top result gets 1.0."""
+    if not scores:
+        return {}
+    best = max(scores.values())
+    if best <= 0:
+        return dict.fromkeys(scores, 0.0)
+    return {key: value / best if value > 0 else 0.0 for key, value in scores.items()}
+
+
+def fuse(bm25: Mapping[K, float], vector: Mapping[K, float], tuning: Tuning,
+         blind: Collection[K] = ()) -> dict[K, float]:
+    """One similarity in [0, 1] per candidate from BM25 scores and cosine similarities.
+
+    ``rrf``: reciprocal-rank fusion, ``w/(k+rank)`` summed over both lists, scaled so that first in both is 1.
+    ``convex``: ``(1-w)·bm25/max(bm25) + w·(cos-min)/(max-min)`` over the candidates. ``blind``: candidates the
+    model cannot read (no vector): their similarity is ``bm25/max(bm25)`` alone, neither helped nor held back
+    by a cosine."""
+    if not vector:
+        return normalise_scores(bm25)
+    if not bm25:
+        return _minmax(vector)
+    weight = tuning.vector_weight
+    if tuning.fusion == "rrf":
+        fused: dict[K, float] = {}
+        k = tuning.rrf_k
+        for scores, w in ((bm25, 1.0 - weight), (vector, weight)):
+            for rank, key in enumerate(sorted(scores, key=lambda item: -scores[item]), start=1):
+                fused[key] = fused.get(key, 0.0) + w / (k + rank)
+        top = 1.0 / (k + 1)
+        return {key: value / top for key, value in fused.items()}
+    if tuning.fusion in ("convex", "ltr"):  # ltr: this is its first stage
+        # (1-w)·bm25/best + w·(cos-low)/(high-low), with the scalings folded into two factors
+        best = max(bm25.values())
+        low, high = min(vector.values()), max(vector.values())
+        b_scale = (1 - weight) / best if best > 0 else 0.0
+        v_scale = weight / (high - low) if high - low >= 1e-9 else 0.0
+        v_flat = weight if high - low < 1e-9 else 0.0  # every cosine equal: min-max gives them all 1
+        fused = {key: v_scale * (value - low) + v_flat for key, value in vector.items()}
+        for key, value in bm25.items():
+            fused[key] = fused.get(key, 0.0) + (b_scale * value if value > 0 else 0.0)
+        for key in blind:
+            fused[key] = bm25.get(key, 0.0) / best if best > 0 else 0.0
+        return fused
+    raise SearchError(f"unknown fusion {tuning.fusion!r}", "use 'ltr', 'convex' or 'rrf'")
+
+
+def _minmax(scores: Mapping[K, float]) -> dict[K, float]:
+    if not scores:
+        return {}
+    low, high = min(scores.values()), max(scores.values())
+    if high - low < 1e-9:
+        return dict.fromkeys(scores, 1.0)
+    return {key: (value - low) / (high - low) for key, value in scores.items()}
+
+
+def recency(days: float, decay_lambda: float) -> float:
+    return math.exp(-decay_lambda * max(0.0, days))
+
+
+# -- snippets --------------------------------------------------------------------------------------------
+
+SNIPPET_CHARS = 160
+
+
+def snippet(text: str, terms: set[str], analyzer: Any, width: int = SNIPPET_CHARS) -> tuple[str, tuple[
+        tuple[int, int], ...]]:
+    """About ``width`` characters of ``text`` around the densest cluster of query terms, and the character
+    ranges of the matched terms inside the returned string (adjacent CJK characters merged into one range)."""
+    flat = " ".join(text.split())
+    if not flat:
+        return "", ()
+    spans: list[tuple[int, int]] = []
+    if terms:
+        for token in analyzer.pre_tokenize(flat).tokens:
+            if token.text in terms and 0 <= token.char_offset_from < token.char_offset_to <= len(flat):
+                spans.append((token.char_offset_from, token.char_offset_to))
+    start = 0
+    if len(flat) > width and spans:
+        best = -1
+        for s, _e in spans:
+            count = sum(1 for a, b in spans if a >= s and b <= s + width)
+            if count > best:
+                best, start = count, s
+        start = max(0, min(start - width // 4, len(flat) - width))
+        while 0 < start < len(flat) and not flat[start - 1].isspace() and not is_cjk(flat[start]):
+            start -= 1
+    end = min(len(flat), start + width)
+    if end < len(flat) and not is_cjk(flat[end - 1]):
+        cut = flat.rfind(" ", start + width // 2, end)
+        end = cut if cut > 0 else end
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if end < len(flat) else ""
+    shift = len(prefix) - start
+    merged: list[tuple[int, int]] = []
+    for s, e in sorted(spans):
+        if s < start or e > end:
+            continue
+        if merged and merged[-1][1] == s + shift and is_cjk(flat[s]):
+            merged[-1] = (merged[-1][0], e + shift)
+        else:
+            merged.append((s + shift, e + shift))
+    return prefix + flat[start:end] + suffix, tuple(merged)

@@ -1,0 +1,105 @@
+"""The embedding cache of one model on disk: shards of float32 rows keyed by git blob SHA.
+
+``.cache/vectors/<model-id>.r<recipe>/`` holds ``<name>.npy`` (one row per memory) with ``<name>.json`` (the blob
+SHAs of those rows, written last) and ``COMPLETE`` (the commit whose memories all have a vector); sentence vectors
+live the same way in ``sentences/`` with keys ``<blob sha>#<n>``. Shards are only added, and merged once there are
+more than :data:`MAX_SHARDS`; another machine rebuilds its own cache from the same commits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gitmem.files.atomic import atomic_write
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+__all__ = ["MAX_SHARDS", "VectorStore"]
+
+#: shards beyond this many are merged into one (the caller holds the index lock)
+MAX_SHARDS = 8
+
+
+class VectorStore:
+    """Embedding shards of one model: ``<name>.npy`` + ``<name>.json`` (row keys); the json is written last, so
+    a shard without it is ignored. ``COMPLETE`` names the commit whose memories all have a vector."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.complete = root / "COMPLETE"
+
+    def marker(self) -> str:
+        """Changes whenever a shard is added or removed or COMPLETE moves ("is what I loaded still current?")."""
+        try:
+            done = self.complete.read_text("utf-8")
+        except OSError:
+            done = ""
+        names = ",".join(sorted(p.name for p in self.root.glob("*.json"))) if self.root.is_dir() else ""
+        return f"{done}:{names}"
+
+    def load(self) -> tuple[list[str], NDArray[np.float32] | None]:
+        """Every row key and the matrix of their vectors (None when there is none)."""
+        import numpy as np
+
+        shas: list[str] = []
+        blocks: list[NDArray[np.float32]] = []
+        for meta in sorted(self.root.glob("*.json")):
+            try:
+                rows = json.loads(meta.read_text("utf-8"))
+                block = np.load(meta.with_suffix(".npy"))
+            except (OSError, ValueError):
+                continue  # a shard being written or damaged: its memories are embedded again
+            if block.ndim == 2 and len(rows) == block.shape[0]:
+                shas.extend(rows)
+                blocks.append(block.astype(np.float32, copy=False))
+        if not blocks:
+            return [], None
+        return shas, np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
+
+    def shas(self) -> set[str]:
+        """The SHAs that have a vector (reads only the small json files)."""
+        found: set[str] = set()
+        for meta in self.root.glob("*.json"):
+            with contextlib.suppress(OSError, ValueError):
+                if meta.with_suffix(".npy").is_file():
+                    found.update(json.loads(meta.read_text("utf-8")))
+        return found
+
+    def add(self, shas: list[str], matrix: NDArray[np.float32]) -> None:
+        """A new shard with these rows."""
+        import numpy as np
+
+        self.root.mkdir(parents=True, exist_ok=True)
+        name = f"{int(time.time() * 1000):x}-{secrets.token_hex(3)}"
+        tmp = self.root / f".{name}.npy.tmp"
+        with tmp.open("wb") as fh:
+            np.save(fh, np.ascontiguousarray(matrix, dtype=np.float32))
+        os.replace(tmp, self.root / f"{name}.npy")
+        atomic_write(self.root / f"{name}.json", json.dumps(shas).encode())
+
+    def compact(self, live: set[str]) -> None:
+        """Merge the shards into one holding only ``live`` rows (the caller holds the index lock)."""
+        metas = sorted(self.root.glob("*.json"))
+        if len(metas) <= MAX_SHARDS:
+            return
+        import numpy as np
+
+        shas, matrix = self.load()
+        if matrix is None:
+            return
+        keep: dict[str, int] = {}
+        for row, sha in enumerate(shas):
+            if sha.split("#", 1)[0] in live:  # sentence rows are keyed "<blob sha>#<n>"
+                keep[sha] = row
+        self.add(list(keep), matrix[list(keep.values())] if keep else np.zeros((0, matrix.shape[1]), np.float32))
+        for meta in metas:
+            meta.unlink(missing_ok=True)
+            meta.with_suffix(".npy").unlink(missing_ok=True)

@@ -1,0 +1,506 @@
+"""Typed memory documents: Markdown with YAML frontmatter, validated, with safe file names.
+
+A memory file looks like::
+
+    ---
+    id: use-postgresql-not-mysql-3f9a1c
+    name: Use PostgreSQL, not MySQL
+    type: project
+    category: decision
+    importance: 4
+    tags: [database]
+    scope: project
+    project: github.com-acme-shop
+    source: cli
+    created: '2026-11-30T13:20:00Z'
+    updated: '2026-11-30T13:20:00Z'
+    deprecated: false
+    schema_version: 1
+    ---
+    Use PostgreSQL, not MySQL: JSON queries are faster.
+
+    **Why:** we benchmarked both in May.
+    **How to apply:** new services get a PostgreSQL database.
+
+The format is a public contract (users review it in pull requests); change it only with a ``schema_version`` bump.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, date, datetime, timedelta
+from functools import cache
+from typing import Any
+
+from gitmem.errors import DocumentError, ValidationError
+
+SCHEMA_VERSION = 1
+TYPES = ("user", "feedback", "project", "reference")
+CATEGORIES = ("background", "decision", "preference", "constraint", "correction")
+SCOPES = ("global", "project", "session")
+SOURCES = ("cli", "hook", "commit", "import", "capture", "sync", "api")
+#: Largest memory text accepted, in UTF-8 bytes: a memory is a rule or a fact, not a document.
+MAX_TEXT_BYTES = 16 * 1024
+MAX_TAGS = 32
+MAX_TAG_LENGTH = 64
+GLOBAL_DIR = "global"
+MEMORIES_DIR = "memories"
+SESSION_TTL = timedelta(days=1)
+
+_KEY_ORDER = (
+    "id", "name", "description", "type", "category", "importance", "tags", "scope", "project", "source",
+    "source_ref", "created", "updated", "expires", "deprecated", "deprecated_reason", "superseded_by",
+    "conflicted", "schema_version",
+)
+_WHY = "**Why:**"
+_HOW = "**How to apply:**"
+# Letters, digits and CJK/kana/hangul; used both for slugs and to decide whether an id can be a file name as is.
+_WORD = r"0-9a-z\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+
+@cache
+def _pattern(name: str) -> re.Pattern[str]:
+    """The file-name patterns, compiled on first use (the CJK ranges cost ~2-4 ms each to compile, which a
+    search that never writes a file should not pay)."""
+    return re.compile({
+        "safe_id": rf"^[{_WORD}][{_WORD}._-]{{0,99}}$",
+        "non_word": rf"[^{_WORD}]+",
+        "non_word_dot": rf"[^{_WORD}.]+",
+    }[name])
+
+
+_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
+
+
+def utcnow() -> datetime:
+    """The current time, UTC, to the second (what gets written to files)."""
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+def format_time(value: datetime) -> str:
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_timestamp(value: Any, field_name: str) -> datetime:
+    """Accept an ISO 8601 string, a YAML timestamp or a date; naive times are taken as UTC."""
+    if isinstance(value, datetime):
+        parsed = value
+    elif isinstance(value, date):
+        parsed = datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        text = value.strip()
+        if text.endswith("Z"):
+            text = text[:-1] + "+00:00"
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            raise ValidationError(
+                f"'{field_name}' is not a date: {value!r}", "use ISO 8601, e.g. 2026-11-30T13:20:00Z"
+            ) from None
+    else:
+        raise ValidationError(f"'{field_name}' is not a date: {value!r}", "use ISO 8601, e.g. 2026-11-30")
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC).replace(microsecond=0)
+
+
+def slugify(text: str, max_length: int = 48, *, keep_dots: bool = False) -> str:
+    """A lowercase file-name-safe slug that keeps CJK characters: ``"Use Postgres!"`` → ``"use-postgres"``.
+
+    ``keep_dots`` keeps inner dots (for host names in project ids: ``github.com-acme-shop``)."""
+    normal = unicodedata.normalize("NFKC", text).lower()
+    slug = _pattern("non_word_dot" if keep_dots else "non_word").sub("-", normal).strip("-.")
+    slug = re.sub(r"\.{2,}", ".", slug)
+    if len(slug) > max_length:
+        cut = slug[:max_length]
+        # end on a word boundary when one is near, so ids read "...-never-use" rather than "...-never-us"
+        slug = cut[: cut.rfind("-")] if cut.rfind("-") > max_length // 2 else cut.rstrip("-")
+    return slug
+
+
+def id_slug(text: str) -> str:
+    """The readable part of an id derived from ``text``: its ASCII words, at most 40 characters (``memory`` when
+    it has none). Derived ids are ASCII on purpose: see "Ids and file names" in docs/store.md."""
+    slug = re.sub(r"[^0-9a-z]+", "-", slugify(text, 80)).strip("-")
+    return slugify(slug, 40) or "memory"
+
+
+def new_id(text: str, *, suffix: str = "") -> str:
+    """A fresh id: a slug of the text and 6 random hex digits (or ``suffix``), e.g.
+    ``use-postgresql-not-mysql-3f9a1c``."""
+    import secrets
+
+    return f"{id_slug(text)}-{suffix or secrets.token_hex(3)}"
+
+
+def is_derived_id(memory_id: str, text: str) -> bool:
+    """Whether ``memory_id`` is what :func:`new_id` makes of ``text`` (as opposed to an id given by a caller).
+    Ids derived before derived ids became ASCII-only (they kept CJK characters) count too."""
+    if len(memory_id) < 8 or memory_id[-7] != "-" or not all(c in "0123456789abcdef" for c in memory_id[-6:]):
+        return False
+    return memory_id[:-7] in (id_slug(text), slugify(text, 40) or "memory")
+
+
+_ASCII_WORD = frozenset("0123456789abcdefghijklmnopqrstuvwxyz")
+_ASCII_SAFE = _ASCII_WORD | {".", "_", "-"}
+
+
+def is_safe_id(value: str) -> bool:
+    """Whether ``value`` can be used as a file name unchanged on every platform."""
+    if value.isascii():  # the common case, answered without compiling the CJK-aware pattern (~15 ms)
+        shaped = 0 < len(value) <= 100 and value[0] in _ASCII_WORD and set(value) <= _ASCII_SAFE
+    else:
+        shaped = bool(_pattern("safe_id").match(value))
+    return shaped and ".." not in value and value.split(".")[0] not in _RESERVED
+
+
+def file_stem(memory_id: str) -> str:
+    """The file name (without ``.md``) for an id. Safe ids are used as they are; any other id becomes a
+    slug plus a hash of the original, so two different ids never share a file and no id escapes its folder."""
+    if is_safe_id(memory_id) and not memory_id.endswith((".", ".md")):
+        return memory_id
+    digest = hashlib.sha1(memory_id.encode("utf-8")).hexdigest()[:10]
+    slug = slugify(memory_id, 60)
+    return f"{slug}-{digest}" if slug else f"id-{digest}"
+
+
+def check_id(memory_id: str) -> str:
+    """Validate an id given by a user or a record (any printable text up to 200 characters)."""
+    if not isinstance(memory_id, str) or not memory_id.strip():
+        raise ValidationError("'id' is empty", "give a non-empty id or leave it out to get a fresh one")
+    value = unicodedata.normalize("NFC", memory_id.strip())
+    if len(value) > 200 or any(unicodedata.category(ch).startswith("C") for ch in value):
+        raise ValidationError(f"'id' is not usable: {memory_id[:60]!r}", "use up to 200 printable characters")
+    return value
+
+
+def check_name(value: str, what: str = "name") -> str:
+    """Validate a name that becomes a file or folder name (a wiki page, a project, a work, a character): refuse
+    ``..``, path separators, absolute paths, NUL and other control characters, and reserved device names, so
+    nothing derived from it can point outside its folder. Returns the name stripped and NFC-normalised."""
+    text = unicodedata.normalize("NFC", value.strip()) if isinstance(value, str) else ""
+    problem = ""
+    if not text:
+        problem = "is empty"
+    elif any(unicodedata.category(ch) == "Cc" for ch in text):
+        problem = "contains a NUL or control character"
+    elif "/" in text or "\\" in text or text.startswith("~") or (len(text) > 1 and text[1] == ":"):
+        problem = "contains a path separator or is an absolute path"
+    elif ".." in text or text in (".",):
+        problem = "contains '..'"
+    elif text.split(".")[0].strip().lower() in _RESERVED:
+        problem = "is a reserved device name"
+    elif len(text) > 200:
+        problem = "is longer than 200 characters"
+    if problem:
+        raise ValidationError(f"{what} {value!r} {problem}",
+                              f"use letters, digits, '-', '_' or CJK characters for the {what}")
+    return text
+
+
+def project_dir(project: str) -> str:
+    """The folder under ``memories/`` for a project id (``global`` for none)."""
+    if not project:
+        return GLOBAL_DIR
+    stem = file_stem(project)
+    return f"project-{stem}" if stem == GLOBAL_DIR else stem
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One memory: a statement the agent should act on, with its metadata."""
+
+    id: str
+    text: str
+    type: str = "user"
+    category: str = "background"
+    importance: int = 3
+    tags: tuple[str, ...] = ()
+    scope: str = "global"
+    project: str = ""
+    name: str = ""
+    description: str = ""
+    why: str = ""
+    how: str = ""
+    source: str = "cli"
+    source_ref: str = ""
+    created: datetime = field(default_factory=utcnow)
+    updated: datetime = field(default_factory=utcnow)
+    expires: datetime | None = None
+    deprecated: bool = False
+    deprecated_reason: str = ""
+    superseded_by: str = ""
+    conflicted: bool = False
+    schema_version: int = SCHEMA_VERSION
+    #: frontmatter keys gitmem does not know, kept as they are so a newer writer's data is not lost
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def path(self) -> str:
+        """The file's path inside the memory repository (POSIX separators)."""
+        return f"{MEMORIES_DIR}/{project_dir(self.project)}/{file_stem(self.id)}.md"
+
+    @property
+    def title(self) -> str:
+        return self.name or first_line(self.text)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dict of every field (times as ISO 8601 strings)."""
+        data = asdict(self)
+        data["tags"] = list(self.tags)
+        for key in ("created", "updated", "expires"):
+            value = getattr(self, key)
+            data[key] = format_time(value) if value else None
+        data["path"] = self.path
+        data["name"] = self.title
+        extra = data.pop("extra")
+        return {**extra, **data}
+
+
+def bullet(memory: Memory) -> str:
+    """A memory as one Markdown bullet for an agent's context: the rule, its why/how, its type tag and id (so the
+    agent can cite or forget it)."""
+    text = " ".join(memory.text.split())
+    extra = "".join(f" {label}: {value}" for label, value in (("Why:", memory.why), ("How:", memory.how)) if value)
+    scope = memory.type + (f", {memory.project}" if memory.project else "")
+    return f"- [{scope}] {text}{extra} (id: {memory.id})"
+
+
+def first_line(text: str, limit: int = 80) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def _as_str(value: Any, name: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise ValidationError(f"'{name}' must be text, not {type(value).__name__}", f"write {name}: <text>")
+
+
+def normalise_tags(value: Any) -> tuple[str, ...]:
+    """Tags from a list or a comma-separated string: stripped, lowercased, unique, in order."""
+    if value is None or value == "":
+        return ()
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)):
+        raise ValidationError("'tags' must be a list of words", "e.g. tags: [database, postgres]")
+    tags: list[str] = []
+    for item in items:
+        if not isinstance(item, (str, int)) or isinstance(item, bool):
+            raise ValidationError(f"tag {item!r} is not text", "tags are short words such as 'database'")
+        tag = " ".join(str(item).split()).lower()
+        if len(tag) > MAX_TAG_LENGTH:
+            raise ValidationError(f"tag '{tag[:20]}…' is longer than {MAX_TAG_LENGTH} characters", "shorten it")
+        if tag and tag not in tags:
+            tags.append(tag)
+    if len(tags) > MAX_TAGS:
+        raise ValidationError(f"{len(tags)} tags given", f"use at most {MAX_TAGS}")
+    return tuple(tags)
+
+
+def _choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
+    text = _as_str(value, name).strip().lower()
+    if text not in allowed:
+        raise ValidationError(f"unknown {name} {value!r}", f"use one of: {', '.join(allowed)}")
+    return text
+
+
+def check_importance(value: Any) -> int:
+    if isinstance(value, bool):
+        value = None
+    try:
+        number = int(value) if not isinstance(value, float) or value.is_integer() else None
+    except (TypeError, ValueError):
+        number = None
+    if number is None or not 1 <= number <= 5:
+        raise ValidationError(f"importance {value!r} is not allowed", "use a whole number from 1 to 5")
+    return number
+
+
+def check_text(text: Any, name: str = "text") -> str:
+    if not isinstance(text, str):
+        raise ValidationError(f"'{name}' must be text", "give the memory as a string")
+    value = text.strip()
+    if not value:
+        raise ValidationError(f"the memory {name} is empty", "say what to remember, e.g. gitmem remember \"...\"")
+    if "\x00" in value:
+        raise ValidationError(f"the memory {name} contains a NUL byte", "remove binary data from the text")
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > MAX_TEXT_BYTES:
+        raise ValidationError(
+            f"the memory {name} is {size} bytes, the limit is {MAX_TEXT_BYTES}",
+            "store a short rule or fact and link to the long material",
+        )
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError(f"the memory {name} is not valid Unicode text", "pass UTF-8 text") from None
+    return value
+
+
+def split_body(body: str) -> tuple[str, str, str]:
+    """Split a body into (text, why, how): trailing ``**Why:**`` / ``**How to apply:**`` lines are fields."""
+    lines = body.strip().splitlines()
+    why = how = ""
+    while lines and (lines[-1].startswith(_WHY) or lines[-1].startswith(_HOW) or not lines[-1].strip()):
+        line = lines.pop()
+        if line.startswith(_WHY) and not why:
+            why = line[len(_WHY):].strip()
+        elif line.startswith(_HOW) and not how:
+            how = line[len(_HOW):].strip()
+        elif line.strip():
+            lines.append(line)
+            break
+    return "\n".join(lines).strip(), why, how
+
+
+def make_memory(
+    text: str,
+    *,
+    id: str | None = None,
+    type: str | None = None,
+    category: str = "background",
+    importance: Any = 3,
+    tags: Any = (),
+    scope: str | None = None,
+    project: str = "",
+    name: str = "",
+    description: str = "",
+    why: str = "",
+    how: str = "",
+    source: str = "cli",
+    source_ref: str = "",
+    created: Any = None,
+    updated: Any = None,
+    expires: Any = None,
+) -> Memory:
+    """Validate user input and build a :class:`Memory` (``**Why:**``/``**How to apply:**`` lines in the text
+    become the ``why``/``how`` fields). Raises :class:`ValidationError` naming the bad field."""
+    body, body_why, body_how = split_body(check_text(text))
+    if not body:
+        raise ValidationError("the memory text is empty", "put the rule or fact before the Why/How lines")
+    project = _as_str(project, "project").strip()
+    scope_value = _choice(scope or ("project" if project else "global"), "scope", SCOPES)
+    if scope_value != "global" and not project:
+        raise ValidationError(f"scope '{scope_value}' needs a project", "pass --project ID (or use --scope global)")
+    if scope_value == "global":
+        project = ""
+    default_type = "project" if project else "user"
+    created_at = parse_timestamp(created, "created") if created else utcnow()
+    updated_at = parse_timestamp(updated, "updated") if updated else created_at
+    expires_at = parse_timestamp(expires, "expires") if expires else None
+    if expires_at is None and scope_value == "session":
+        expires_at = created_at + SESSION_TTL
+    memory = Memory(
+        id=check_id(id) if id is not None else new_id(body),
+        text=body,
+        type=_choice(type or default_type, "type", TYPES),
+        category=_choice(category, "category", CATEGORIES),
+        importance=check_importance(importance),
+        tags=normalise_tags(tags),
+        scope=scope_value,
+        project=project,
+        name=" ".join(_as_str(name, "name").split())[:200],
+        description=" ".join(_as_str(description, "description").split())[:500],
+        why=" ".join((_as_str(why, "why") or body_why).split()),
+        how=" ".join((_as_str(how, "how") or body_how).split()),
+        source=_choice(source, "source", SOURCES),
+        source_ref=_as_str(source_ref, "source_ref").strip()[:200],
+        created=created_at,
+        updated=updated_at,
+        expires=expires_at,
+    )
+    return memory
+
+
+def dumps(memory: Memory) -> str:
+    """Serialise a memory to its file text (stable key order, UTF-8, Unix newlines)."""
+    import frontmatter  # PyYAML and frontmatter load only when a file is written or read
+
+    meta: dict[str, Any] = {}
+    values = {
+        "id": memory.id, "name": memory.title, "description": memory.description, "type": memory.type,
+        "category": memory.category, "importance": memory.importance, "tags": list(memory.tags),
+        "scope": memory.scope, "project": memory.project, "source": memory.source,
+        "source_ref": memory.source_ref, "created": format_time(memory.created),
+        "updated": format_time(memory.updated),
+        "expires": format_time(memory.expires) if memory.expires else "",
+        "deprecated": memory.deprecated, "deprecated_reason": memory.deprecated_reason,
+        "superseded_by": memory.superseded_by, "conflicted": memory.conflicted,
+        "schema_version": memory.schema_version,
+    }
+    always = {"id", "name", "type", "category", "importance", "tags", "scope", "source", "created", "updated",
+              "deprecated", "schema_version"}
+    for key in _KEY_ORDER:
+        value = values[key]
+        if key in always or value:
+            meta[key] = value
+    for key, value in memory.extra.items():
+        meta.setdefault(key, value)
+    body = memory.text
+    trailer = [f"{_WHY} {memory.why}" if memory.why else "", f"{_HOW} {memory.how}" if memory.how else ""]
+    trailer = [line for line in trailer if line]
+    if trailer:
+        body = body + "\n\n" + "\n".join(trailer)
+    post = frontmatter.Post(body, **meta)
+    text: str = frontmatter.dumps(post, sort_keys=False, allow_unicode=True, width=10_000)
+    return text.replace("\r\n", "\n") + "\n"
+
+
+def loads(text: str, path: str = "<memory>") -> Memory:
+    """Parse a memory file. Raises :class:`DocumentError` naming ``path`` and what is wrong."""
+    import frontmatter
+    import yaml
+
+    try:
+        post = frontmatter.loads(text)
+    except yaml.YAMLError as exc:
+        reason = str(exc).splitlines()[0]
+        raise DocumentError(f"{path}: broken YAML frontmatter: {reason}", "fix the file or run gitmem doctor") from None
+    meta: dict[str, Any] = dict(post.metadata)
+    if "id" not in meta:
+        raise DocumentError(f"{path}: no 'id' in the frontmatter", "add an id: line or restore it from git history")
+    try:
+        schema = int(meta.get("schema_version", SCHEMA_VERSION))
+        if schema > SCHEMA_VERSION:
+            raise ValidationError(
+                f"schema_version {schema} is newer than this gitmem ({SCHEMA_VERSION})", "upgrade gitmem"
+            )
+        known = set(_KEY_ORDER) | {"why", "how"}
+        memory = make_memory(
+            post.content,
+            id=_as_str(meta["id"], "id"),
+            type=meta.get("type"),
+            category=meta.get("category", "background"),
+            importance=meta.get("importance", 3),
+            tags=meta.get("tags"),
+            scope=meta.get("scope"),
+            project=meta.get("project", ""),
+            name=meta.get("name", ""),
+            description=meta.get("description", ""),
+            source=meta.get("source", "cli"),
+            source_ref=meta.get("source_ref", ""),
+            created=meta.get("created"),
+            updated=meta.get("updated"),
+            expires=meta.get("expires"),
+        )
+        deprecated = meta.get("deprecated", False)
+        if not isinstance(deprecated, bool):
+            raise ValidationError(f"'deprecated' must be true or false, not {deprecated!r}", "write true or false")
+        return replace(
+            memory,
+            # a name equal to the derived title was written for readers, not set by the user
+            name="" if memory.name == " ".join(first_line(memory.text).split())[:200] else memory.name,
+            deprecated=deprecated,
+            deprecated_reason=_as_str(meta.get("deprecated_reason"), "deprecated_reason"),
+            superseded_by=_as_str(meta.get("superseded_by"), "superseded_by"),
+            conflicted=bool(meta.get("conflicted", False)),
+            schema_version=schema,
+            extra={k: v for k, v in meta.items() if k not in known},
+        )
+    except ValidationError as exc:
+        raise DocumentError(f"{path}: {exc.message}", exc.hint) from None

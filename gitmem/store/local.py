@@ -1,0 +1,361 @@
+"""Machine-local hook state in ``<memory repo>/local/`` (git-ignored: never committed, never pushed).
+
+- ``observations.jsonl``: one line per observed tool call (session, time, phase, tool, truncated and redacted
+  input and output summary, cwd, project). Past :data:`MAX_BYTES` or :data:`MAX_LINES` it is rotated: lines older
+  than :data:`KEEP_DAYS` days (and, if that is not enough, the oldest lines until half the limits remain) move to
+  monthly archives ``observations/YYYY-MM.jsonl``.
+- ``candidates.jsonl``: corrections and other captures waiting for the learning loop.
+- ``sessions.json``: per-session state (project, injected projects, directives not committed yet), the last
+  :data:`MAX_SESSIONS` sessions, oldest dropped first.
+- ``cwd-projects.json``: project id per working directory, so the per-tool-call hook need not open the code repo.
+- ``hotpaths/<project>.json``: up to :data:`MAX_HOT_PATHS` files the agent touched, with decaying counts.
+
+Everything here uses the standard library and :mod:`gitmem.redact` only: it runs on every tool call, so it does
+not import ``pathlib``, ``contextlib`` or the lock module at load time (they cost a tool call's hook process ~5 ms),
+and its functions take a folder as a ``str`` or a ``Path`` alike (the files inside are named with ``os.path``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+
+from gitmem.files.atomic import atomic_write
+from gitmem.files.locks import LockTimeout, file_lock
+from gitmem.redact.engine import redact, redact_value
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from datetime import datetime
+    from pathlib import Path
+    from typing import Any, TypeAlias
+
+    #: a folder or file, as the hooks' fast path (``str``) or the rest of gitmem (``Path``) names it
+    Where: TypeAlias = "str | os.PathLike[str]"
+
+MAX_BYTES = 5 * 1024 * 1024
+MAX_LINES = 8000
+KEEP_DAYS = 30
+MAX_SESSIONS = 100
+MAX_HOT_PATHS = 50
+HOT_HALF_LIFE_DAYS = 7.0
+SUMMARY_CHARS = 500
+#: every observation line is at least this long, so a file below MAX_LINES * this cannot hold MAX_LINES lines
+_MIN_LINE = 60
+
+
+def local_dir(repo: Path) -> Path:
+    return repo / "local"
+
+
+def now_iso(now: float | None = None) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if now is None else now))
+
+
+def _parse_iso(value: Any) -> float | None:
+    if not isinstance(value, str):
+        return None
+    import calendar
+
+    try:
+        return float(calendar.timegm(time.strptime(value[:19], "%Y-%m-%dT%H:%M:%S")))
+    except ValueError:
+        return None
+
+
+def summarise(value: Any, limit: int = SUMMARY_CHARS, extra_patterns: tuple[str, ...] = ()) -> str:
+    """A one-line, secret-free, truncated text form of a tool input or output."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        text = value
+    else:
+        # Redact the parsed values first, line breaks and all: in JSON text, escaped quotes and newlines would
+        # hide ``{"api_key": "..."}`` or a quoted password inside a command from the rules.
+        value = redact_value(value, extra_patterns=extra_patterns)[0]
+        try:
+            text = json.dumps(value, ensure_ascii=False, default=str, separators=(",", ":"))
+        except (TypeError, ValueError):
+            text = str(value)
+    cut = limit * 4 + 1024
+    if len(text) > cut:  # cut at a space, so no secret is cut into a prefix the rules no longer recognise
+        space = max(text.rfind(" ", 0, cut), text.rfind("\n", 0, cut))
+        text = text[: space if space > limit * 4 else cut]
+    if isinstance(value, str):  # before the line breaks go (a YAML block value needs them)
+        text = redact(text, extra_patterns=extra_patterns).text
+    text = redact(" ".join(text.split()), extra_patterns=extra_patterns).text
+    if len(text) > limit:
+        text = text[:limit] + f"…[+{len(text) - limit}]"
+    return text
+
+
+def append_line(path: Where, record: dict[str, Any]) -> None:
+    """Append one JSON line with a single ``write`` on an ``O_APPEND`` descriptor (parallel hooks never mix)."""
+    data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+# -- observations ---------------------------------------------------------------------------------------
+def observations_path(local: Where) -> str:
+    return os.path.join(local, "observations.jsonl")
+
+
+def append_observation(local: Where, record: dict[str, Any], *, max_bytes: int = MAX_BYTES,
+                       max_lines: int = MAX_LINES, keep_days: int = KEEP_DAYS, now: float | None = None) -> None:
+    """Append ``record`` to the observation log, rotating it first when it is past the limits."""
+    path = observations_path(local)
+    try:
+        size = os.stat(path).st_size
+        if size > max_bytes or (size >= max_lines * _MIN_LINE and _count_lines(path) >= max_lines):
+            rotate(local, max_bytes=max_bytes, max_lines=max_lines, keep_days=keep_days, now=now)
+    except FileNotFoundError:
+        pass
+    append_line(path, record)
+
+
+def _count_lines(path: Where) -> int:
+    count = 0
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            count += block.count(b"\n")
+    return count
+
+
+def rotate(local: Where, *, max_bytes: int = MAX_BYTES, max_lines: int = MAX_LINES, keep_days: int = KEEP_DAYS,
+           now: float | None = None) -> int:
+    """Move old observations into monthly archives; returns how many lines moved.
+
+    Lines older than ``keep_days`` always move; if the rest is still past half of either limit, the oldest of
+    them move too, so a busy month does not rotate on every call. Runs under a lock; a concurrent append that
+    lands between the read and the replace is kept (the file is re-read under the lock just before replacing)."""
+    from pathlib import Path
+
+    from gitmem.files.locks import file_lock
+
+    path = Path(observations_path(local))
+    with file_lock(Path(local, "observations.lock"), 5.0):
+        try:
+            lines = path.read_bytes().splitlines(keepends=True)
+        except FileNotFoundError:
+            return 0
+        cutoff = (time.time() if now is None else now) - keep_days * 86400
+        stamped = [(_parse_iso(_field(line, "time")), line) for line in lines]
+        old: list[tuple[float | None, bytes]] = [(t, line) for t, line in stamped if t is not None and t < cutoff]
+        keep = [(t, line) for t, line in stamped if t is None or t >= cutoff]
+        while keep and (len(keep) > max_lines // 2 or sum(len(line) for _, line in keep) > max_bytes // 2):
+            old.append(keep.pop(0))
+        by_month: dict[str, list[bytes]] = {}
+        for stamp, line in old:
+            month = time.strftime("%Y-%m", time.gmtime(stamp)) if stamp is not None else "unknown"
+            by_month.setdefault(month, []).append(line if line.endswith(b"\n") else line + b"\n")
+        archive = Path(local, "observations")
+        archive.mkdir(parents=True, exist_ok=True)
+        for month, chunk in sorted(by_month.items()):
+            with (archive / f"{month}.jsonl").open("ab") as fh:
+                fh.write(b"".join(chunk))
+        # anything appended since the read (by hooks that did not take the lock) stays
+        tail = path.read_bytes()[sum(len(line) for line in lines):]
+        atomic_write(path, b"".join(line for _, line in keep) + tail)
+        return len(old)
+
+
+def _field(line: bytes, name: str) -> Any:
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return data.get(name) if isinstance(data, dict) else None
+
+
+def read_observations(local: Where) -> Iterator[dict[str, Any]]:
+    """The observations in the main file (unreadable lines skipped)."""
+    try:
+        fh = open(observations_path(local), encoding="utf-8")  # noqa: SIM115 - a generator closes it below
+    except FileNotFoundError:
+        return
+    with fh:
+        for line in fh:
+            try:
+                data = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(data, dict):
+                yield data
+
+
+# -- small JSON state files ----------------------------------------------------------------------------
+def read_json(path: Where) -> dict[str, Any]:
+    """A JSON object from ``path``; missing or damaged files count as empty (all of this is derived state)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.loads(fh.read())
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_json(path: Where, data: dict[str, Any]) -> None:
+
+    atomic_write(path, json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8"))
+
+
+def update_json(path: Where, change: Callable[[dict[str, Any]], Any], timeout: float = 3.0) -> Any:
+    """Read-modify-write ``path`` under a lock; returns what ``change`` returned."""
+    from pathlib import Path
+
+
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(target.with_name(target.name + ".lock"), timeout):
+        data = read_json(target)
+        result = change(data)
+        write_json(target, data)
+        return result
+
+
+# -- sessions ------------------------------------------------------------------------------------------
+def sessions_path(local: Where) -> str:
+    return os.path.join(local, "sessions.json")
+
+
+def get_session(local: Where, session_id: str) -> dict[str, Any]:
+    entry = read_json(sessions_path(local)).get("sessions", {}).get(session_id)
+    return entry if isinstance(entry, dict) else {}
+
+
+def update_session(local: Where, session_id: str, change: Callable[[dict[str, Any]], Any],
+                   max_sessions: int = MAX_SESSIONS) -> Any:
+    """Change one session's entry; a new session goes to the end and the oldest beyond ``max_sessions`` drop."""
+
+    def apply(data: dict[str, Any]) -> Any:
+        sessions = data.get("sessions")
+        if not isinstance(sessions, dict):
+            sessions = data["sessions"] = {}
+        order = [s for s in data.get("order", []) if s in sessions]
+        entry = sessions.get(session_id)
+        if not isinstance(entry, dict):
+            entry = sessions[session_id] = {"created": now_iso()}
+            order.append(session_id)
+        result = change(entry)
+        while len(order) > max_sessions:
+            sessions.pop(order.pop(0), None)
+        data["order"] = order
+        return result
+
+    return update_json(sessions_path(local), apply)
+
+
+def all_sessions(local: Where) -> dict[str, dict[str, Any]]:
+    sessions = read_json(sessions_path(local)).get("sessions", {})
+    return {k: v for k, v in sessions.items() if isinstance(v, dict)} if isinstance(sessions, dict) else {}
+
+
+# -- project ids by working directory ---------------------------------------------------------------
+def cwd_projects_path(local: Where) -> str:
+    return os.path.join(local, "cwd-projects.json")
+
+
+def cached_project(local: Where, cwd: str, max_age: float = 86400.0, now: float | None = None) -> str | None:
+    entry = read_json(cwd_projects_path(local)).get(cwd)
+    if not isinstance(entry, dict) or not isinstance(entry.get("project"), str):
+        return None
+    if (time.time() if now is None else now) - float(entry.get("at", 0)) > max_age:
+        return None
+    return str(entry["project"])
+
+
+def remember_project(local: Where, cwd: str, project: str, limit: int = 500) -> None:
+    def apply(data: dict[str, Any]) -> None:
+        data.pop(cwd, None)
+        data[cwd] = {"project": project, "at": time.time()}
+        for key in list(data)[: max(0, len(data) - limit)]:
+            del data[key]
+
+    import contextlib
+
+    with contextlib.suppress(Exception):  # a cache that cannot be written only costs time
+        update_json(cwd_projects_path(local), apply, timeout=1.0)
+
+
+# -- hot paths ---------------------------------------------------------------------------------------------
+def _hot_file(local: Where, project: str) -> str:
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in project)[:100] or "_"
+    return os.path.join(local, "hotpaths", f"{safe}.json")
+
+
+def _decayed(score: float, then: float, now: float) -> float:
+    return score * math.pow(0.5, max(0.0, now - then) / (HOT_HALF_LIFE_DAYS * 86400))
+
+
+def touch_hot_path(local: Where, project: str, path: str, now: float | None = None) -> None:
+    """Count one use of ``path`` (its older counts decay with a half-life of a week); keep the top 50."""
+    moment = time.time() if now is None else now
+    file = _hot_file(local, project)
+    data = read_json(file)
+    entry = data.get(path)
+    score = _decayed(float(entry[0]), float(entry[1]), moment) if isinstance(entry, list) and len(entry) == 2 else 0
+    data[path] = [score + 1.0, moment]
+    if len(data) > MAX_HOT_PATHS:
+        ranked = sorted(data.items(), key=lambda kv: _decayed(float(kv[1][0]), float(kv[1][1]), moment),
+                        reverse=True)
+        data = dict(ranked[:MAX_HOT_PATHS])
+    write_json(file, data)
+
+
+def hot_paths(local: Where, project: str, cwd: str = "", limit: int = 10, now: float | None = None) -> list[str]:
+    """The most used paths, scored by decayed count and closeness to ``cwd`` (inside it scores highest)."""
+    from pathlib import Path
+
+    moment = time.time() if now is None else now
+    scored: list[tuple[float, str]] = []
+    for path, entry in read_json(_hot_file(local, project)).items():
+        if not (isinstance(entry, list) and len(entry) == 2):
+            continue
+        score = _decayed(float(entry[0]), float(entry[1]), moment)
+        if cwd:
+            try:
+                common = os.path.commonpath([cwd, path])
+                distance = len(Path(cwd).parts) - len(Path(common).parts)
+            except ValueError:
+                distance = 10
+            score /= 1.0 + distance
+        scored.append((score, path))
+    return [p for _, p in sorted(scored, reverse=True)[:limit]]
+
+
+# -- usage counters (local, never committed) -----------------------------------------------------------
+def usage_path(repo_path: Path) -> Path:
+    return repo_path / "local" / "usage.json"
+
+
+def read_usage(repo_path: Path) -> dict[str, dict[str, Any]]:
+    """``{id: {"count": n, "last_used": iso}}``; an unreadable file counts as empty (it is derived state)."""
+    return read_json(usage_path(repo_path))
+
+
+def bump_usage(repo_path: Path, ids: list[str], now: datetime | None = None) -> None:
+    """Count one use of each id. Best effort: a busy lock skips the update rather than stall a session."""
+    stamp = now_iso(now.timestamp() if now is not None else None)
+
+    def count(data: dict[str, Any]) -> None:
+        for memory_id in ids:
+            entry = data.setdefault(memory_id, {"count": 0})
+            entry["count"] = int(entry.get("count", 0)) + 1
+            entry["last_used"] = stamp
+
+    import contextlib
+
+
+    with contextlib.suppress(LockTimeout):
+        update_json(usage_path(repo_path), count, timeout=2)

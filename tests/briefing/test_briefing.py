@@ -1,0 +1,180 @@
+"""What a session is told: Essentials always, Relevant memories only past the absolute relevance gate, and the
+memories each prompt brings in, once per session, never another project's."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from gitmem.api import Repository
+from gitmem.briefing.conflicts import negated_terms
+from gitmem.briefing.essentials import essentials, settle
+from gitmem.briefing.gate import covers
+from gitmem.config import Config, EmbeddingConfig
+from gitmem.recall import relevant_hits
+from gitmem.store import document as docs
+from gitmem.store.layout import init_repo
+from tests.helpers import PROJECT, context_of, git, hook, payload, run_cli
+
+OTHER = "github.com-acme-warehouse"
+
+
+@pytest.fixture
+def code(tmp_path: Path) -> Path:
+    path = tmp_path / "shop"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    git(path, "remote", "add", "origin", "git@github.com:Acme/Shop.git")
+    git(path, "commit", "-q", "--allow-empty", "-m", "Prepare release notes for 2.3")
+    return path
+
+
+@pytest.fixture
+def env(repo_path: Path) -> dict[str, str]:
+    return {"GITMEM_REPO": str(repo_path), "GITMEM_PROJECT_SCAN": "0", "GITMEM_LEARN": "0", "GITMEM_WARM": "0"}
+
+
+def _bm25_only(repo_path: Path) -> None:
+    (repo_path / "gitmem.toml").write_text('[embedding]\nmodel = "none"\n', "utf-8")
+    git(repo_path, "add", "gitmem.toml")
+    git(repo_path, "commit", "-qm", "settings: BM25 only")
+
+
+def _noise(n: int) -> list[dict[str, object]]:
+    topics = ["release notes", "changelog wording", "docker images", "logo colours", "translation files"]
+    tags = [f"{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}q" for i in range(n)]  # unique words, no digits
+    return [{"text": f"{topics[i % 5].capitalize()} note {tags[i]}: keep the entry short and dated",
+             "project": OTHER if i % 2 else "", "importance": 3 + i % 2} for i in range(n)]
+
+
+def test_a_project_rule_is_there_among_300_unrelated_memories(repo_path: Path, code: Path,
+                                                              env: dict[str, str]) -> None:
+    _bm25_only(repo_path)
+    repo = Repository(Config(repo=repo_path))
+    repo.import_records(_noise(300))
+    made = run_cli("remember", "runs tests with pytest -x", "--category", "constraint", "--importance", "4",
+                   env=env, cwd=code)
+    assert "project github.com-acme-shop" in made.err
+    context = context_of(hook("session-start", payload("SessionStart", code, source="startup"), env,
+                              cwd=code).stdout)
+    essentials_part = context.split("## Essentials")[1]
+    assert "runs tests with pytest -x" in essentials_part
+    # the release-note commit matches release-note memories of another project and global ones: none is shown
+    assert "keep the entry short" not in context and OTHER not in context
+    assert "more memories" in context and "gitmem search" in context
+
+
+def test_the_prompt_brings_what_it_needs_once_and_nothing_unrelated(repo_path: Path, code: Path,
+                                                                    env: dict[str, str]) -> None:
+    _bm25_only(repo_path)
+    repo = Repository(Config(repo=repo_path))
+    repo.import_records(_noise(200))
+    repo.remember("Stripe webhooks are verified with the signing secret from settings.STRIPE_WEBHOOK_KEY",
+                  project=PROJECT, category="decision")
+    repo.remember("Stripe webhooks of the warehouse go through the queue", project=OTHER, category="decision")
+    hook("session-start", payload("SessionStart", code, source="startup"), env, cwd=code)
+
+    first = hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="Fix the Stripe webhook "
+                                               "verification failing in production"), env, cwd=code)
+    text = context_of(first.stdout, "UserPromptSubmit")
+    assert "signing secret" in text and "warehouse" not in text
+    again = hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="the stripe webhook again"), env,
+                 cwd=code)
+    assert again.stdout == ""  # the session has it already
+    unrelated = hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="rename the variable x to y"),
+                     env, cwd=code)
+    assert unrelated.returncode == 0 and unrelated.stdout == ""
+    other_session = hook("user-prompt-submit", payload("UserPromptSubmit", code, "sess-2",
+                                                       prompt="stripe webhook verification"), env, cwd=code)
+    assert "signing secret" in context_of(other_session.stdout, "UserPromptSubmit")
+
+
+def test_essentials_are_deduplicated_and_a_correction_wins() -> None:
+    def memory(text: str, category: str, day: int, importance: int = 4) -> docs.Memory:
+        when = docs.parse_timestamp(f"2026-11-{day:02d}T10:00:00Z", "updated")
+        return docs.make_memory(text, category=category, importance=importance, project=PROJECT, created=when,
+                                updated=when)
+
+    old = memory("Run the frontend with npm run dev", "constraint", 1)
+    fix = memory("Use pnpm, not npm: the lockfile is pnpm-lock.yaml", "correction", 20)
+    twice = [memory("Never commit .env files", "constraint", 3), memory("never commit .env files!", "constraint", 4)]
+    kept = settle([old, fix, *twice])
+    texts = [m.text for m in kept]
+    assert fix.text in texts and old.text not in texts
+    assert sum("commit .env" in t.lower() for t in texts) == 1
+    assert negated_terms("不要用 yarn，用 pnpm") == {"yarn"}
+
+
+def test_when_two_rules_contradict_the_newer_is_kept_unless_the_other_is_a_correction() -> None:
+    def memory(text: str, category: str, day: int, project: str = PROJECT) -> docs.Memory:
+        when = docs.parse_time(f"2026-11-{day:02d}T10:00:00Z", "updated")
+        return docs.make_memory(text, category=category, importance=4, project=project, created=when, updated=when)
+
+    yarn = memory("Use yarn, not npm, for installs", "constraint", 2)
+    back = memory("We are back on npm: install with npm ci", "constraint", 9)
+    assert [m.text for m in settle([yarn, back])] == [back.text]  # the newer rule wins, whichever way it points
+    newer_again = memory("Install with yarn; do not use npm", "constraint", 15)
+    assert [m.text for m in settle([yarn, back, newer_again])] == [newer_again.text, yarn.text]
+    fix = memory("Correction: never run npm publish by hand", "correction", 1)
+    later = memory("Release with npm publish from the release branch", "decision", 20)
+    assert [m.text for m in settle([fix, later])] == [fix.text]  # a correction outranks a newer plain memory
+    elsewhere = memory("Use npm workspaces", "constraint", 30, project="github.com-acme-other")
+    assert elsewhere.text in [m.text for m in settle([yarn, elsewhere])]  # other scopes do not contradict
+
+
+def test_a_rule_written_as_background_is_essential_and_a_summary_line_it_contradicts_is_dropped(
+        repo_path: Path, code: Path, env: dict[str, str]) -> None:
+    _bm25_only(repo_path)
+    (code / "package.json").write_text(json.dumps({"name": "shop", "scripts": {"test": "jest", "dev": "vite"},
+                                                   "devDependencies": {"vite": "5"}}))
+    (code / "package-lock.json").write_text("{}")
+    assert run_cli("project", "scan", "--cwd", str(code), env=env).code == 0
+    shown = json.loads(run_cli("project", "show", "--cwd", str(code), "--json", env=env).out)
+    assert "npm" in shown["summary"]
+    run_cli("remember", "Use pnpm, not npm, for every script", "--category", "correction", "--importance", "4",
+            env=env, cwd=code)
+    run_cli("remember", "Never touch the migrations folder by hand", "--importance", "3", env=env, cwd=code)
+    context = context_of(hook("session-start", payload("SessionStart", code, source="startup"), env,
+                              cwd=code).stdout)
+    assert "Never touch the migrations folder" in context.split("## Essentials")[1]
+    summary = context.split("## Project memory")[1] if "## Project memory" in context else ""
+    assert "npm" not in summary.replace("pnpm", "")
+    rules, _more = essentials(repo_path, PROJECT)
+    assert [m.category for m in rules].count("correction") == 1
+
+
+def test_the_gate_ignores_an_english_model_on_chinese_text(tmp_path: Path) -> None:
+    """With the packaged English model, a Chinese prompt's cosines are noise: only a word match admits."""
+    path = tmp_path / "mem"
+    init_repo(path)
+    repo = Repository(Config(repo=path, embedding=EmbeddingConfig(model="auto")))
+    repo.import_records([{"text": "Deploys go through the staging cluster first, then production",
+                          "project": PROJECT},
+                         {"text": "The billing service retries card payments three times", "project": PROJECT},
+                         {"text": "Unrelated: the office plants are watered on Fridays"}])
+    index = repo.index()
+    if index.embedder is None:
+        pytest.skip("no embedding model installed")
+    assert not covers(index.embedder.model_id, "部署") and covers(index.embedder.model_id, "deploy")
+    chinese = relevant_hits(index, "周五给植物浇水", project=PROJECT, k=5)
+    assert chinese == []
+    related = relevant_hits(index, "deployment order of environments", project=PROJECT, k=5)
+    assert [h.memory.text for h in related] == ["Deploys go through the staging cluster first, then production"]
+
+
+def test_essentials_follow_edits_through_their_cache(repo_path: Path) -> None:
+    repo = Repository(Config(repo=repo_path, embedding=EmbeddingConfig(model="none")))
+    hint = repo.remember("Staging deploys need the VPN", project=PROJECT, category="background", importance=2)
+    repo.remember("Never deploy on Fridays", project=PROJECT, category="constraint", importance=4)
+    first, _ = essentials(repo_path, PROJECT)
+    assert [m.text for m in first] == ["Never deploy on Fridays"]
+    cache = json.loads((repo_path / ".cache" / "essentials.json").read_text())
+    assert set(cache[PROJECT]) == {f"{hint.id}.md", f"{first[0].id}.md"}
+    repo.save(replace(hint, importance=5))  # the file changes: read again, now an essential
+    again, _ = essentials(repo_path, PROJECT)
+    assert {m.text for m in again} == {"Never deploy on Fridays", "Staging deploys need the VPN"}
+    repo.forget(first[0].id, "deploys are automated now")
+    assert [m.text for m in essentials(repo_path, PROJECT)[0]] == ["Staging deploys need the VPN"]

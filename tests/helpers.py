@@ -1,0 +1,118 @@
+"""What tests share besides fixtures: the real CLI and git runners, the hook runner, small embedders.
+
+Fixtures live in ``conftest.py`` files; everything a test imports lives here (``from tests.helpers import ...``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: the repository root (README, docs, scripts)
+ROOT = Path(__file__).resolve().parents[1]
+GITMEM = shutil.which("gitmem", path=str(Path(sys.executable).parent)) or "gitmem"
+#: the project id of the code repositories the hook tests build (remote git@github.com:acme/shop.git)
+PROJECT = "github.com-acme-shop"
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run the real git CLI on ``repo`` and return its stdout (raises on failure)."""
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+
+def run_cli(*args: str, stdin: bytes | str | None = None, cwd: Path | None = None,
+            env: dict[str, str] | None = None, timeout: float = 60) -> Run:
+    """Run the installed ``gitmem`` console script, as a user would."""
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    proc = subprocess.run([GITMEM, *args], input=data, capture_output=True, cwd=cwd,
+                          env={**os.environ, **(env or {})}, timeout=timeout)
+    return Run(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
+
+
+def assert_clean(repo: Path) -> None:
+    """What a user checks after every command: nothing pending, nothing corrupt."""
+    assert git(repo, "status", "--porcelain") == ""
+    git(repo, "fsck", "--strict")
+
+
+def payload(event: str, cwd: Path, session: str = "sess-1", **fields: Any) -> str:
+    return json.dumps({"session_id": session, "transcript_path": str(cwd / "t.jsonl"), "cwd": str(cwd),
+                       "hook_event_name": event, **fields})
+
+
+def hook(event: str, data: str | bytes, env: dict[str, str], cwd: Path | None = None,
+         fast: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run a hook the way the installed settings do (``python -m gitmem.agents.claude.entry``), or through
+    ``gitmem hook``."""
+    cmd = [sys.executable, "-m", "gitmem.agents.claude.entry", event] if fast else [GITMEM, "hook", event]
+    raw = data.encode() if isinstance(data, str) else data
+    proc = subprocess.run(cmd, input=raw, capture_output=True, cwd=cwd, env={**os.environ, **env}, timeout=60)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+
+
+def context_of(out: str, event: str = "SessionStart") -> str:
+    answer = json.loads(out)
+    assert answer["hookSpecificOutput"]["hookEventName"] == event
+    text = answer["hookSpecificOutput"]["additionalContext"]
+    assert isinstance(text, str)
+    return text
+
+
+class CountingEmbedder:
+    """Wraps a real embedder and counts the documents it was asked to embed."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.dim = inner.dim
+        self.documents = 0
+
+    def embed_documents(self, texts: Sequence[str]) -> Any:
+        self.documents += len(texts)
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> Any:
+        return self.inner.embed_query(text)
+
+
+class FakeEmbedder:
+    """A bag-of-letters embedder: deterministic, instant, good enough to test the vector plumbing."""
+
+    model_id = "fake-letters"
+    dim = 26
+
+    def __init__(self) -> None:
+        self.documents = 0
+
+    def _vec(self, text: str) -> Any:
+        import numpy as np
+
+        v = np.zeros(self.dim, dtype=np.float32)
+        for ch in text.lower():
+            if "a" <= ch <= "z":
+                v[ord(ch) - 97] += 1
+        n = float(np.linalg.norm(v))
+        return v / n if n else v
+
+    def embed_documents(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+
+        self.documents += len(texts)
+        return np.stack([self._vec(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+    def embed_query(self, text: str) -> Any:
+        return self._vec(text)

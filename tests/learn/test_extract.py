@@ -1,0 +1,263 @@
+"""Extraction on commit: pure findings from messages and diffs, and the post-commit hook in a real code repo."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from gitmem.config import Config
+from gitmem.learn.extract import dependencies, findings_for_commit, from_message, interesting, license_name
+from gitmem.learn.oncommit import HOOK_SCRIPT
+from gitmem.store import document as docs
+from gitmem.store.memories import MemoryRepo
+from tests.helpers import ROOT, assert_clean, git, run_cli
+
+
+# -- pure -----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("message, category", [
+    ("Switch HTTP client from urllib to requests", "decision"),
+    ("Replace moment with date-fns", "decision"),
+    ("Migrate the build to pnpm", "decision"),
+    ("Drop Python 3.8 support", "decision"),
+    ("Adopt conventional commits", "decision"),
+    ("Use ruff instead of flake8", "decision"),
+    ("Never commit .env files; secrets must live in the vault", "constraint"),
+    ("决定改用 PostgreSQL 作为主数据库", "decision"),
+    ("弃用旧的支付接口", "decision"),
+    ("迁移到 Vite", "decision"),
+    ("用 httpx 替换 requests", "decision"),
+    ("以后禁止直接推送到 main", "constraint"),
+])
+def test_message_patterns(message: str, category: str) -> None:
+    (finding,) = from_message(message)
+    assert finding.category == category and finding.text == message.rstrip(".")
+
+
+@pytest.mark.parametrize("message", ["Fix typo in README", "Bump version", "Merge branch 'dev' into main",
+                                     "wip", ""])
+def test_ordinary_messages_yield_nothing(message: str) -> None:
+    assert from_message(message) == []
+
+
+def test_conventional_commits_and_breaking_change() -> None:
+    findings = from_message("feat(api)!: rename the orders endpoint\n\nBREAKING CHANGE: /v1/order is gone")
+    assert [f.category for f in findings] == ["constraint", "constraint"]
+    assert "feat" in findings[0].tags and findings[0].text == "rename the orders endpoint"
+    assert findings[1].text == "Breaking change: /v1/order is gone"
+
+
+@pytest.mark.parametrize("path, text, expected", [
+    ("requirements.txt", "requests>=2.31  # http\n-r base.txt\nDjango[argon2]==4.2\n",
+     {"requests": ">=2.31", "django": "==4.2"}),
+    ("requirements-dev.txt", "pytest\n", {"pytest": ""}),
+    ("pyproject.toml", '[project]\ndependencies = ["httpx>=0.27", "click"]\n'
+     '[project.optional-dependencies]\ndev = ["pytest>=8"]\n', {"httpx": ">=0.27", "click": "", "pytest": ">=8"}),
+    ("pyproject.toml", '[tool.poetry.dependencies]\npython = "^3.11"\nfastapi = "^0.110"\n', {"fastapi": "^0.110"}),
+    ("web/package.json", '{"dependencies": {"react": "^18.2.0"}, "devDependencies": {"vite": "5"}}',
+     {"react": "^18.2.0", "vite": "5"}),
+    ("Cargo.toml", '[dependencies]\nserde = { version = "1.0" }\ntokio = "1"\n', {"serde": "1.0", "tokio": "1"}),
+    ("go.mod", "module x\n\nrequire (\n\tgithub.com/gin-gonic/gin v1.9.1\n\tgithub.com/x/y/v2 v2.0.0\n)\n",
+     {"github.com/gin-gonic/gin": "v1.9.1", "github.com/x/y": "v2.0.0"}),
+    ("Gemfile", "source 'https://rubygems.org'\ngem 'rails', '~> 7.1'\ngem \"pg\"\n", {"rails": "~> 7.1", "pg": ""}),
+    ("pom.xml", "<project><dependencies><dependency><groupId>org.junit</groupId><artifactId>junit</artifactId>"
+     "<version>5.10</version></dependency></dependencies></project>", {"org.junit:junit": "5.10"}),
+])
+def test_manifests(path: str, text: str, expected: dict[str, str]) -> None:
+    assert dependencies(path, text) == expected
+    assert interesting(path)
+
+
+def test_dependency_changes() -> None:
+    files = {"package.json": ('{"dependencies": {"react": "^17.0.2", "moment": "2"}}',
+                              '{"dependencies": {"react": "^18.2.0", "dayjs": "1"}}')}
+    texts = [f.text for f in findings_for_commit("chore: update deps", files)]
+    assert texts == ["Added dependency dayjs 1 (package.json)", "Removed dependency moment (package.json)",
+                     "Moved dependency react from ^17.0.2 to ^18.2.0 (package.json)"]
+    minor = {"requirements.txt": ("flask==3.0\n", "flask==3.1\n")}
+    assert findings_for_commit("bump flask", minor) == []
+
+
+def test_message_and_dependency_fold_into_one() -> None:
+    (finding,) = findings_for_commit("Switch HTTP client from urllib to requests",
+                                     {"requirements.txt": (None, "requests>=2.31\n")})
+    assert finding.category == "decision" and "requests" in finding.text
+    assert finding.why == "requirements.txt: +requests" and "dependency" in finding.tags
+
+
+def test_tooling_docker_license() -> None:
+    files = {
+        ".github/workflows/ci.yml": (None, "on: push\n"),
+        ".pre-commit-config.yaml": ("repos: []\n", "repos: [x]\n"),
+        "pyproject.toml": ("[project]\nname='x'\n", "[project]\nname='x'\n[tool.ruff]\nline-length = 100\n"),
+        "Dockerfile": ("FROM python:3.11-slim\n", "FROM --platform=linux/amd64 python:3.12-slim AS app\n"),
+        "LICENSE": ("MIT License\n\nPermission is hereby granted, free of charge", "Apache License\nVersion 2.0"),
+        "src/app.py": ("a", "b"),
+    }
+    texts = [f.text for f in findings_for_commit("tidy up", files)]
+    assert "Introduced CI configuration .github/workflows/ci.yml" in texts
+    assert "Changed lint/format configuration .pre-commit-config.yaml: tidy up" in texts
+    assert "Introduced ruff (lint/format) configuration in pyproject.toml" in texts
+    assert "Docker base image changed from python:3.11-slim to python:3.12-slim (Dockerfile)" in texts
+    assert "License changed from MIT to Apache-2.0 (LICENSE)" in texts
+    assert not interesting("src/app.py")
+    assert license_name("GNU GENERAL PUBLIC LICENSE\n Version 3, 29 June 2007") == "GPL-3.0"
+
+
+# -- the hook in a real code repository -----------------------------------------------------------------
+def test_shipped_hook_is_the_installed_text() -> None:
+    assert (ROOT / "git-hooks" / "post-commit").read_text() == HOOK_SCRIPT
+    assert os.access(ROOT / "git-hooks" / "post-commit", os.X_OK)
+
+
+@pytest.fixture
+def code(tmp_path: Path, repo_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("GITMEM_REPO", str(repo_path))
+    root = tmp_path / "shop"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "remote", "add", "origin", "git@github.com:Acme/Shop.git")
+    (root / "requirements.txt").write_text("urllib3\n")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "initial")
+    return root
+
+
+def _memories(repo_path: Path) -> list[docs.Memory]:
+    return MemoryRepo(Config(repo=repo_path)).list(deprecated=True)
+
+
+def _wait_for(repo_path: Path, count: int, seconds: float = 20) -> list[docs.Memory]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = _memories(repo_path)
+        if len(found) >= count:
+            time.sleep(0.3)  # let the background process finish its commit
+            return _memories(repo_path)
+        time.sleep(0.1)
+    return _memories(repo_path)
+
+
+def test_acceptance_commit_yields_a_decision(code: Path, repo_path: Path) -> None:
+    assert run_cli("git-hooks", "install", "--repo", str(code)).code == 0
+    (code / "requirements.txt").write_text("urllib3\nrequests>=2.31\n")
+    git(code, "add", ".")
+    started = time.monotonic()
+    git(code, "commit", "-q", "-m", "Switch HTTP client from urllib to requests")
+    assert time.monotonic() - started < 2  # the hook does not wait for the extraction
+    sha = git(code, "rev-parse", "HEAD").strip()
+    (memory,) = _wait_for(repo_path, 1)
+    assert memory.category == "decision" and "requests" in memory.text
+    assert memory.source == "commit" and memory.source_ref == f"github.com-acme-shop@{sha}"
+    assert memory.project == "github.com-acme-shop"
+    entry = MemoryRepo(Config(repo=repo_path)).log(op="extract")[0]
+    assert entry.trailers["Gitmem-Commit"] == [sha]
+    assert_clean(repo_path)
+    assert_clean(code)
+
+
+def test_install_chains_existing_hook_and_uninstall_restores_it(code: Path, repo_path: Path) -> None:
+    hooks = code / ".git" / "hooks"
+    original = "#!/bin/sh\necho ran >> \"$(git rev-parse --show-toplevel)/../chained.log\"\n"
+    (hooks / "post-commit").write_text(original)
+    (hooks / "post-commit").chmod(0o750)
+    before = sorted(p.name for p in hooks.iterdir())
+    assert "installed" in run_cli("git-hooks", "install", "--repo", str(code)).out
+    assert "unchanged" in run_cli("git-hooks", "install", "--repo", str(code)).out  # idempotent
+    assert (hooks / "post-commit.pre-gitmem").read_text() == original
+    (code / "Dockerfile").write_text("FROM node:20-alpine\n")
+    git(code, "add", ".")
+    git(code, "commit", "-q", "-m", "Containerise the app")
+    assert (code.parent / "chained.log").read_text() == "ran\n"
+    found = _wait_for(repo_path, 1)
+    assert [m.text for m in found] == ["Docker base image node:20-alpine (Dockerfile)"]
+    assert "removed" in run_cli("git-hooks", "uninstall", "--repo", str(code)).out
+    assert sorted(p.name for p in hooks.iterdir()) == before
+    assert (hooks / "post-commit").read_text() == original
+    assert stat.S_IMODE((hooks / "post-commit").stat().st_mode) == 0o750
+    assert "not installed" in run_cli("git-hooks", "uninstall", "--repo", str(code)).out
+
+
+def test_core_hooks_path_is_respected(code: Path, repo_path: Path) -> None:
+    git(code, "config", "core.hooksPath", ".githooks")
+    result = run_cli("git-hooks", "install", "--repo", str(code))
+    assert result.code == 0 and str(code / ".githooks" / "post-commit") in result.out
+    assert not (code / ".git" / "hooks" / "post-commit").exists()
+    (code / "go.mod").write_text("module x\n\nrequire github.com/gin-gonic/gin v1.9.1\n")
+    git(code, "add", "go.mod")
+    git(code, "commit", "-q", "-m", "Adopt gin for the HTTP layer")
+    (memory,) = _wait_for(repo_path, 1)
+    assert "gin" in memory.text and "github.com/gin-gonic/gin" in memory.why
+    run_cli("git-hooks", "uninstall", "--repo", str(code))
+    assert not (code / ".githooks" / "post-commit").exists()
+
+
+def test_memory_repo_commits_never_trigger_extraction(repo_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITMEM_REPO", str(repo_path))
+    assert run_cli("git-hooks", "install", "--repo", str(repo_path)).code == 0
+    repo = MemoryRepo(Config(repo=repo_path))
+    repo.remember("Switch to PostgreSQL")  # a gitmem commit
+    (repo_path / "notes.txt").write_text("Migrate to the new CI\n")
+    git(repo_path, "add", "notes.txt")
+    git(repo_path, "commit", "-q", "-m", "Migrate the build to Bazel")  # a user's commit in the memory repo
+    time.sleep(1.5)
+    assert [m.text for m in _memories(repo_path)] == ["Switch to PostgreSQL"]
+    result = run_cli("extract", "--repo", str(repo_path))
+    assert result.code == 0 and "memory repository" in result.err
+
+
+def test_backfill_range_deduplicates(code: Path, repo_path: Path) -> None:
+    first = git(code, "rev-parse", "HEAD").strip()
+    steps = [("requirements.txt", "urllib3\nrequests\n", "Switch HTTP client from urllib to requests"),
+             ("README.md", "hello\n", "Docs"),
+             ("Dockerfile", "FROM python:3.12\n", "Containerise"),
+             ("requirements.txt", "requests\n", "Drop urllib3")]
+    for path, text, message in steps:
+        (code / path).write_text(text)
+        git(code, "add", ".")
+        git(code, "commit", "-q", "-m", message)
+    result = run_cli("extract", "--range", f"{first}..HEAD", "--repo", str(code), "--json")
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert data["commits"] == 4 and data["added"] == 3
+    found = {m.text: m for m in _memories(repo_path)}
+    assert sorted(found) == sorted(["Switch HTTP client from urllib to requests",
+                                    "Docker base image python:3.12 (Dockerfile)", "Drop urllib3"])
+    assert found["Drop urllib3"].why == "requirements.txt: -urllib3"
+    again = json.loads(run_cli("extract", "--range", "HEAD~4..HEAD", "--repo", str(code), "--json").out)
+    assert again["commits"] == 4
+    assert again["added"] == 0  # known findings are not stored twice
+    assert len(MemoryRepo(Config(repo=repo_path)).log(op="extract")) == 3
+    assert_clean(repo_path)
+
+
+def test_dry_run_stores_nothing(code: Path, repo_path: Path) -> None:
+    (code / "requirements.txt").write_text("urllib3\nrequests\n")
+    git(code, "add", ".")
+    git(code, "commit", "-q", "-m", "Switch to requests")
+    result = run_cli("extract", "--repo", str(code), "--dry-run")
+    assert result.code == 0 and "Switch to requests" in result.out
+    assert _memories(repo_path) == []
+
+
+def test_post_commit_warms_the_next_sessions_recall_block(code: Path, repo_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the extraction, the hook prepares the recall block for the repository's next session start (its
+    query names the new commit), so that session start serves it without searching."""
+    import json
+
+    monkeypatch.setenv("GITMEM_WARM", "1")
+    assert run_cli("git-hooks", "install", "--repo", str(code)).code == 0
+    (code / "requirements.txt").write_text("urllib3\nrequests>=2.31\n")
+    git(code, "add", ".")
+    git(code, "commit", "-q", "-m", "Switch HTTP client from urllib to requests")
+    cache = repo_path / "local" / "recall-cache.json"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (cache.exists() and "requests" in cache.read_text()):
+        time.sleep(0.2)
+    (block,) = json.loads(cache.read_text()).values()
+    assert "Switch HTTP client" in block["query"] and "requests" in block["text"]

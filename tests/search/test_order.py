@@ -1,0 +1,55 @@
+"""Questions about order ("first", "now", "before X") ranked by the memories' dates among those on the subject."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from gitmem.search.index import Index
+from gitmem.search.order import Order, parse_order
+from gitmem.search.scoring import DEFAULT_TUNING
+from gitmem.store.memories import MemoryRepo
+
+LOG = [
+    ("2024-01-10", "db1", "We picked MySQL for the shop database because the team knows it"),
+    ("2024-02-15", "db2", "Switched the shop database from MySQL to PostgreSQL for JSONB product attributes"),
+    ("2024-03-01", "fe1", "The frontend is written in Vue 2 with Vuex for state"),
+    ("2024-04-20", "fe2", "The frontend was migrated from Vue 2 to Vue 3 with Pinia replacing Vuex"),
+    ("2024-07-01", "fe3", "The frontend moved from Vue 3 to Nuxt for server-side rendering"),
+    ("2024-08-05", "db3", "The shop database gets nightly backups to S3 with pgBackRest"),
+]
+
+
+def test_parse_order() -> None:
+    assert parse_order("Which database did we choose first?") == Order("first")
+    assert parse_order("What is the latest deployment setup?") == Order("last")
+    assert parse_order("What do we use now for emails?") == Order("last")
+    assert parse_order("What did we use before Nuxt?") == Order("before", "nuxt")
+    assert parse_order("上线之后改了什么") == Order("after", "上线")
+    assert parse_order("数据库最早用的是什么？") == Order("first")
+    # periods are the time parser's, not an order: last week, before May 2023, two weeks after 8 May
+    for question in ("What did we decide last week?", "What changed before May 2023?",
+                     "What happened after 8 May?", "Why did we drop MySQL?"):
+        assert parse_order(question) is None, question
+
+
+def _index(repo: MemoryRepo) -> Index:
+    repo.import_records([{"id": i, "text": t, "created": f"{d}T10:00:00Z"} for d, i, t in LOG])
+    return Index(repo, embedder=None)
+
+
+def test_first_latest_and_before_use_the_dates(repo: MemoryRepo) -> None:
+    index = _index(repo)
+    now = datetime(2024, 9, 1, tzinfo=UTC)
+    assert index.search("Which frontend framework did we use first?", k=3, now=now)[0].id == "fe1"
+    assert index.search("What is the latest frontend framework?", k=3, now=now)[0].id == "fe3"
+    assert index.search("What did we use for the frontend before Nuxt?", k=3, now=now)[0].id in ("fe2", "fe3")
+    # the dates decide among memories on the subject only: "first" does not pull in the oldest memory of all
+    assert "db1" not in [h.id for h in index.search("What was the first frontend?", k=3, now=now)]
+
+
+def test_without_the_order_bonus_similarity_alone_decides(repo: MemoryRepo) -> None:
+    index = _index(repo)
+    now = datetime(2024, 9, 1, tzinfo=UTC)
+    plain = index.search("Which frontend framework did we use first?", k=3, now=now,
+                         tuning=DEFAULT_TUNING.__class__(order_weight=0.0))
+    assert plain[0].id != "fe1"  # the newest memory repeats "frontend" and Vue: text alone ranks it higher

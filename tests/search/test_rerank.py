@@ -1,0 +1,138 @@
+"""The second stage of hybrid search: its signals, its scaling, and what it finds with the packaged model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gitmem.config import Config, EmbeddingConfig
+from gitmem.search.index import Index
+from gitmem.search.rerank import Neighbourhood, combine, sentences, weights_for
+from gitmem.store.layout import init_repo
+from gitmem.store.memories import MemoryRepo
+from tests.helpers import CountingEmbedder, run_cli
+
+
+def test_sentences_worth_their_own_vector() -> None:
+    assert sentences("Use pytest -x for the shop.") == []  # one sentence: its memory vector covers it
+    assert sentences("Melanie: Thanks! We went camping with the kids last week. They loved the lake a lot.") == [
+        "Melanie: We went camping with the kids last week.", "Melanie: They loved the lake a lot."]
+    assert sentences("我们决定使用 PostgreSQL 数据库。因为 JSON 查询更快而且更稳定。") == [
+        "我们决定使用 PostgreSQL 数据库。", "因为 JSON 查询更快而且更稳定。"]
+
+
+def test_combine_scales_every_candidate_into_a_positive_range() -> None:
+    values = {name: [0.0, 0.5, 1.0] for name in ("bm25", "cosine", "context_cosine", "neighbour", "time",
+                                                    "coverage", "context_coverage", "sentence")}
+    scores = combine(values)
+    assert scores[0] == pytest.approx(0.01) and scores[2] == pytest.approx(1.0) and scores[0] < scores[1] < scores[2]
+    assert combine({name: [0.3] for name in values}) == [1.0]
+
+
+def test_neighbours_are_the_same_sources_nearest_positions() -> None:
+    hood = Neighbourhood([(1, 7, 0, "a"), (2, 7, 1, "b x"), (3, 7, 2, "c"), (4, 7, 3, "d x"),
+                          (5, 0, 0, "e"), (6, 9, 1, "")], window=2)
+
+    def at(sha: int) -> int:
+        return int(hood.positions([sha])[0])
+
+    def around(sha: int) -> set[int]:
+        return {hood.shas[j] for j in hood.near[at(sha)].tolist() if j >= 0}
+
+    assert around(1) == {2, 3} and around(3) == {1, 2, 4}
+    assert around(5) == set() and around(6) == set()  # no source, or alone in its source: no neighbours
+    assert hood.having("x").tolist() == [at(2), at(4)] and hood.having("d").tolist() == [at(4)]
+    assert hood.positions([99, 2**64 - 1, 0]).tolist() == [6, 6, 6]  # not in the state: one past the end
+    assert hood.having("c").tolist() == [at(3)] and hood.having("zz").tolist() == [] == hood.having("b x").tolist()
+    rows = hood.vector_rows({1: 10, 2: 11, 4: 13})  # memory 3 has no vector
+    assert rows[at(3)].tolist()[0] == -1 and sorted(rows[at(2)].tolist()) == [-1, -1, 10, 11, 13]
+
+
+@given(st.lists(st.tuples(st.sampled_from([0, 3, 8]), st.integers(0, 9),
+                          st.lists(st.sampled_from(["a", "b", "数", "据"]), unique=True)), max_size=25),
+       st.integers(1, 3), st.booleans())
+def test_neighbourhood_matches_a_plain_lookup(rows: list[tuple[int, int, list[str]]], window: int,
+                                              renumber: bool) -> None:
+    if renumber:  # as the index numbers them: each source's memories 0, 1, 2 … (the vectorised path)
+        last: dict[int, int] = {}
+        renumbered = []
+        for g, s, words in rows:
+            if g:
+                last[g] = last.get(g, -1) + 1
+            renumbered.append((g, last[g] if g else s, words))
+        rows = renumbered
+    slots: dict[tuple[int, int], int] = {}
+    entries = []
+    for g, s, words in rows:
+        if (g, s) in slots and g:
+            continue  # one memory per position in a source, as the index numbers them
+        slots[(g, s)] = len(entries)
+        entries.append((len(entries) + 100, g, s, " ".join(words)))
+    hood = Neighbourhood(entries, window)
+    offsets = [d for d in range(-window, window + 1) if d]
+    for i, (_sha, g, s, _words) in enumerate(entries):
+        expected = [slots.get((g, s + d), -1) if g else -1 for d in offsets]
+        assert hood.near[i].tolist() == expected
+    for word in ("a", "b", "数", "据", "c"):
+        assert hood.having(word).tolist() == [i for i, e in enumerate(entries) if word in e[3].split()]
+
+
+def _repo(tmp_path: Path) -> MemoryRepo:
+    init_repo(tmp_path / "mem")
+    return MemoryRepo(Config(repo=tmp_path / "mem"))
+
+
+def test_a_sentence_buried_in_a_long_memory_is_found(tmp_path: Path, model: Any) -> None:
+    """The long memory's own vector is a blur of six topics; its sentence vector is not (the fused first
+    stage alone ranks the restore-scripts memory above it)."""
+    repo = _repo(tmp_path)
+    long_one = ("Ops notes: the dashboards moved to the new Grafana folder. Alerts page the secondary engineer on "
+                "weekends. The staging cluster is rebuilt from scratch monthly. Laptops get OS updates on the first "
+                "Tuesday. We snapshot the billing data and practice bringing it back every Sunday. The office wifi "
+                "password rotates quarterly.")
+    others = ["The billing service is written in Go", "Database migrations run in CI before deploys",
+              "We verify invoices against the ledger nightly", "Sunday is the quiet day for on-call",
+              "Backups are encrypted with the team's KMS key", "Restore scripts live in ops/restore",
+              "Billing exports go to the finance bucket", "How often is the test suite run? On every push"]
+    repo.import_records([{"text": long_one, "id": "ops"}] + [{"text": t, "id": f"f{i}"} for i, t in enumerate(others)])
+    counting = CountingEmbedder(model)
+    hits = Index(repo, embedder=counting).search("when do we practice restoring billing snapshots", k=3)
+    assert hits[0].id == "ops"
+    assert counting.documents == 9 + 6 + 2  # nine memories, the long one's six sentences, the last one's two
+    names = dict(hits[0].parts.items())
+    assert {"model.sentence", "model.context_coverage", "model.bm25"} <= set(names)
+    assert names["model.sentence"] > names["model.cosine"]
+    again = CountingEmbedder(model)  # another process: sentence vectors are cached too
+    assert Index(repo, embedder=again).search("restoring billing snapshots", k=1)[0].id == "ops"
+    assert again.documents == 0
+
+
+def test_explain_shows_the_models_inputs(tmp_path: Path, model: Any) -> None:
+    repo = _repo(tmp_path)
+    repo.remember("Backups are restored and verified every Sunday")
+    result = run_cli("--repo", str(repo.path), "search", "when are backups verified", "--explain")
+    assert result.code == 0 and "model.coverage" in result.out
+
+
+def test_bm25_only_search_keeps_the_first_stage(tmp_path: Path) -> None:
+    init_repo(tmp_path / "mem")
+    repo = MemoryRepo(Config(repo=tmp_path / "mem", embedding=EmbeddingConfig(model="none")))
+    repo.remember("Backups are restored and verified every Sunday")
+    (hit,) = Index(repo, embedder=None).search("backups verified")
+    assert not hit.parts.signals and hit.parts.vector is None
+
+
+def test_a_model_without_fitted_weights_keeps_the_first_stage(tmp_path: Path) -> None:
+    """Weights fitted on one model's cosines do not fit another's: such a model gets the fused first stage."""
+    from tests.helpers import FakeEmbedder
+
+    assert weights_for("minilm-l6-int8") is not None and weights_for("multilingual-e5-small-q4") is not None
+    assert weights_for("fake-letters") is None
+    repo = _repo(tmp_path)
+    repo.remember("Backups are restored and verified every Sunday")
+    (hit,) = Index(repo, embedder=FakeEmbedder()).search("backups verified", k=1)
+    assert hit.parts.vector is not None and not hit.parts.signals

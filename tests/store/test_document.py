@@ -1,0 +1,125 @@
+"""Memory documents: validation messages, safe file names, frontmatter round trips."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gitmem.errors import DocumentError, ValidationError
+from gitmem.store import document as docs
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"text": "   "}, "empty"),
+        ({"text": "x", "category": "opinion"}, "use one of: background, decision"),
+        ({"text": "x", "type": "boss"}, "use one of: user, feedback, project, reference"),
+        ({"text": "x", "importance": 7}, "from 1 to 5"),
+        ({"text": "x", "importance": "high"}, "from 1 to 5"),
+        ({"text": "x", "scope": "project"}, "needs a project"),
+        ({"text": "x" * (docs.MAX_TEXT_BYTES + 1)}, "the limit is"),
+        ({"text": "x", "created": "yesterday"}, "ISO 8601"),
+        ({"text": "bad \udcff surrogate"}, "not valid Unicode"),
+    ],
+)
+def test_invalid_input_names_the_field_and_the_fix(kwargs: dict[str, object], message: str) -> None:
+    text = kwargs.pop("text")
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        docs.make_memory(text, **kwargs)  # type: ignore[arg-type]
+
+
+def test_chinese_memory_round_trips_with_an_ascii_file_name() -> None:
+    memory = docs.make_memory("改完代码不要自动提交，等用户确认后再 commit", type="feedback",
+                              category="preference", importance=4, tags="工作流, Git")
+    # Derived ids keep the ASCII words only (docs/store.md, "Ids and file names"); the text stays Chinese.
+    assert memory.id.startswith("commit-") and memory.id.isascii()
+    assert docs.make_memory("只用中文写的记忆").id.startswith("memory-")
+    assert docs.is_derived_id(memory.id, memory.text)
+    # A given Chinese id still works as it is.
+    assert docs.make_memory("x", id="中文标识").path == "memories/global/中文标识.md"
+    assert memory.tags == ("工作流", "git")
+    text = docs.dumps(memory)
+    assert "改完代码不要自动提交" in text and "\\u" not in text
+    assert docs.loads(text) == memory
+
+
+def test_why_and_how_lines_become_fields() -> None:
+    memory = docs.make_memory("Use PostgreSQL.\n\n**Why:** JSON queries.\n**How to apply:** new services")
+    assert (memory.text, memory.why, memory.how) == ("Use PostgreSQL.", "JSON queries.", "new services")
+    assert docs.loads(docs.dumps(memory)) == memory
+
+
+def test_unknown_frontmatter_keys_survive_a_rewrite() -> None:
+    memory = docs.make_memory("keep me")
+    text = docs.dumps(memory).replace("schema_version: 1", "schema_version: 1\nreviewed_by: alice")
+    loaded = docs.loads(text)
+    assert loaded.extra == {"reviewed_by": "alice"}
+    assert "reviewed_by: alice" in docs.dumps(replace(loaded, importance=5))
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("---\nid: [unclosed\n---\nbody\n", "broken YAML"),
+        ("---\nname: x\n---\nbody\n", "no 'id'"),
+        ("---\nid: a\nimportance: 9\n---\nbody\n", "importance 9"),
+        ("---\nid: a\nschema_version: 99\n---\nbody\n", "upgrade gitmem"),
+        ("---\nid: a\n---\n\n", "empty"),
+    ],
+)
+def test_broken_files_say_which_file_and_why(text: str, reason: str) -> None:
+    with pytest.raises(DocumentError, match=re.escape(reason)) as info:
+        docs.loads(text, "memories/global/a.md")
+    assert str(info.value).startswith("memories/global/a.md")
+
+
+@given(st.text(min_size=1, max_size=120))
+def test_any_id_gives_a_safe_file_name(memory_id: str) -> None:
+    stem = docs.file_stem(memory_id)
+    assert stem and "/" not in stem and "\\" not in stem and ".." not in stem
+    assert not stem.startswith(".") and len(stem.encode()) < 255
+    assert docs.is_safe_id(stem)
+
+
+@given(st.lists(st.text(min_size=1, max_size=12), min_size=2, max_size=30, unique=True))
+def test_different_ids_never_share_a_file(ids: list[str]) -> None:
+    assert len({docs.file_stem(i) for i in ids}) == len(ids)
+
+
+def test_traversal_ids_stay_inside_their_folder() -> None:
+    for bad in ("../../etc/passwd", "/abs", "CON", "a/b", "..", "x.md"):
+        memory = docs.make_memory("x", id=bad)
+        assert memory.path.count("/") == 2 and "/../" not in memory.path
+        assert memory.path.startswith("memories/global/")
+
+
+printable = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=40)
+
+
+@given(
+    text=printable.filter(lambda t: t.strip() and "**" not in t),
+    category=st.sampled_from(docs.CATEGORIES),
+    type_=st.sampled_from(docs.TYPES),
+    importance=st.integers(1, 5),
+    tags=st.lists(st.text("abc中文 -", min_size=1, max_size=8), max_size=4),
+    project=st.sampled_from(["", "github.com-acme-shop", "本地项目"]),
+    why=printable,
+)
+def test_frontmatter_round_trip(text: str, category: str, type_: str, importance: int, tags: list[str],
+                                project: str, why: str) -> None:
+    memory = docs.make_memory(text, category=category, type=type_, importance=importance, tags=tags,
+                              project=project, why=why)
+    assert docs.loads(docs.dumps(memory)) == memory
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=110))
+def test_ascii_ids_are_judged_like_the_full_pattern(value: str) -> None:
+    """The ASCII shortcut of is_safe_id agrees with the CJK-aware pattern on every ASCII string."""
+    full = docs._pattern("safe_id").fullmatch(value) is not None
+    expected = full and ".." not in value and value.split(".")[0] not in docs._RESERVED
+    assert docs.is_safe_id(value) == expected

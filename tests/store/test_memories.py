@@ -1,0 +1,137 @@
+"""The library verbs on a real memory repository, checked with the git CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import gitmem
+from gitmem.errors import NotFoundError, ValidationError
+from gitmem.store.memories import MemoryRepo
+from tests.helpers import assert_clean, git
+
+
+def test_remember_is_one_commit_with_trailers(repo: MemoryRepo) -> None:
+    before = int(git(repo.path, "rev-list", "--count", "HEAD"))
+    memory = repo.remember("Use PostgreSQL, not MySQL", category="decision", importance=4, tags="db",
+                           project="shop", why="JSON queries are faster")
+    assert int(git(repo.path, "rev-list", "--count", "HEAD")) == before + 1
+    message = git(repo.path, "log", "-1", "--format=%B")
+    assert message.startswith("remember: Use PostgreSQL, not MySQL")
+    assert "Gitmem-Op: add" in message and f"Gitmem-Id: {memory.id}" in message
+    assert git(repo.path, "show", f"HEAD:{memory.path}").count("**Why:** JSON queries are faster") == 1
+    assert repo.get(memory.id) == memory
+    assert_clean(repo.path)
+
+
+def test_list_filters(repo: MemoryRepo) -> None:
+    a = repo.remember("tabs over spaces", category="preference", tags="style")
+    b = repo.remember("deploys need approval", category="constraint", project="shop", type="project")
+    c = repo.remember("reference docs at /docs", type="reference", tags="style,docs")
+    assert {m.id for m in repo.list()} == {a.id, b.id, c.id}
+    assert [m.id for m in repo.list(category="constraint")] == [b.id]
+    assert {m.id for m in repo.list(tag="style")} == {a.id, c.id}
+    assert [m.id for m in repo.list(project="shop")] == [b.id]
+    assert [m.id for m in repo.list(type="reference")] == [c.id]
+    with pytest.raises(ValidationError, match="use one of"):
+        repo.list(category="nope")
+
+
+def test_forget_restore_and_purge_are_commits(repo: MemoryRepo) -> None:
+    memory = repo.remember("the API is at v1")
+    repo.forget(memory.id, "v2 shipped")
+    assert repo.get(memory.id).deprecated and repo.get(memory.id).deprecated_reason == "v2 shipped"
+    assert memory.id not in {m.id for m in repo.list()}
+    assert memory.id in {m.id for m in repo.list(deprecated=True)}
+    assert "Gitmem-Op: deprecate" in git(repo.path, "log", "-1", "--format=%B")
+    repo.restore(memory.id)
+    assert not repo.get(memory.id).deprecated
+    repo.forget(memory.id, "really gone", purge=True)
+    assert not (repo.path / memory.path).exists()
+    with pytest.raises(NotFoundError):
+        repo.get(memory.id)
+    restored = repo.restore(memory.id)
+    assert restored.text == "the API is at v1" and (repo.path / memory.path).exists()
+    ops = [e.op for e in repo.log(memory.id)]
+    assert ops == ["restore", "purge", "restore", "deprecate", "add"]
+    assert_clean(repo.path)
+
+
+def test_forget_needs_a_reason_and_a_known_id(repo: MemoryRepo) -> None:
+    memory = repo.remember("x")
+    with pytest.raises(ValidationError, match="reason is required"):
+        repo.forget(memory.id, "  ")
+    with pytest.raises(NotFoundError, match="no memory with id 'nope'"):
+        repo.forget("nope", "why")
+
+
+def test_log_filters_by_op_and_source(repo: MemoryRepo) -> None:
+    repo.remember("from the cli")
+    repo.import_records([{"text": "imported one", "source": "session_7"}], origin="a.jsonl")
+    assert [e.op for e in repo.log(op="ingest")] == ["ingest"]
+    assert [e.source for e in repo.log(source="import")] == ["import:a.jsonl"]
+    assert len(repo.log(source="cli")) == 2  # init + remember
+
+
+def test_import_keeps_ids_dates_sources_in_one_commit(repo: MemoryRepo) -> None:
+    records = [
+        {"id": "D1:3", "text": "Caroline went to the LGBTQ support group", "created": "2023-05-08T13:56:00",
+         "source": "session_1", "tags": ["conv"]},
+        {"id": "D1:4", "text": "Melanie paints sunsets", "importance": 2, "category": "background"},
+    ]
+    before = int(git(repo.path, "rev-list", "--count", "HEAD"))
+    result = repo.import_records(records)
+    assert (result.added, result.updated) == (2, 0)
+    assert int(git(repo.path, "rev-list", "--count", "HEAD")) == before + 1
+    first = repo.get("D1:3")
+    assert first.created.year == 2023 and first.source == "import" and first.source_ref == "session_1"
+    assert repo.import_records(records).commit == ""  # same content again: nothing to commit
+    assert_clean(repo.path)
+
+
+def test_import_refuses_everything_when_one_record_is_bad(repo: MemoryRepo) -> None:
+    before = git(repo.path, "rev-parse", "HEAD")
+    with pytest.raises(ValidationError, match="record 2: importance 9"):
+        repo.import_records([{"text": "fine"}, {"text": "bad", "importance": 9}])
+    with pytest.raises(ValidationError, match="record 1: unknown field"):
+        repo.import_records([{"text": "fine", "importnce": 3}])
+    assert git(repo.path, "rev-parse", "HEAD") == before
+    assert_clean(repo.path)
+
+
+def test_export_then_import_into_another_repo(repo: MemoryRepo, tmp_path: Path) -> None:
+    repo.remember("one", tags="a")
+    gone = repo.remember("two", project="p")
+    repo.forget(gone.id, "obsolete")
+    records = [json.loads(json.dumps(r)) for r in repo.export()]
+    other = gitmem.init(tmp_path / "other")
+    other.import_records(records)
+    assert {(m.id, m.text, m.deprecated) for m in other.list(deprecated=True)} == {
+        (m.id, m.text, m.deprecated) for m in repo.list(deprecated=True)}
+
+
+def test_broken_file_is_reported_and_others_still_work(repo: MemoryRepo) -> None:
+    good = repo.remember("still readable")
+    broken = repo.path / "memories" / "global" / "broken.md"
+    broken.write_text("---\nid: [oops\n---\ntext\n")
+    git(repo.path, "add", ".")
+    git(repo.path, "commit", "-qm", "hand edit")
+    assert [m.id for m in repo.list()] == [good.id]
+    assert "memories/global/broken.md" in str(repo.warnings[0])
+    problems = [i for i in repo.doctor() if i.level == "error"]
+    assert [p.path for p in problems] == ["memories/global/broken.md"]
+    assert "broken YAML" in problems[0].message
+
+
+def test_secrets_never_reach_git(repo: MemoryRepo) -> None:
+    aws = "AKIA" + "ABCDEFGHIJKLMNOP"
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    key = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----"
+    memory = repo.remember(f"deploy creds {aws} and {token}\n{key}", why=f"token {token}")
+    assert repo.last_redaction
+    history = git(repo.path, "log", "-p", "--all")
+    for secret in (aws, token, "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC"):
+        assert secret not in history
+    assert "[REDACTED:" in repo.get(memory.id).text

@@ -1,0 +1,154 @@
+"""The pure three-way merge of memory documents."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gitmem.store import document as docs
+from gitmem.store.document import Memory
+from gitmem.sync.merge import merge_file, merge_memories, merge_text, resolve
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+BASE = docs.make_memory("Use PostgreSQL\nfor every service\nwith pgbouncer", id="db", tags="database",
+                        importance=3, created=T0)
+
+words = st.sampled_from(["alpha", "beta", "gamma", "delta", "db", "ci", "python", "rust"])
+lines = st.lists(st.sampled_from(["one", "two", "three", "four", "five", "six"]), min_size=1, max_size=6)
+
+
+@st.composite
+def versions(draw: st.DrawFn, base: Memory = BASE) -> Memory:
+    text = "\n".join(draw(lines))
+    deprecated = draw(st.booleans())
+    return replace(
+        base,
+        text=text,
+        tags=tuple(dict.fromkeys(draw(st.lists(words, max_size=5)))),
+        importance=draw(st.integers(1, 5)),
+        category=draw(st.sampled_from(docs.CATEGORIES)),
+        why=draw(st.sampled_from(["", "benchmarked", "policy"])),
+        updated=T0 + timedelta(hours=draw(st.integers(0, 5))),
+        deprecated=deprecated,
+        deprecated_reason=draw(st.sampled_from(["old", "moved"])) if deprecated else "",
+    )
+
+
+def _dump(result_memory: Memory) -> str:
+    return docs.dumps(result_memory)
+
+
+@settings(max_examples=150, deadline=None)
+@given(versions())
+def test_merge_of_identical_versions_is_identity(memory: Memory) -> None:
+    result = merge_memories(memory, memory, memory)
+    assert _dump(result.memory) == _dump(memory) and not result.versions
+
+
+@settings(max_examples=150, deadline=None)
+@given(versions(), versions(), versions())
+def test_merge_is_symmetric_and_keeps_every_side(base: Memory, ours: Memory, theirs: Memory) -> None:
+    one = merge_memories(base, ours, theirs)
+    two = merge_memories(base, theirs, ours)
+    assert _dump(one.memory) == _dump(two.memory)
+    assert [_dump(v) for v in one.versions] == [_dump(v) for v in two.versions]
+    merged = one.memory
+    docs.loads(_dump(merged), merged.path)  # always parseable
+    # a tag either side added is never dropped
+    for side in (ours, theirs):
+        for tag in set(side.tags) - set(base.tags):
+            assert tag in merged.tags
+    # the text of both sides survives: merged into the memory, or kept whole in a version
+    texts = [merged.text, *(v.text for v in one.versions)]
+    for side in (ours, theirs):
+        if side.text != base.text:
+            assert side.text in texts or all(line in merged.text.split("\n") for line in side.text.split("\n")
+                                             if line not in base.text.split("\n"))
+    assert merged.updated == max(ours.updated, theirs.updated)
+    assert merged.importance >= min(ours.importance, theirs.importance)
+    if ours.importance != base.importance and theirs.importance != base.importance:
+        assert merged.importance == max(ours.importance, theirs.importance)
+    if ours.deprecated != base.deprecated or theirs.deprecated != base.deprecated:
+        changed = [s for s in (ours, theirs) if s.deprecated != base.deprecated]
+        assert merged.deprecated == changed[0].deprecated or merged.deprecated
+    if merged.deprecated:
+        assert merged.deprecated_reason
+    if one.versions:
+        assert merged.conflicted and all(v.conflicted for v in one.versions)
+        assert merged.extra["conflict_with"] == [v.id for v in one.versions]
+
+
+@settings(max_examples=100, deadline=None)
+@given(versions(), versions())
+def test_merge_without_base_unites_tags(ours: Memory, theirs: Memory) -> None:
+    merged = merge_memories(None, ours, theirs).memory
+    assert set(ours.tags) | set(theirs.tags) == set(merged.tags)
+
+
+def test_field_merge() -> None:
+    ours = replace(BASE, tags=("database", "postgres"), category="constraint", updated=T0 + timedelta(hours=1))
+    theirs = replace(BASE, importance=5, tags=("database", "ops"), why="measured", updated=T0 + timedelta(hours=2))
+    merged = merge_memories(BASE, ours, theirs)
+    assert merged.conflicts == ()
+    m = merged.memory
+    assert (set(m.tags), m.category, m.importance, m.why, m.updated) == (
+        {"database", "postgres", "ops"}, "constraint", 5, "measured", T0 + timedelta(hours=2))
+
+
+def test_one_side_lowering_importance_is_kept() -> None:
+    lowered = replace(BASE, importance=1)
+    assert merge_memories(BASE, lowered, replace(BASE, why="x")).memory.importance == 1
+
+
+def test_line_merge_and_conflict() -> None:
+    assert merge_text("a\nb\nc\nd", "A\nb\nc\nd", "a\nb\nc\nD") == "A\nb\nc\nD"
+    assert merge_text("a", "b", "c") is None
+    ours = replace(BASE, text="Use PostgreSQL 16\nfor every service\nwith pgbouncer")
+    theirs = replace(BASE, text="Use MySQL\nfor every service\nwith pgbouncer", updated=T0 + timedelta(1))
+    result = merge_memories(BASE, ours, theirs)
+    assert result.conflicts == ("text",)
+    assert result.memory.text == theirs.text  # the newer side keeps the memory
+    (version,) = result.versions
+    assert version.text == ours.text and version.extra["conflict_of"] == "db"
+    assert version.id.startswith("db-conflict-")
+
+
+def test_deprecate_vs_edit() -> None:
+    gone = replace(BASE, deprecated=True, deprecated_reason="moved to SQLite")
+    edited = replace(BASE, text=BASE.text + "\nand read replicas")
+    m = merge_memories(BASE, gone, edited).memory
+    assert m.deprecated and m.deprecated_reason == "moved to SQLite" and m.text.endswith("read replicas")
+
+
+def test_merge_file_delete_vs_edit_and_other_files() -> None:
+    path = BASE.path
+    base, edited = docs.dumps(BASE).encode(), docs.dumps(replace(BASE, importance=5)).encode()
+    assert merge_file(path, base, None, edited).changes == {path: edited}
+    assert merge_file(path, base, edited, None).changes == {path: edited}
+    result = merge_file("gitmem.toml", b"a = 1\n", b"a = 2\n", b"a = 3\n")
+    assert result.conflicts and len(result.changes) == 2
+    assert all(not p.endswith(".md") for p in result.changes if p != "gitmem.toml")
+
+
+def test_resolve_takes_a_version() -> None:
+    ours = replace(BASE, text="one")
+    theirs = replace(BASE, text="two", updated=T0 + timedelta(1))
+    result = merge_memories(BASE, ours, theirs)
+    settled = resolve(result.memory, list(result.versions), take=result.versions[0])
+    assert settled.text == "one" and not settled.conflicted and "conflict_with" not in settled.extra
+    assert resolve(result.memory, list(result.versions), text="three").text == "three"
+
+
+def test_conflicts_and_note() -> None:
+    from gitmem.sync.merge import conflict_note, conflicts
+
+    ours = replace(BASE, text="one")
+    theirs = replace(BASE, text="two", updated=T0 + timedelta(1))
+    result = merge_memories(BASE, ours, theirs)
+    other = docs.make_memory("unrelated", id="other")
+    found = conflicts([result.memory, *result.versions, other])
+    assert [(m.id, [v.id for v in vs]) for m, vs in found] == [("db", [result.versions[0].id])]
+    assert "1 memories" in conflict_note([result.memory, *result.versions]) and conflict_note([other]) == ""

@@ -1,0 +1,323 @@
+"""The project wiki: ingest and its merging, keyword search in English and Chinese, lint, path safety, concurrent
+writers, the sync merge of pages, review, and what the session hooks do with the wiki."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from gitmem.errors import LockTimeoutError, ValidationError
+from gitmem.store import document as docs
+from gitmem.store.memories import MemoryRepo
+from gitmem.sync.merge import merge_file
+from gitmem.wiki import page as wp
+from gitmem.wiki.lifecycle import capture_session_log, overview
+from gitmem.wiki.store import Wiki
+from tests.helpers import assert_clean, context_of, git, hook, payload, run_cli
+
+PROJECT = "github.com-acme-shop"
+
+
+def _sections(body: str) -> int:
+    return sum(1 for line in body.splitlines() if line.startswith("## "))
+
+
+def test_ingesting_the_same_title_twice_gives_one_page_with_two_sections(repo_path: Path) -> None:
+    env = {"GITMEM_REPO": str(repo_path)}
+    first = run_cli("wiki", "ingest", "--title", "Deploy pipeline", "--category", "architecture", "--tags", "ci",
+                    "--project", "shop", "--json", "Builds run on every push.", env=env)
+    assert first.code == 0, first.err
+    data = json.loads(first.out)
+    assert data["page"] == "deploy-pipeline" and data["path"] == "wiki/shop/deploy-pipeline.md"
+    assert data["merged"] is False and len(data["commit"]) == 40
+    second = run_cli("wiki", "ingest", "--title", "deploy  PIPELINE", "--project", "shop", "--json", "-",
+                     stdin="Deploys go through staging first.", env=env)
+    assert json.loads(second.out)["merged"] is True
+    assert sorted(p.name for p in (repo_path / "wiki" / "shop").iterdir()) == ["deploy-pipeline.md", "index.md"]
+    page = Wiki(open_store(repo_path), "shop").read("deploy-pipeline")
+    assert _sections(page.body) == 2
+    assert "Builds run on every push." in page.body and "staging first" in page.body
+    assert page.category == "architecture" and page.tags == ("ci",)
+    assert "wiki: update Deploy pipeline" in git(repo_path, "log", "-1", "--format=%s")
+    log = json.loads(run_cli("wiki", "log", "deploy-pipeline", "--project", "shop", "--json", env=env).out)
+    assert [e["op"] for e in log] == ["update", "ingest"]
+    assert_clean(repo_path)
+
+
+def open_store(path: Path) -> MemoryRepo:
+    from gitmem.config import Config
+
+    return MemoryRepo(Config(repo=path))
+
+
+def test_ingest_dedups_links_redacts_and_indexes(repo: MemoryRepo) -> None:
+    book = Wiki(repo, "shop")
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    result = book.ingest("Tokens", f"The CI token was {token}. See [[Deploy Pipeline]] and [[ci-setup|the CI]].")
+    assert result.redacted == ("github-token",)
+    page = book.read("tokens")
+    assert token not in (repo.path / result.path).read_text() and page.links == ("deploy-pipeline", "ci-setup")
+    again = book.ingest("Tokens", "See [[Deploy Pipeline]] and [[ci-setup|the CI]].")  # already there word for word
+    assert again.commit == "" and again.merged
+    index = (repo.path / "wiki" / "shop" / "index.md").read_text()
+    assert "[[tokens]] Tokens" in index and "generated: true" in index
+
+
+def test_a_chinese_query_finds_the_chinese_page_among_english_ones(repo: MemoryRepo) -> None:
+    book = Wiki(repo, "shop")
+    for i, topic in enumerate(["database migrations", "release checklist", "payment retries", "cache warming"]):
+        book.add(f"Page {i} {topic}", f"Notes about {topic}: run the job nightly and watch the dashboard.")
+    book.add("部署注意事项", "部署之前必须先运行数据库迁移，然后再重启服务。", category="convention")
+    hits = book.query("数据库迁移")
+    assert hits and hits[0].name == "部署注意事项"
+    assert "数据库迁移" in hits[0].snippet and hits[0].score > 0
+    english = book.query("payment retry")
+    assert english[0].name == "page-2-payment-retries"
+    assert book.query("nightly", category="convention") == []
+    assert [h.name for h in book.query("部署", category="convention")] == ["部署注意事项"]
+    book.ingest("Page 3 cache warming", "迁移缓存的时候要先清空。")  # a changed page is re-indexed
+    assert "page-3-cache-warming" in [h.name for h in book.query("清空缓存")]
+
+
+def test_query_cli_contract(repo_path: Path) -> None:
+    env = {"GITMEM_REPO": str(repo_path)}
+    run_cli("wiki", "add", "--title", "Ports", "--project", "shop", "The API listens on 8080.", env=env)
+    out = run_cli("wiki", "query", "api port", "--project", "shop", "--json", env=env)
+    hits = json.loads(out.out)
+    assert [h["page"] for h in hits] == ["ports"]
+    assert {"page", "title", "score", "snippet"} <= set(hits[0])
+
+
+def _plant(book: Wiki, name: str, title: str, body: str, **fields: object) -> None:
+    page = wp.make_page(name, title, body, **fields)  # type: ignore[arg-type]
+    (book.dir).mkdir(parents=True, exist_ok=True)
+    (book.dir / f"{name}.md").write_text(wp.dumps(page))
+
+
+def test_lint_reports_each_planted_defect_exactly_once_and_fix_removes_nothing(repo: MemoryRepo) -> None:
+    book = Wiki(repo, "shop")
+    old = docs.utcnow() - timedelta(days=45)
+    _plant(book, "hub", "Hub", "Start here: [[stale-page]], [[big]], [[unsure]], [[ci]], [[runbook]], [[hub]].")
+    _plant(book, "lonely", "Lonely", "Nobody links here. Back to [[hub]].")                    # orphan
+    _plant(book, "stale-page", "Stale", "Old news. [[hub]]", created=old, updated=old)           # stale
+    _plant(book, "runbook", "Runbook", "Steps are in [[missing-page]].")                        # broken-link
+    _plant(book, "big", "Big", "word " * 2500)                                                   # oversized
+    _plant(book, "unsure", "Unsure", "Maybe true.", confidence="low")                           # low-confidence
+    _plant(book, "ci", "CI", "- **Test command**: `pytest -q`\n- Note: run it often")          # contradiction...
+    _plant(book, "session-2026-11-30-abc", "Session", "Test command: `make test`\n\nNote: other",  # ...with this
+           category="session-log")
+    before = {p.name: p.read_bytes() for p in book.dir.glob("*.md")}
+    findings = book.lint()
+    got = sorted((f.kind, f.page) for f in findings)
+    assert got == sorted([("orphan", "lonely"), ("stale", "stale-page"), ("broken-link", "runbook"),
+                          ("oversized", "big"), ("low-confidence", "unsure"), ("contradiction", "ci")])
+    contradiction = next(f for f in findings if f.kind == "contradiction")
+    assert "pytest -q" in contradiction.detail and "make test" in contradiction.detail
+
+    env = {"GITMEM_REPO": str(repo.path)}
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-qm", "hand-written pages")
+    fixed = run_cli("wiki", "lint", "--fix", "--project", "shop", "--json", env=env)
+    assert fixed.code == 0
+    assert sorted((f["kind"], f["page"]) for f in json.loads(fixed.out)) == got
+    assert {p.name: p.read_bytes() for p in book.dir.glob("*.md") if p.name != "index.md"} == before
+    index = (book.dir / "index.md").read_text()
+    assert all(f"[[{name[:-3]}]]" in index for name in before)
+    assert_clean(repo.path)
+    clean = run_cli("wiki", "lint", "--project", "empty", "--json", env=env)
+    assert clean.code == 0 and json.loads(clean.out) == []
+
+
+BAD_NAMES = ["../escape", "a/b", "/etc/passwd", "..", "CON", "nul.md", "a\\b", "~root", "x\x00y"]
+
+
+def test_path_traversal_through_the_cli_is_refused_with_one_line(repo_path: Path, tmp_path: Path) -> None:
+    env = {"GITMEM_REPO": str(repo_path)}
+    outside = sorted(p.name for p in tmp_path.iterdir())
+    head = git(repo_path, "rev-parse", "HEAD")
+    for args in (["wiki", "add", "--title", "ok", "--project", "../../escape", "text"],
+                 ["wiki", "read", "../../etc/passwd", "--project", "shop"],
+                 ["wiki", "delete", "CON", "--reason", "x", "--project", "shop"]):
+        result = run_cli(*args, env=env)
+        assert result.code != 0 and "error:" in result.err and "Traceback" not in result.err
+        assert len(result.err.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == outside
+    assert git(repo_path, "rev-parse", "HEAD") == head
+
+
+def test_every_wiki_name_refuses_traversal_and_writes_nothing(repo: MemoryRepo, tmp_path: Path) -> None:
+    book = Wiki(repo, "shop")
+    book.add("Real", "a page")
+    head = git(repo.path, "rev-parse", "HEAD")
+    outside = sorted(p.name for p in tmp_path.iterdir())
+    for name in BAD_NAMES:
+        calls = [lambda n=name: Wiki(repo, n), lambda n=name: book.read(n), lambda n=name: book.delete(n, "x"),
+                 lambda n=name: book.add("t", "x", name=n), lambda n=name: book.ingest("t", "x", name=n),
+                 lambda n=name: book.log(n)]
+        for call in calls:
+            with pytest.raises(ValidationError):
+                call()
+    assert sorted(p.name for p in tmp_path.iterdir()) == outside
+    assert git(repo.path, "rev-parse", "HEAD") == head
+
+
+def test_nul_and_reserved_titles_are_refused(repo: MemoryRepo) -> None:
+    book = Wiki(repo, "shop")
+    for title in ("bad\x00name", "con", "index", "!!!"):
+        with pytest.raises(ValidationError):
+            book.ingest(title, "text")
+    with pytest.raises(ValidationError):
+        Wiki(repo, "shop\x00x")
+
+
+def test_concurrent_ingests_of_one_title_end_in_one_page_with_both_sections(repo_path: Path) -> None:
+    script = ("import sys; from pathlib import Path; from gitmem.config import Config; "
+              "from gitmem.store.memories import MemoryRepo; from gitmem.wiki.store import Wiki; "
+              "Wiki(MemoryRepo(Config(repo=Path(sys.argv[1]))), 'shop').ingest('Race', sys.argv[2])")
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(repo_path), f"text from writer {i}"])
+             for i in range(2)]
+    assert [p.wait(timeout=60) for p in procs] == [0, 0]
+    page = Wiki(open_store(repo_path), "shop").read("race")
+    assert _sections(page.body) == 2
+    assert "text from writer 0" in page.body and "text from writer 1" in page.body
+    assert sorted(p.name for p in (repo_path / "wiki" / "shop").iterdir()) == ["index.md", "race.md"]
+    assert_clean(repo_path)
+
+
+def test_wiki_pages_merge_field_by_field_and_a_true_conflict_keeps_both() -> None:
+    path = "wiki/shop/deploy.md"
+    base = wp.make_page("deploy", "Deploy", "line one\nline two\nline three", tags=["ci"])
+    ours = replace(base, body="line one (ours)\nline two\nline three", tags=("ci", "ours"),
+                   updated=base.updated + timedelta(minutes=1))
+    theirs = replace(base, body="line one\nline two\nline three (theirs)", tags=("theirs",), confidence="high",
+                     updated=base.updated + timedelta(minutes=2))
+    merged = merge_file(path, *(wp.dumps(p).encode() for p in (base, ours, theirs)))
+    page = wp.loads(merged.changes[path].decode(), "deploy")  # type: ignore[union-attr]
+    assert page.body == "line one (ours)\nline two\nline three (theirs)"
+    assert page.tags == ("ours", "theirs") and page.confidence == "high" and not merged.conflicts
+    clash = replace(theirs, body="line one (theirs)\nline two\nline three")
+    merged = merge_file(path, *(wp.dumps(p).encode() for p in (base, ours, clash)))
+    page = wp.loads(merged.changes[path].decode(), "deploy")  # type: ignore[union-attr]
+    assert page.conflicted and "line one (ours)" in page.body and "line one (theirs)" in page.body
+    assert merged.conflicts and list(merged.changes) == [path]
+
+
+def test_sync_merges_pages_from_two_machines_and_review_lists_them(tmp_path: Path) -> None:
+    from gitmem.store.layout import init_repo
+
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    one, two = tmp_path / "one", tmp_path / "two"
+    init_repo(one, remote=str(bare))
+    run_cli("--repo", str(one), "wiki", "ingest", "--title", "Shared", "--project", "shop", "base text")
+    assert run_cli("--repo", str(one), "sync").code == 0
+    init_repo(two, remote=str(bare))
+    run_cli("--repo", str(one), "wiki", "ingest", "--title", "Shared", "--project", "shop", "from one")
+    run_cli("--repo", str(two), "wiki", "ingest", "--title", "Shared", "--project", "shop", "from two")
+    assert run_cli("--repo", str(one), "sync").code == 0
+    synced = run_cli("--repo", str(two), "sync")
+    assert synced.code == 0, synced.err
+    body = Wiki(open_store(two), "shop").read("shared").body
+    assert "base text" in body and "from one" in body and "from two" in body
+    review = run_cli("--repo", str(one), "review", "HEAD~1..HEAD")
+    assert "### Wiki" in review.out and "**Shared** (`shop/shared`; reference): 1 section added" in review.out
+    assert_clean(two)
+
+
+def test_session_end_writes_a_session_log_within_budget_even_without_an_index(repo_path: Path, tmp_path: Path
+                                                                              ) -> None:
+    code = tmp_path / "shop"
+    code.mkdir()
+    git(code, "init", "-q")
+    git(code, "remote", "add", "origin", "git@github.com:Acme/Shop.git")
+    env = {"GITMEM_REPO": str(repo_path), "GITMEM_PROJECT_SCAN": "0", "GITMEM_LEARN": "0", "GITMEM_WARM": "0"}
+    (repo_path / ".cache").mkdir(exist_ok=True)
+    (repo_path / ".cache" / "index").write_text("not an index")  # a broken search index must not matter
+    transcript = code / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "message": {"role": "user", "content":
+                                      "Fix the cart total. Always run pytest before committing."}}) + "\n")
+    bash = {"tool_name": "Bash", "tool_input": {"command": "pytest -x"}, "tool_response": {"stdout": "3 passed"}}
+    edit = {"tool_name": "Edit", "tool_input": {"file_path": str(code / "cart.py")}, "tool_response": {}}
+    for call in (bash, edit):
+        hook("post-tool-use", payload("PostToolUse", code, **call), env, cwd=code)
+    started = time.monotonic()
+    assert hook("session-end", payload("SessionEnd", code, reason="exit"), env, cwd=code).returncode == 0
+    assert time.monotonic() - started < 5  # the hook's own deadline; the bench measures the real figure
+    pages = list((repo_path / "wiki" / PROJECT).glob("session-*.md"))
+    assert len(pages) == 1
+    text = pages[0].read_text()
+    for expected in ("category: session-log", "Fix the cart total", "`cart.py`", "`pytest -x`",
+                     "Always run pytest before committing.", "2 tool calls, 0 failed", "session ended: exit"):
+        assert expected in text
+    start = context_of(hook("session-start", payload("SessionStart", code, "sess-2", source="startup"), env,
+                            cwd=code).stdout)
+    assert "## Project wiki: 1 pages (session-log 1)" in start
+    compact = json.loads(hook("pre-compact", payload("PreCompact", code, "sess-2", trigger="auto"), env,
+                              cwd=code).stdout)["systemMessage"]
+    assert "This project has a wiki of 1 pages on session-log" in compact
+    after = context_of(hook("session-start", payload("SessionStart", code, "sess-2", source="compact"), env,
+                            cwd=code).stdout)
+    assert "This project has a wiki of 1 pages" in after and "gitmem wiki query" in after
+    assert_clean(repo_path)
+
+
+def test_session_log_gives_up_within_its_budget_when_the_repository_is_locked(repo: MemoryRepo) -> None:
+    local = repo.path / "local"
+    from gitmem.store import local as observe
+
+    observe.append_observation(local, {"session": "s1", "phase": "post", "tool": "Bash",
+                                       "input": '{"command":"make"}', "output": "ok", "project": "shop"})
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a'); "
+                               "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(30)",
+                               str(repo.git.git_dir / "gitmem.lock")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        with pytest.raises(LockTimeoutError):
+            capture_session_log(repo, session="s1", project="shop", local=local, budget=1.0)
+        assert time.monotonic() - started < 2.0
+    finally:
+        holder.kill()
+        holder.wait()
+    assert capture_session_log(repo, session="s1", project="shop", local=local) == \
+        f"session-{time.strftime('%Y-%m-%d', time.gmtime())}-s1"
+    assert capture_session_log(repo, session="nothing-happened", project="shop", local=local) == ""
+
+
+def test_overview_stays_short_and_names_relevant_pages(repo: MemoryRepo) -> None:
+    book = Wiki(repo, "shop")
+    for i in range(30):
+        book.add(f"A rather long page title about subsystem number {i}", "text", category="architecture")
+    book.add("Payment retries", "Retries back off exponentially.", category="debugging")
+    text = overview(repo.path, "shop", "payment")
+    assert len(text) <= 300 and "31 pages (architecture 30, debugging 1)" in text
+    assert "Relevant: Payment retries" in text
+    assert overview(repo.path, "no-wiki", "x") == ""
+
+
+def test_environment_page_is_bridged_from_the_project_memory(repo: MemoryRepo) -> None:
+    (repo.path / "projects").mkdir()
+    (repo.path / "projects" / "shop.md").write_text(
+        "---\nproject: \"shop\"\n---\n# Project memory: shop\n\n## Tech stack\n- Python 3.11\n\n"
+        "## Commands\n- test: `pytest -q`\n\n## Notes\n- (none yet)\n")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-qm", "project")
+    book = Wiki(repo, "shop")
+    book.ingest("Testing", "Test: `make test`")
+    env = book.read("environment")
+    assert env.generated and "Python 3.11" in env.body and "`pytest -q`" in env.body
+    assert [(f.kind, f.page) for f in book.lint() if f.kind == "contradiction"] == [("contradiction", "testing")]
+    assert "environment" not in [p.name for p in book.pages()]
+    from gitmem.projects.memory import add_notes
+
+    add_notes(repo, "shop", ["port 5173 (vite dev server)"])  # the project memory changes: the page follows
+    assert "port 5173" in book.read("environment").body
+    assert "wiki: regenerate shop index" in git(repo.path, "log", "-1", "--format=%s")
+    assert_clean(repo.path)

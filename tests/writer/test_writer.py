@@ -1,0 +1,105 @@
+"""Writer memory: characters, relationships, scenes and world rules as committed files, CJK-aware search, the
+voice check of a line in English and Chinese, and names that cannot leave the work's folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gitmem.errors import NotFoundError, ValidationError
+from gitmem.store.memories import MemoryRepo
+from gitmem.writer.store import Writer
+from gitmem.writer.voice import check_line, register_of
+from tests.helpers import assert_clean, git, run_cli
+
+
+@pytest.fixture
+def book(repo: MemoryRepo) -> Writer:
+    writer = Writer(repo, "Long Night")
+    writer.save("character", "Lin Mei", register="formal", sentence_length="short", keywords="duty,honour",
+                taboo="damn,卧槽", voice="clipped, precise")
+    writer.save("character", "李雷", register="casual", keywords="哥们", taboo="您", tics="得了")
+    return writer
+
+
+def test_check_line_cli_flags_taboo_and_register_and_passes_an_in_voice_line(repo_path: Path) -> None:
+    env = {"GITMEM_REPO": str(repo_path)}
+    added = run_cli("writer", "character", "add", "Lin Mei", "--work", "w", "--register", "formal", "--taboo",
+                    "damn", "--keywords", "duty", env=env)
+    assert added.code == 0, added.err
+    good = json.loads(run_cli("writer", "check-line", "Lin Mei", "Duty comes first, sir.", "--work", "w", "--json",
+                              env=env).out)
+    assert good == {"ok": True, "score": 1.0, "findings": [], "matched": ["duty"]}
+    bad = json.loads(run_cli("writer", "check-line", "Lin Mei", "Yeah, gonna be a damn long night, dude.",
+                             "--work", "w", "--json", env=env).out)
+    assert bad["ok"] is False
+    assert sorted(f["kind"] for f in bad["findings"]) == ["register", "taboo"]
+    assert all(f["detail"] for f in bad["findings"])
+    assert (repo_path / "writer" / "w" / "characters" / "lin-mei.md").is_file()
+    assert_clean(repo_path)
+
+
+def test_check_line_in_chinese(book: Writer) -> None:
+    assert book.check_line("李雷", "哥们，咱走吧，别磨叽了。").ok
+    taboo = book.check_line("李雷", "好的，您先请。")
+    assert not taboo.ok and [f["kind"] for f in taboo.findings] == ["taboo", "register"]
+    assert book.check_line("Lin Mei", "卧槽，走了").findings[0]["kind"] == "taboo"
+    register = book.check_line("李雷", "敢问阁下意下如何？")
+    assert not register.ok and [f["kind"] for f in register.findings] == ["register"]
+    assert "formal" in register.findings[0]["detail"]
+
+
+def test_register_and_length_are_explained() -> None:
+    assert register_of("I daresay one must proceed, sir.")[0] == "formal"
+    assert register_of("nah, that's kinda cool")[0] == "casual"
+    assert register_of("The door was open.")[0] == "neutral"
+    long = check_line("I think that we should probably go back to the car and wait there until the rain "
+                      "finally stops and the road is safe again", {"sentence_length": "short"})
+    assert long.ok and long.findings[0]["kind"] == "length"
+
+
+def test_entities_add_update_list_show_and_commit(book: Writer, repo: MemoryRepo) -> None:
+    book.save("relationship", "Lin Mei & 李雷", a="Lin Mei", b="李雷", kind="rivals", changes="ch3: uneasy allies")
+    book.save("scene", "The ambush", chapter=3, mood="tense,dark", characters="Lin Mei,李雷", shots="rain,alley")
+    book.save("world", "Magic costs memory", notes="每次施法都会失去一段记忆。")
+    _entity, sha = book.save("character", "Lin Mei", update=True, arc="ch1: guarded,ch9: open")
+    assert len(sha) == 40
+    shown = book.show("character", "lin mei")
+    assert shown.fields["arc"] == ["ch1: guarded", "ch9: open"] and shown.fields["taboo"] == ["damn", "卧槽"]
+    assert [e.name for e in book.list("scene")] == ["003-the-ambush"]
+    assert [e.name for e in book.list("relationship")] == ["lin-mei--李雷"]
+    with pytest.raises(ValidationError):
+        book.save("character", "Lin Mei")
+    with pytest.raises(NotFoundError):
+        book.save("character", "Nobody", update=True)
+    files = git(repo.path, "ls-files", "writer").split()
+    assert len(files) == 5 and "writer/long-night/world/magic-costs-memory.md" in files
+    assert_clean(repo.path)
+
+
+def test_search_finds_entities_in_both_languages(book: Writer) -> None:
+    book.save("world", "Magic costs memory", notes="每次施法都会失去一段记忆。")
+    book.save("scene", "The ambush", chapter=3, mood="tense", notes="Rain hides the alley fight.")
+    assert [h.name for h in book.search("施法 记忆")] == ["magic-costs-memory"]
+    hits = book.search("alley rain")
+    assert hits[0].name == "003-the-ambush" and hits[0].category == "scene"
+    assert [h.name for h in book.search("honour", kind="character")] == ["lin-mei"]
+
+
+@pytest.mark.parametrize("name", ["../escape", "a/b", "/abs", "..", "CON", "x\x00y", "c:\\x"])
+def test_names_that_could_leave_the_work_are_refused(repo: MemoryRepo, tmp_path: Path, name: str) -> None:
+    head = git(repo.path, "rev-parse", "HEAD")
+    outside = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(ValidationError):
+        Writer(repo, name)
+    writer = Writer(repo, "w")
+    for call in (lambda: writer.save("character", name), lambda: writer.save("world", name),
+                 lambda: writer.save("relationship", "x", a=name, b="b"),
+                 lambda: writer.save("scene", name, chapter=1), lambda: writer.show("character", name),
+                 lambda: writer.check_line(name, "hello")):
+        with pytest.raises(ValidationError):
+            call()
+    assert git(repo.path, "rev-parse", "HEAD") == head
+    assert sorted(p.name for p in tmp_path.iterdir()) == outside
