@@ -2,22 +2,21 @@
 
     python bench/hooks.py [--sizes 1000,10000] [--runs 25] [--entry script|module|cli] [--tool-calls]
 
-For each repository size (memories), prints the median wall time (ms) of every event, its ratio to
-``python -c pass`` measured in the same run with the same interpreter (runs interleaved), the median CPU time
-(user + system, less sensitive to a busy machine) and its ratio, and the machine's load average. ``--entry``
-picks how the hook is started: ``script`` (the ``gitmem-hook`` console script, which ``gitmem install claude``
-writes into Claude Code's settings when it is installed; the default), ``module``
-(``python -m gitmem.agents.claude.entry``) or ``cli`` (``gitmem hook``, through click). ``--tool-calls`` times only the per-tool-call events (a Bash call, an
-Edit that counts a hot path) beside ``python -c pass`` and ``python -c "import json"`` (the floor: the hook
-must parse its JSON). Measure in a regular install (``pip install .``): an editable install's import finder
-slows every interpreter start and flatters the ratios. ``session-start`` is measured with BM25 only
-(``[embedding] model = "none"``) and with the configured model (``auto``), both right after a commit to the memory
-repository (so the recall-block cache misses), then once more with nothing changed (``cached block``); each run
-is a new session, so the per-session injection cache never short-cuts it. The warm path is timed too: after a
-session's stop commits, the warm-up the stop hook starts detached (``gitmem warm``, run here in the foreground
-with the configured model) and the session start that follows it. Bytecode is cached under a temporary
-``PYTHONPYCACHEPREFIX``, as an installed package has its ``.pyc`` files.
-"""
+For each repository size (memories), prints the median wall time (ms) of every event, its ratio to ``python -c
+pass`` measured in the same run with the same interpreter (runs interleaved), the median CPU time (user + system,
+less sensitive to a busy machine) and its ratio, and the machine's load average. ``--entry`` picks how the hook is
+started: ``script`` (the ``gitmem-hook`` console script, which ``gitmem install claude`` writes into Claude Code's
+settings when it is installed; the default), ``module`` (``python -m gitmem.agents.claude.entry``) or ``cli``
+(``gitmem hook``, through click). ``--tool-calls`` times only the per-tool-call events (a Bash call, an Edit that
+counts a hot path) beside ``python -c pass`` and ``python -c "import json"`` (the floor: the hook must parse its
+JSON). Measure in a regular install (``pip install .``): an editable install's import finder slows every interpreter
+start and flatters the ratios. ``session-start`` is measured with BM25 only (``[embedding] model = "none"``) and
+with the configured model (``auto``), both right after a commit to the memory repository (so the recall-block cache
+misses), then once more with nothing changed (``cached block``); each run is a new session, so the per-session
+injection cache never short-cuts it. The warm path is timed too: after a session's stop commits, the warm-up the
+stop hook starts detached (``gitmem warm``, run here in the foreground with the configured model) and the session
+start that follows it. Bytecode is cached under a temporary ``PYTHONPYCACHEPREFIX``, as an installed package has its
+``.pyc`` files."""
 
 from __future__ import annotations
 

@@ -8,9 +8,9 @@ nothing but ``json``, ``os`` and gitmem's light modules (:mod:`gitmem.store.loca
 :func:`record` answers False when it cannot tell cheaply where and how to write: a ``.memrepo`` file above the
 working directory, a settings file that sets ``repo``, ``project`` or ``extra_patterns``, a working directory whose
 project is not cached yet, no memory repository, an input it cannot read or that is large.
-:mod:`gitmem.agents.claude.entry` then runs the general handler (:func:`gitmem.agents.claude.handlers.post_tool_use`),
-which reads the configuration, reports errors and caches the project, so the next call in that directory takes this path.
-"""
+:mod:`gitmem.agents.claude.entry` then runs the general handler
+(:func:`gitmem.agents.claude.handlers.post_tool_use`), which reads the configuration, reports errors and caches the
+project, so the next call in that directory takes this path."""
 
 from __future__ import annotations
 
