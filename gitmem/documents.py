@@ -36,6 +36,7 @@ from functools import cache
 from typing import Any
 
 from gitmem.errors import DocumentError, ValidationError
+from gitmem.text import scripts
 
 SCHEMA_VERSION = 1
 TYPES = ("user", "feedback", "project", "reference")
@@ -58,7 +59,7 @@ _KEY_ORDER = (
 _WHY = "**Why:**"
 _HOW = "**How to apply:**"
 # Letters, digits and CJK/kana/hangul; used both for slugs and to decide whether an id can be a file name as is.
-_WORD = r"0-9a-z\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_WORD = "0-9a-z" + scripts.CJK
 
 @cache
 def _pattern(name: str) -> re.Pattern[str]:
