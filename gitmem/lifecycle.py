@@ -24,7 +24,6 @@ from typing import Any
 from gitmem import documents as docs
 from gitmem.documents import Memory
 from gitmem.errors import ValidationError
-from gitmem.gitstore import format_message
 from gitmem.observe import read_usage
 from gitmem.recall import ORDER
 from gitmem.store import MemoryRepo
@@ -230,9 +229,8 @@ def write_index(repo: MemoryRepo, *, max_lines: int = MAX_INDEX_LINES) -> tuple[
     except OSError:
         pass
     with repo.git.locked():
-        sha = repo.git.commit({INDEX_FILE: text.encode()}, format_message(
-            f"index: {INDEX_FILE} with {lines} lines", {"Gitmem-Op": "update", "Gitmem-Source": "lifecycle"}),
-            repo.git.author(repo.config.author))
+        sha = repo.commit({INDEX_FILE: text.encode()}, f"index: {INDEX_FILE} with {lines} lines", "update",
+                          "lifecycle")
     return sha, lines
 
 

@@ -203,8 +203,14 @@ class MemoryRepo:
         self.last_redaction = kinds
         return cleaned
 
-    def _commit(self, changes: Mapping[str, bytes | None], subject: str, op: str, source: str,
-                ids: Iterable[str], extra: Mapping[str, str] | None = None, body: str = "") -> str:
+    def commit(self, changes: Mapping[str, bytes | None], subject: str, op: str, source: str,
+               ids: Iterable[str] = (), extra: Mapping[str, str | builtins.list[str]] | None = None,
+               body: str = "") -> str:
+        """Commit ``changes`` (path → content, ``None`` deletes) as the configured author; the one way every
+        writer (memories, instincts, evolve, lifecycle, projects, wiki, writer) records a change, so the log reads
+        the same whoever wrote it. The message is ``subject``, ``body`` and the trailers ``Gitmem-Op``,
+        ``Gitmem-Source``, ``Gitmem-Id`` (``Gitmem-Count`` past 20 ids) and ``extra``. The caller holds
+        :meth:`GitStore.locked`. Returns the new commit's sha ("" when nothing changed)."""
         id_list = list(ids)
         trailers: dict[str, str | list[str]] = {"Gitmem-Op": op, "Gitmem-Source": source}
         if len(id_list) <= _MAX_TRAILER_IDS:
@@ -242,7 +248,7 @@ class MemoryRepo:
             else:
                 while self._find(memory.id) is not None:  # a 24-bit suffix can collide in a large repo
                     memory = replace(memory, id=docs.new_id(memory.text))
-            self._commit(
+            self.commit(
                 {memory.path: docs.dumps(memory).encode()},
                 f"remember: {memory.title}", "add", self._source_label(memory), [memory.id],
                 body=f"{memory.type} · {memory.category} · importance {memory.importance}",
@@ -292,7 +298,7 @@ class MemoryRepo:
             sha = ""
             if changes:
                 ids = [m.id for m in written] + [m.id for m in removed if m.id not in {w.id for w in written}]
-                sha = self._commit(changes, subject, op, source, ids, extra=trailers, body=body)
+                sha = self.commit(changes, subject, op, source, ids, extra=trailers, body=body)
         return sha, written
 
     def save(self, memory: Memory, *, op: str = "update", source: str = "cli", subject: str = "") -> Memory:
@@ -307,7 +313,7 @@ class MemoryRepo:
             old_rel = old.relative_to(self.path).as_posix()
             if old_rel != memory.path:  # moved between projects
                 changes[old_rel] = None
-            self._commit(changes, subject or f"edit: {memory.title}", op, source, [memory.id])
+            self.commit(changes, subject or f"edit: {memory.title}", op, source, [memory.id])
         return memory
 
     def forget(self, memory_id: str, reason: str, *, purge: bool = False, superseded_by: str = "",
@@ -320,7 +326,7 @@ class MemoryRepo:
         with self.git.locked():
             memory = self.get(memory_id)
             if purge:
-                self._commit({memory.path: None}, f"purge: {memory.title}", "purge", source, [memory.id],
+                self.commit({memory.path: None}, f"purge: {memory.title}", "purge", source, [memory.id],
                              extra={"Gitmem-Path": memory.path}, body=f"Reason: {reason}")
                 return replace(memory, deprecated=True, deprecated_reason=reason)
             if memory.deprecated and not superseded_by:
@@ -329,7 +335,7 @@ class MemoryRepo:
             changed = self._clean(replace(memory, deprecated=True, deprecated_reason=reason,
                                           superseded_by=superseded_by or memory.superseded_by,
                                           updated=docs.utcnow()))
-            self._commit({changed.path: docs.dumps(changed).encode()}, f"forget: {changed.title}",
+            self.commit({changed.path: docs.dumps(changed).encode()}, f"forget: {changed.title}",
                          "deprecate", source, [changed.id], body=f"Reason: {changed.deprecated_reason}")
         return changed
 
@@ -345,7 +351,7 @@ class MemoryRepo:
                                    updated=docs.utcnow())
             else:
                 restored = self._from_history(memory_id)
-            self._commit({restored.path: docs.dumps(restored).encode()}, f"restore: {restored.title}",
+            self.commit({restored.path: docs.dumps(restored).encode()}, f"restore: {restored.title}",
                          "restore", source, [restored.id])
         return restored
 
@@ -415,7 +421,7 @@ class MemoryRepo:
                 ids.append(memory.id)
             if changes:
                 label = f" from {origin}" if origin else ""
-                result.commit = self._commit(
+                result.commit = self.commit(
                     changes, f"import: {len(ids)} memories{label}", "ingest",
                     f"import:{origin}" if origin else "import", ids,
                     body=f"{result.added} added, {result.updated} updated, {result.unchanged} unchanged",

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem import documents as docs
 from gitmem.errors import DocumentError, NotFoundError, ValidationError
-from gitmem.gitstore import format_message
 from gitmem.redact import redact
 from gitmem.writer import entities as we
 
@@ -100,11 +99,10 @@ class Writer:
                 name = we.entity_name(what, title, values)
                 rel = self._rel(what, name)
                 entity = we.Entity(what, name, title, values, (notes or "").strip("\n"), now, now)
-            message = format_message(f"writer: {'update' if found else 'add'} {what} {entity.title}"[:100],
-                                     {"Gitmem-Op": "update" if found else "add", "Gitmem-Source": "cli",
-                                      "Gitmem-Writer": f"{self.work}/{what}/{entity.name}"})
-            sha = self.repo.git.commit({rel: we.dumps(entity).encode()}, message,
-                                       self.repo.git.author(self.repo.config.author))
+            sha = self.repo.commit({rel: we.dumps(entity).encode()},
+                                   f"writer: {'update' if found else 'add'} {what} {entity.title}"[:100],
+                                   "update" if found else "add", "cli",
+                                   extra={"Gitmem-Writer": f"{self.work}/{what}/{entity.name}"})
         return entity, sha
 
     def search(self, query: str, *, k: int = 10, kind: str | None = None) -> builtins.list[SearchHit]:
