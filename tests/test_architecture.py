@@ -13,6 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "gitmem"
 # Lower layers never import higher ones. Entry points (rank 9) may import anything.
 LAYERS: dict[str, int] = {
     "errors": 0, "locks": 0, "fileio": 0, "detectors": 0, "text": 0, "text.scripts": 0,
+    "agents": 0, "agents.claude": 0, "agents.claude.events": 0,
     "config": 1, "documents": 1, "redact": 1, "secretrules": 1, "gitstore": 1, "gitplumbing": 1,
     "embed": 1, "models": 1, "modelinstall": 1, "e5convert": 1, "tokens": 1, "timeparse": 1,
     "snapshot": 1, "vectorstore": 1,

@@ -1,0 +1,1 @@
+"""Claude Code: the hook events, their entry and handlers, and the settings installer."""
