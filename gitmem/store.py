@@ -21,13 +21,9 @@ from gitmem.gitstore import GitStore, LogEntry, format_message
 from gitmem.layout import Issue, check_layout
 from gitmem.redact import redact, redact_value
 
-#: fields an import record may carry; anything else is refused so a typo is not silently dropped
-IMPORT_FIELDS = frozenset({
-    "text", "id", "created", "updated", "expires", "type", "category", "importance", "tags", "project", "scope",
-    "source", "name", "description", "why", "how", "deprecated", "deprecated_reason", "superseded_by",
-    # written by ``gitmem export``; accepted so an export can be imported again
-    "path", "schema_version", "conflicted", "source_ref",
-})
+#: fields an import record may carry (every field of a memory, and the ``path`` ``gitmem export`` writes so an
+#: export can be imported again); anything else is refused so a typo is not silently dropped
+IMPORT_FIELDS = frozenset({f.name for f in docs.MEMORY_FIELDS} - {"extra"} | {"path"})
 _MAX_TRAILER_IDS = 20
 _MAX_LEAKS_SHOWN = 20
 
@@ -162,10 +158,11 @@ class MemoryRepo:
     def _clean(self, memory: Memory) -> Memory:
         """Redact secrets in every field before the memory is written; remember what kinds were found.
 
-        Free text (body, name, description, why, how, tags, source, reasons, unknown frontmatter keys) is
-        redacted. Names that become file names cannot be redacted without changing what they name: an id derived
-        from the text is derived again from the redacted text, and an id or a project given by the caller that
-        holds a secret is refused with a :class:`ValidationError`. The commit helper checks again
+        Free text (the fields declared ``redact="scrub"``: body, name, description, why, how, tags, reasons,
+        unknown frontmatter keys) is redacted. Names that become file names (declared ``redact="refuse"``)
+        cannot be redacted without changing what they name: an id derived from the text is derived again from
+        the redacted text, and an id or a project given by the caller that holds a secret is refused with a
+        :class:`ValidationError`. The commit helper checks again
         (:meth:`GitStore.commit`), so a field added later cannot slip through."""
         patterns = self.config.redaction.extra_patterns
         kinds: list[str] = []
@@ -190,16 +187,16 @@ class MemoryRepo:
                 memory_id = docs.new_id(text, suffix=memory_id[-6:])
         else:
             refuse(memory_id, "id")
-        refuse(memory.project, "project")
+        for name in docs.field_names(redact="refuse"):
+            if name != "id":  # handled above: a derived id is derived again instead
+                refuse(getattr(memory, name), name)
         extra = redact_value(memory.extra, extra_patterns=patterns) if memory.extra else (memory.extra, ())
         kinds.extend(k for k in extra[1] if k not in kinds)
-        cleaned = replace(
-            memory,
-            id=memory_id, text=text, name=scrub(memory.name), description=scrub(memory.description),
-            why=scrub(memory.why), how=scrub(memory.how), source_ref=scrub(memory.source_ref),
-            tags=tuple(scrub(t) for t in memory.tags), deprecated_reason=scrub(memory.deprecated_reason),
-            superseded_by=scrub(memory.superseded_by), extra=extra[0],
-        )
+        # every other field its declaration marks for scrubbing (``Memory``'s field metadata)
+        scrubbed: dict[str, Any] = {name: tuple(scrub(t) for t in value) if isinstance(value, tuple) else scrub(value)
+                                    for name in docs.field_names(redact="scrub") if name not in ("text", "extra")
+                                    for value in [getattr(memory, name)]}
+        cleaned = replace(memory, **scrubbed, id=memory_id, text=text, extra=extra[0])
         self.last_redaction = kinds
         return cleaned
 
