@@ -1,6 +1,7 @@
 """Write the generated tables of the docs from their one declaration; tests fail when one is stale.
 
 - docs/store.md: the memory fields (``Memory`` in ``gitmem/documents.py``, with its field metadata);
+- docs/config.md: the ``GITMEM_*`` environment variables (``ENV_FLAGS`` in ``gitmem/config.py``).
 
     python scripts/doc_tables.py
 """
@@ -15,9 +16,10 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 def _tables() -> dict[str, tuple[str, Callable[[], str]]]:
+    from gitmem.config import env_table
     from gitmem.documents import fields_table
 
-    return {"store.md": ("memory fields", fields_table)}
+    return {"store.md": ("memory fields", fields_table), "config.md": ("environment", env_table)}
 
 
 def doc_text(page: str, current: str) -> str:
