@@ -21,6 +21,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from gitmem import __version__
+from gitmem.documents import CATEGORIES, SCOPES, TYPES
 from gitmem.errors import GitmemError, ValidationError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -237,13 +238,13 @@ def _report_redaction(kinds: list[str]) -> None:
 
 @cli.command()
 @click.argument("text", required=False)
-@click.option("--type", "type_", type=click.Choice(["user", "feedback", "project", "reference"]),
+@click.option("--type", "type_", type=click.Choice(TYPES),
               help="Kind of memory (default: project with --project, else user).")
 @click.option("--category", default="background", show_default=True,
-              type=click.Choice(["background", "decision", "preference", "constraint", "correction"]))
+              type=click.Choice(CATEGORIES))
 @click.option("--importance", default=3, show_default=True, type=click.IntRange(1, 5), help="1 (trivia) to 5.")
 @click.option("--tags", default="", help="Comma-separated tags.")
-@click.option("--scope", type=click.Choice(["global", "project", "session"]),
+@click.option("--scope", type=click.Choice(SCOPES),
               help="project (default inside a code project), global (default elsewhere) or session.")
 @click.option("--project", default="", help="Project id (default: the code project around the working directory).")
 @click.option("--name", default="", help="Short title (default: the first line).")

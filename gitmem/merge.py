@@ -203,7 +203,6 @@ def merge_memories(base: Memory | None, ours: Memory, theirs: Memory) -> MergeRe
     values.update(zip(placement, _three_way(place(base) if base is not None else None, has_base, place(ours),
                                             place(theirs), lambda _o, _t: place(winner)), strict=True))
     values.update({name: pick(name, lambda o, t: o or t) for name in docs.field_names(merge="either")})
-    values.pop("conflicted")  # also set by this merge's own conflicts, below
     # the reason and the successor follow the side that deprecated the memory
     deprecating = next((m for m in (winner, loser) if m.deprecated), None) if values["deprecated"] else None
     for name in docs.field_names(merge="deprecation"):
@@ -228,7 +227,7 @@ def merge_memories(base: Memory | None, ours: Memory, theirs: Memory) -> MergeRe
     siblings = sorted(_three_way(
         _conflict_ids(base) if base is not None else None, has_base, _conflict_ids(ours), _conflict_ids(theirs),
         lambda o, t: sorted({*o, *t})))
-    conflicted = bool(pick("conflicted", lambda o, t: o or t))
+    conflicted = bool(values.pop("conflicted"))  # and true when this merge meets a conflict of its own
     if conflicts:
         sibling_id = version_id(ours.id, loser)
         sibling_extra = {k: v for k, v in loser.extra.items() if k != CONFLICT_WITH}
