@@ -6,7 +6,7 @@ import re
 from dataclasses import replace
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitmem import documents as docs
@@ -101,6 +101,7 @@ def test_traversal_ids_stay_inside_their_folder() -> None:
 printable = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=40)
 
 
+@settings(deadline=None)  # the first example pays the one-time YAML import and pattern compiles
 @given(
     text=printable.filter(lambda t: t.strip() and "**" not in t),
     category=st.sampled_from(docs.CATEGORIES),
