@@ -298,7 +298,7 @@ class Memory:
         """A JSON-friendly dict of every field (times as ISO 8601 strings)."""
         data = asdict(self)
         data["tags"] = list(self.tags)
-        for key in ("created", "updated", "expires"):
+        for key in TIME_FIELDS:
             value = getattr(self, key)
             data[key] = format_time(value) if value else None
         data["path"] = self.path
@@ -317,6 +317,8 @@ def field_names(**metadata: str) -> tuple[str, ...]:
 MEMORY_FIELDS: tuple[Field[Any], ...] = fields(Memory)
 #: the frontmatter keys gitmem writes, in the order it writes them
 FRONTMATTER_KEYS = tuple(f.name for f in MEMORY_FIELDS if f.metadata["write"] in ("always", "set"))
+#: the fields that hold a time (written as ISO 8601 UTC strings)
+TIME_FIELDS = tuple(f.name for f in MEMORY_FIELDS if str(f.type).startswith("datetime"))
 #: frontmatter keys written even when empty
 _ALWAYS = frozenset(field_names(write="always"))
 
