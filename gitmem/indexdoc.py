@@ -22,7 +22,7 @@ _MEMORY_NAMES = tuple(f.name for f in fields(Memory))
 _TIMES = docs.TIME_FIELDS
 #: bump when the schema, the analyzer or what goes into a field changes: the index is then rebuilt (it also
 #: changes by itself with the fields of Memory, which the stored documents list in order)
-FORMAT = "5." + hashlib.blake2b(",".join(_MEMORY_NAMES).encode(), digest_size=4).hexdigest()
+FORMAT = "6." + hashlib.blake2b(",".join(_MEMORY_NAMES).encode(), digest_size=4).hexdigest()
 #: bump when the text given to the embedding model changes: vectors are then recomputed (3: a memory in a script
 #: the model does not cover is stored as a zero vector, see :func:`gitmem.embed.covers`)
 VECTOR_RECIPE = 3

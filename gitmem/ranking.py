@@ -33,11 +33,11 @@ K = TypeVar("K")
 GLOBAL_PROJECT = "@global"
 #: name under which the analyzer is registered on every Index open (tantivy does not persist it)
 TOKENIZER = "gitmem_cjk_v2"
-#: one token per Han/kana/Hangul character, whole words otherwise (rust regex syntax). Hangul syllables too:
+#: one token per Han/kana/Hangul character (the ranges of :mod:`gitmem.text.scripts`), whole words otherwise
+#: (rust regex syntax). Hangul syllables too:
 #: Korean glues particles to its words (데이터베이스는, 데이터베이스를), so whole words rarely match a question's;
 #: syllables searched as bigrams do, as Chinese characters do.
-TOKEN_PATTERN = (r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]"
-                 r"|[\w--[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]]+")
+TOKEN_PATTERN = f"[{scripts.rust_class(scripts.CJK)}]|[\\w--[{scripts.rust_class(scripts.CJK)}]]+"
 _CJK_RUN = re.compile(f"[{scripts.CJK}]+")
 _WORD = re.compile(r"\w+")
 
