@@ -25,6 +25,32 @@ from typing import Any
 
 from gitmem.errors import ConfigError
 
+#: every ``GITMEM_*`` environment variable gitmem reads, with what it does: the one table (``docs/config.md``
+#: is generated from it, ``tests/test_config.py`` fails when the code names a flag that is not here). Only entry
+#: points read the environment: the CLI, the hook process (which hands its environment to the handlers as
+#: ``Context.env``), :func:`gitmem.open`, and the post-commit shell script.
+ENV_FLAGS: dict[str, str] = {
+    "GITMEM_REPO": "the memory repository (after `--repo`, before `.memrepo`, the user config and `~/.gitmem`)",
+    "GITMEM_CONFIG": "the user config file (default: `$XDG_CONFIG_HOME/gitmem/config.toml`)",
+    "GITMEM_HOOK_DEADLINE": "seconds after which a hook process exits 0 by itself (default: each event's own, "
+                            "`docs/hooks.md`; `0` turns the deadline off)",
+    "GITMEM_LEARN": "`0`: session end does not start the detached session learner",
+    "GITMEM_WARM": "`0`: no warm-up of the next session's recall block (after a session or a commit)",
+    "GITMEM_PROJECT_SCAN": "`0`: session start does not scan the project when its memory is stale",
+    "GITMEM_SERVER_TIMEOUT": "seconds a hook waits for a running `gitmem serve` to answer (default 2)",
+    "GITMEM_TOKEN": "bearer token of `gitmem serve` (the server requires it, the hooks send it)",
+    "GITMEM_NO_EXTRACT": "set: the post-commit hook does nothing",
+    "GITMEM_BIN": "the `gitmem` the post-commit hook runs (default: the one that installed it)",
+    "GITMEM_TEST_CRASH": "`step[:n]`: the process exits at the n-th pass of a write step (crash tests only)",
+}
+
+
+def env_table() -> str:
+    """:data:`ENV_FLAGS` as the Markdown table of ``docs/config.md``."""
+    rows = [f"| `{name}` | {meaning} |" for name, meaning in ENV_FLAGS.items()]
+    return "\n".join(["| variable | what it does |", "|---|---|", *rows]) + "\n"
+
+
 REPO_CONFIG_NAME = "gitmem.toml"
 MEMREPO_NAME = ".memrepo"
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
+import runpy
 from pathlib import Path
 
 import pytest
 
-from gitmem.config import discover, load
+from gitmem.config import ENV_FLAGS, discover, load
 from gitmem.errors import ConfigError
 
 
@@ -58,3 +60,21 @@ def test_bad_config_names_file_key_and_fix(tmp_path: Path, content: str, message
     with pytest.raises(ConfigError) as info:
         discover(env={}, cwd=tmp_path, home=tmp_path / "h")
     assert str(bad) in str(info.value) and message in str(info.value)
+
+
+def test_every_environment_variable_the_code_names_is_in_the_one_table() -> None:
+    """A ``GITMEM_*`` name anywhere in the package (Python or the shipped shell script) is declared in
+    ``ENV_FLAGS`` and documented in docs/config.md, and the table names nothing the code no longer reads."""
+    root = Path(__file__).resolve().parents[1]
+    package = root / "gitmem"
+    named: set[str] = set()
+    for path in [*package.rglob("*.py"), package / "data" / "post-commit"]:
+        if path.name != "config.py":
+            named.update(re.findall(r"GITMEM_[A-Z0-9_]+", path.read_text(encoding="utf-8")))
+    assert named, "the scan found no flag at all"
+    assert sorted(named - set(ENV_FLAGS)) == [], "declare these in ENV_FLAGS (gitmem/config.py)"
+    assert sorted(set(ENV_FLAGS) - named) == [], "nothing reads these any more: drop them from ENV_FLAGS"
+    doc = (root / "docs" / "config.md").read_text()
+    assert doc == runpy.run_path(str(root / "scripts" / "doc_tables.py"))["doc_text"]("config.md", doc), \
+        "docs/config.md is stale: run python scripts/doc_tables.py"
+    assert all(f"| `{name}` |" in doc for name in ENV_FLAGS)

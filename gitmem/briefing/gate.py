@@ -12,11 +12,11 @@ English memories were never a needed memory).
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from gitmem.errors import SearchError
+from gitmem.text import scripts
 
 if TYPE_CHECKING:
     from gitmem.search.index import Hit, Index
@@ -33,20 +33,13 @@ COSINE_MIN: dict[str, float] = {
 }
 #: models that only cover Latin-script text (their tokenizers split CJK into unknown or byte pieces)
 LATIN_ONLY = ("minilm-l6", "nomic-embed-text")
-#: Chinese, Japanese and Korean characters
-CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-
-
-def has_cjk(text: str) -> bool:
-    """Whether ``text`` holds Chinese, Japanese or Korean characters."""
-    return bool(CJK.search(text))
 
 
 def covers(model_id: str, *texts: str) -> bool:
     """Whether the model's vectors mean something for every one of ``texts``."""
     if not model_id.startswith(LATIN_ONLY):
         return True
-    return not any(has_cjk(text) for text in texts)
+    return not any(scripts.is_cjk(text) for text in texts)
 
 
 def cosine_min(model_id: str) -> float | None:

@@ -13,7 +13,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from gitmem.briefing.block import build_block
-from gitmem.briefing.gate import CJK, relevant_hits
+from gitmem.briefing.gate import relevant_hits
+from gitmem.text import scripts
 
 if TYPE_CHECKING:
     from gitmem.search.index import Hit
@@ -28,7 +29,7 @@ CONTEXT_CHARS = 300
 def estimate_tokens(text: str) -> int:
     """A token count that errs high (about 3.6 characters a token in Latin text, one per CJK character and a
     fifth more): the hook never loads the tokenizer for it."""
-    cjk = len(CJK.findall(text))
+    cjk = scripts.count_cjk(text)
     return int((len(text) - cjk) / 3.6 + cjk * 1.2) + 1
 
 

@@ -17,6 +17,7 @@ import click
 
 from gitmem.cli.app import State, cli, emit_json, json_option, pass_state, read_text, report_redaction
 from gitmem.errors import GitmemError, ValidationError
+from gitmem.store.document import CATEGORIES, SCOPES, TYPES
 
 
 # -- init / config ---------------------------------------------------------------------------------------
@@ -57,13 +58,13 @@ def show_config(state: State, as_json: bool) -> None:
 # -- remember / show / list ----------------------------------------------------------------------------
 @cli.command()
 @click.argument("text", required=False)
-@click.option("--type", "type_", type=click.Choice(["user", "feedback", "project", "reference"]),
+@click.option("--type", "type_", type=click.Choice(TYPES),
               help="Kind of memory (default: project with --project, else user).")
 @click.option("--category", default="background", show_default=True,
-              type=click.Choice(["background", "decision", "preference", "constraint", "correction"]))
+              type=click.Choice(CATEGORIES))
 @click.option("--importance", default=3, show_default=True, type=click.IntRange(1, 5), help="1 (trivia) to 5.")
 @click.option("--tags", default="", help="Comma-separated tags.")
-@click.option("--scope", type=click.Choice(["global", "project", "session"]),
+@click.option("--scope", type=click.Choice(SCOPES),
               help="project (default inside a code project), global (default elsewhere) or session.")
 @click.option("--project", default="", help="Project id (default: the code project around the working directory).")
 @click.option("--name", default="", help="Short title (default: the first line).")

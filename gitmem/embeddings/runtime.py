@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from gitmem.errors import EmbeddingError
+from gitmem.text.scripts import CJK
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -138,7 +139,7 @@ _PACKAGED_TOKENIZER = _DATA / "all-MiniLM-L6-v2.tokenizer.json.gz"
 
 # A Latin word counts as one unit, and so does each CJK/kana/Hangul character (about a word's worth of meaning);
 # a run of letters of any other script is one unit too.
-_UNITS = re.compile(r"[A-Za-z\u00c0-\u024f]+|[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]|[^\W\d_]+")
+_UNITS = re.compile(rf"[A-Za-z\u00c0-\u024f]+|[{CJK}]|[^\W\d_]+")
 _LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
 
 

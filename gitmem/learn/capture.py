@@ -39,6 +39,7 @@ from gitmem.files.atomic import atomic_write
 from gitmem.store import document as docs
 from gitmem.store.document import Memory
 from gitmem.store.memories import MemoryRepo
+from gitmem.text import scripts
 
 SKIP_ABOVE = 0.9
 MERGE_ABOVE = 0.8
@@ -51,7 +52,7 @@ MAX_TRANSCRIPTS = 200
 IMPORTANCE = {"constraint": 4, "decision": 4, "correction": 4, "preference": 3}
 TYPES = {"constraint": "feedback", "correction": "feedback", "preference": "feedback", "decision": "project"}
 
-_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK = scripts.CJK
 _SPLIT = re.compile(r"(?<=[.!?;])\s+|[\n\r。！？；]+")
 TRIGGERS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("correction", re.compile(

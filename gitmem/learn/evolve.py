@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitmem.git.store import format_message
 from gitmem.learn.instincts import Instinct, list_instincts
 from gitmem.redact.engine import redact
 from gitmem.store.document import file_stem
@@ -182,13 +181,10 @@ def evolve(repo: MemoryRepo, *, source: str = "cli", keep_at: float = KEEP_AT, d
             f"rule {r.id} ({r.domain}, {r.confidence:.2f}, evidence {r.evidence_count})" for r in result.rules)
         if result.merged:
             body += "\n" + "\n".join(f"merged into {k}: {', '.join(v)}" for k, v in result.merged.items())
-        trailers: dict[str, str | list[str]] = {
-            "Gitmem-Op": "evolve", "Gitmem-Source": source, "Gitmem-Id": [r.id for r in result.rules][:20],
-            "Gitmem-Evidence": str(sum(r.evidence_count for r in result.rules))}
         subject = f"evolve: {len(result.rules)} rules in {len({r.domain for r in result.rules})} domains, " \
                   f"{len(result.changes)} files changed"
-        result.commit = repo.git.commit(changes, format_message(subject, trailers, body),
-                                        repo.git.author(repo.config.author))
+        result.commit = repo.commit(changes, subject, "evolve", source, [r.id for r in result.rules],
+                                    {"Gitmem-Evidence": str(sum(r.evidence_count for r in result.rules))}, body)
     return result
 
 

@@ -45,7 +45,6 @@ import yaml
 
 from gitmem.errors import DocumentError, NotFoundError, ValidationError
 from gitmem.files.atomic import atomic_write, read_inside
-from gitmem.git.store import format_message
 from gitmem.learn.patterns import BY_PATTERN, DETECTORS, Detection, Detector, detect, read_observations, sessions_from
 from gitmem.redact.engine import redact
 from gitmem.store import document as docs
@@ -313,11 +312,8 @@ def commit_changes(repo: MemoryRepo, changes: list[Change], subject: str, op: st
     files: dict[str, bytes | None] = {c.instinct.path: dumps(c.instinct).encode() for c in changes}
     evidence = sum(c.instinct.evidence_count for c in changes)
     body = "\n".join(f"- {c.line()}" for c in changes) + f"\n\nEvidence: {evidence} observations in total."
-    trailers: dict[str, str | list[str]] = {"Gitmem-Op": op, "Gitmem-Source": source,
-                                            "Gitmem-Id": [c.instinct.id for c in changes][:20],
-                                            "Gitmem-Evidence": str(evidence)}
-    trailers.update(extra or {})
-    return repo.git.commit(files, format_message(subject, trailers, body), repo.git.author(repo.config.author))
+    trailers: dict[str, str | list[str]] = {"Gitmem-Evidence": str(evidence), **(extra or {})}
+    return repo.commit(files, subject, op, source, [c.instinct.id for c in changes], trailers, body)
 
 
 def _promotions(current: dict[str, Instinct], when: datetime) -> list[Change]:

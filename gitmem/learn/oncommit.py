@@ -10,30 +10,9 @@ from typing import Any
 from gitmem.errors import GitmemError
 from gitmem.files.atomic import atomic_write
 
-#: the hook installed into code repositories; ``git-hooks/post-commit`` in the source tree is this text
-HOOK_SCRIPT = r"""#!/bin/sh
-# gitmem post-commit hook: installed by `gitmem git-hooks install`, removed by `gitmem git-hooks uninstall`.
-# Runs the post-commit hook that was here before (kept as post-commit.pre-gitmem), then learns decisions from
-# the new commit and warms the next session's recall block in the background: this script returns at once; both
-# steps are detached and time-limited.
-if [ -x "$0.pre-gitmem" ]; then
-    "$0.pre-gitmem" "$@"
-fi
-[ -n "$GITMEM_NO_EXTRACT" ] && exit 0
-GITMEM_BIN="${GITMEM_BIN:-gitmem}"
-command -v "$GITMEM_BIN" >/dev/null 2>&1 || exit 0
-top=$(git rev-parse --show-toplevel 2>/dev/null) || exit 0
-sha=$(git rev-parse -q --verify HEAD 2>/dev/null) || exit 0
-detach=nohup
-command -v setsid >/dev/null 2>&1 && detach=setsid  # own session: no terminal signal reaches it
-# extract, then warm the recall block the next session here will get (its query names the last commits)
-warm=1
-[ "$GITMEM_WARM" = "0" ] && warm=0
-GITMEM_NO_EXTRACT=1 $detach sh -c '"$1" extract --commit "$2" --repo "$3" --deadline 60 --quiet
-    [ "$4" = 1 ] && cd "$3" && "$1" warm --cwd "$3" --timeout 60' \
-    gitmem-post-commit "$GITMEM_BIN" "$sha" "$top" "$warm" </dev/null >/dev/null 2>&1 &
-exit 0
-"""
+#: the hook installed into code repositories: ships once, as package data (``git-hooks/post-commit`` in the
+#: source tree is a copy that a test keeps identical)
+HOOK_SCRIPT = (Path(__file__).parents[1] / "data" / "post-commit").read_text(encoding="utf-8")
 HOOK_MARKER = "# gitmem post-commit hook"
 CHAINED_SUFFIX = ".pre-gitmem"
 _BIN_LINE = 'GITMEM_BIN="${GITMEM_BIN:-gitmem}"'

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem.files.atomic import read_inside
-from gitmem.git.store import format_message
 from gitmem.redact.engine import redact
 from gitmem.store import local as observe
 
@@ -234,10 +233,6 @@ def merge_scan(existing: ProjectFile | None, result: Scan, *, project: str, repo
                        sections=merged)
 
 
-def _commit(repo: MemoryRepo, changes: dict[str, bytes], subject: str, trailers: dict[str, str]) -> str:
-    return repo.git.commit(changes, format_message(subject, trailers), repo.git.author(repo.config.author))
-
-
 def _encode(repo: MemoryRepo, pf: ProjectFile) -> bytes:
     patterns = tuple(repo.config.redaction.extra_patterns)
     return redact(render(pf), extra_patterns=patterns).text.encode("utf-8")
@@ -267,8 +262,8 @@ def scan_and_write(repo: MemoryRepo, cwd: Path, *, project: str = "", force: boo
             _record_scan(repo.path, context.project, moment)  # nothing new: no commit, but not stale either
             return outcome
         new.meta["scanned_at"] = observe.now_iso(moment)
-        outcome.sha = _commit(repo, {rel: _encode(repo, new)}, f"project: scan {context.project}",
-                              {"Gitmem-Op": "update", "Gitmem-Source": f"scan:{context.project}"})
+        outcome.sha = repo.commit({rel: _encode(repo, new)}, f"project: scan {context.project}", "update",
+                                  f"scan:{context.project}")
         outcome.changed = bool(outcome.sha)
     _record_scan(repo.path, context.project, moment)
     if outcome.changed:
@@ -358,8 +353,7 @@ def add_notes(repo: MemoryRepo, project: str, notes: list[str], *, source: str =
         after = _encode(repo, pf)
         if after == before:
             return ""
-        sha = _commit(repo, {project_path(project): after}, f"project: note for {project}"[:72],
-                      {"Gitmem-Op": "update", "Gitmem-Source": source})
+        sha = repo.commit({project_path(project): after}, f"project: note for {project}"[:72], "update", source)
     bridge_wiki(repo, project, source)
     return sha
 
@@ -412,8 +406,7 @@ def learn_from_session(repo: MemoryRepo, session: str, *, project: str = "", now
                 outcome.notes[name] = notes
         if changes:
             subject = f"project: notes from session {session}"[:72]
-            outcome.sha = _commit(repo, changes, subject, {
-                "Gitmem-Op": "update", "Gitmem-Source": f"hook:{session}", "Gitmem-Session": session})
+            outcome.sha = repo.commit(changes, subject, "update", f"hook:{session}", extra={"Gitmem-Session": session})
     for name in outcome.notes:
         bridge_wiki(repo, name, f"hook:{session}")
     return outcome

@@ -22,6 +22,7 @@ from gitmem.errors import ValidationError
 from gitmem.router import notepad
 from gitmem.router.rules import SURFACES, Route, route
 from gitmem.store import document as docs
+from gitmem.text import scripts
 
 if TYPE_CHECKING:
     from gitmem.store.memories import MemoryRepo
@@ -84,7 +85,7 @@ def conflicts_with(new: str, old: str) -> bool:
 
 
 def _order(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9_]+|[\u3400-\u9fff]", text.lower())
+    return re.findall(rf"[a-z0-9_]+|[{scripts.CJK}]", text.lower())
 
 
 def _model_route(repo: MemoryRepo, text: str) -> Route | None:

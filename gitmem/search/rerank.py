@@ -27,6 +27,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gitmem.text import scripts
+
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
@@ -55,7 +57,7 @@ def weights_for(model_id: str) -> dict[str, float] | None:
 _MAX_POSTINGS = 4096
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 _LABEL = re.compile(r"^([^\s:：][^:：\n]{0,29}[:：])\s+")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_CJK = scripts.cjk_pattern()
 
 
 def sentences(text: str) -> list[str]:

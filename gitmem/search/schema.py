@@ -21,7 +21,7 @@ from gitmem.store import document as docs
 from gitmem.store.document import Memory
 
 _MEMORY_NAMES = tuple(f.name for f in fields(Memory))
-_TIMES = ("created", "updated", "expires")
+_TIMES = docs.TIME_FIELDS
 #: bump when the schema, the analyzer or what goes into a field changes: the index is then rebuilt (it also
 #: changes by itself with the fields of Memory, which the stored documents list in order)
 FORMAT = "6." + hashlib.blake2b(",".join(_MEMORY_NAMES).encode(), digest_size=4).hexdigest()

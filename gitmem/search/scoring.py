@@ -22,6 +22,7 @@ import tantivy
 
 from gitmem.errors import SearchError
 from gitmem.search.timeexpr import TimeRange
+from gitmem.text import scripts
 
 if TYPE_CHECKING:
     from gitmem.config import RankingConfig
@@ -32,14 +33,12 @@ K = TypeVar("K")
 GLOBAL_PROJECT = "@global"
 #: name under which the analyzer is registered on every Index open (tantivy does not persist it)
 TOKENIZER = "gitmem_cjk_v2"
-#: one token per Han/kana/Hangul character, whole words otherwise (rust regex syntax). Hangul syllables too:
+#: one token per Han/kana/Hangul character (the ranges of :mod:`gitmem.text.scripts`), whole words otherwise
+#: (rust regex syntax). Hangul syllables too:
 #: Korean glues particles to its words (데이터베이스는, 데이터베이스를), so whole words rarely match a question's;
 #: syllables searched as bigrams do, as Chinese characters do.
-TOKEN_PATTERN = (r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]"
-                 r"|[\w--[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]]+")
-_CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ffff"
-_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
-_IS_CJK = re.compile(f"[{_CJK_CLASS}]")
+TOKEN_PATTERN = f"[{scripts.rust_class(scripts.CJK)}]|[\\w--[{scripts.rust_class(scripts.CJK)}]]+"
+_CJK_RUN = re.compile(f"[{scripts.CJK}]+")
 _WORD = re.compile(r"\w+")
 
 # Words that carry no topic in a question. Applied to the query only: documents keep every token.
@@ -89,10 +88,6 @@ def build_analyzer(stem: bool = True) -> Any:
 def normalise(text: str) -> str:
     """NFKC (full-width letters and digits become ASCII), applied to documents and queries alike."""
     return unicodedata.normalize("NFKC", text)
-
-
-def is_cjk(text: str) -> bool:
-    return bool(_IS_CJK.search(text))
 
 
 @dataclass
@@ -436,10 +431,10 @@ def snippet(text: str, terms: set[str], analyzer: Any, width: int = SNIPPET_CHAR
             if count > best:
                 best, start = count, s
         start = max(0, min(start - width // 4, len(flat) - width))
-        while 0 < start < len(flat) and not flat[start - 1].isspace() and not is_cjk(flat[start]):
+        while 0 < start < len(flat) and not flat[start - 1].isspace() and not scripts.is_cjk(flat[start]):
             start -= 1
     end = min(len(flat), start + width)
-    if end < len(flat) and not is_cjk(flat[end - 1]):
+    if end < len(flat) and not scripts.is_cjk(flat[end - 1]):
         cut = flat.rfind(" ", start + width // 2, end)
         end = cut if cut > 0 else end
     prefix = "…" if start > 0 else ""
@@ -449,7 +444,7 @@ def snippet(text: str, terms: set[str], analyzer: Any, width: int = SNIPPET_CHAR
     for s, e in sorted(spans):
         if s < start or e > end:
             continue
-        if merged and merged[-1][1] == s + shift and is_cjk(flat[s]):
+        if merged and merged[-1][1] == s + shift and scripts.is_cjk(flat[s]):
             merged[-1] = (merged[-1][0], e + shift)
         else:
             merged.append((s + shift, e + shift))

@@ -30,12 +30,13 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import Field, asdict, dataclass, field, fields, replace
 from datetime import UTC, date, datetime, timedelta
 from functools import cache
 from typing import Any
 
 from gitmem.errors import DocumentError, ValidationError
+from gitmem.text import scripts
 
 SCHEMA_VERSION = 1
 TYPES = ("user", "feedback", "project", "reference")
@@ -50,15 +51,10 @@ GLOBAL_DIR = "global"
 MEMORIES_DIR = "memories"
 SESSION_TTL = timedelta(days=1)
 
-_KEY_ORDER = (
-    "id", "name", "description", "type", "category", "importance", "tags", "scope", "project", "source",
-    "source_ref", "created", "updated", "expires", "deprecated", "deprecated_reason", "superseded_by",
-    "conflicted", "schema_version",
-)
 _WHY = "**Why:**"
 _HOW = "**How to apply:**"
 # Letters, digits and CJK/kana/hangul; used both for slugs and to decide whether an id can be a file name as is.
-_WORD = r"0-9a-z\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_WORD = "0-9a-z" + scripts.CJK
 
 @cache
 def _pattern(name: str) -> re.Pattern[str]:
@@ -208,34 +204,86 @@ def project_dir(project: str) -> str:
     return f"project-{stem}" if stem == GLOBAL_DIR else stem
 
 
+#: how ``gitmem sync`` merges a field when both sides changed it (``gitmem.sync.merge`` implements each rule)
+MERGE_RULES: dict[str, str] = {
+    "identity": "the file's identity: both sides have the same value",
+    "text": "line by line (`merge3`); a true conflict keeps the other side as a sibling memory",
+    "newer": "the side with the newer `updated` wins",
+    "placement": "`scope` and `project` together: the side with the newer `updated` wins",
+    "max": "the higher value",
+    "set": "set merge: what either side added is kept, what one side removed stays removed",
+    "oldest": "the older time",
+    "newest": "the newer time",
+    "either": "true when either side is true",
+    "deprecation": "follows the side that deprecated the memory (cleared when the merge is not deprecated)",
+    "extra": "key by key, the side with the newer `updated` wins",
+}
+#: how a field is redacted before a commit: ``scrub`` replaces secrets in it, ``refuse`` refuses a value that
+#: holds one (it names a file), ``none`` has no free text
+REDACT_RULES = ("scrub", "refuse", "none")
+#: where a field is written: ``always`` in the frontmatter, ``set`` in the frontmatter when not empty, ``body`` in
+#: the Markdown body, ``extra`` as the frontmatter keys it holds
+WRITE_RULES = ("always", "set", "body", "extra")
+
+
+def _meta(*, merge: str, redact: str = "none", write: str = "set", doc: str) -> dict[str, str]:
+    """A :class:`Memory` field's metadata: the one place a field is described."""
+    return {"merge": merge, "redact": redact, "write": write, "doc": doc}
+
+
 @dataclass(frozen=True)
 class Memory:
-    """One memory: a statement the agent should act on, with its metadata."""
+    """One memory: a statement the agent should act on, with its metadata.
 
-    id: str
-    text: str
-    type: str = "user"
-    category: str = "background"
-    importance: int = 3
-    tags: tuple[str, ...] = ()
-    scope: str = "global"
-    project: str = ""
-    name: str = ""
-    description: str = ""
-    why: str = ""
-    how: str = ""
-    source: str = "cli"
-    source_ref: str = ""
-    created: datetime = field(default_factory=utcnow)
-    updated: datetime = field(default_factory=utcnow)
-    expires: datetime | None = None
-    deprecated: bool = False
-    deprecated_reason: str = ""
-    superseded_by: str = ""
-    conflicted: bool = False
-    schema_version: int = SCHEMA_VERSION
+    Each field is declared here once, with its metadata (``merge``: a key of :data:`MERGE_RULES`; ``redact``:
+    one of :data:`REDACT_RULES`; ``write``: one of :data:`WRITE_RULES`; ``doc``: what it means). The frontmatter
+    order (declaration order), the fields ``gitmem import`` accepts, the sync merge, the redaction before a commit
+    and the field table of ``docs/store.md`` are derived from it."""
+
+    id: str = field(metadata=_meta(merge="identity", redact="refuse", write="always",
+                                   doc="unique id, also the file name (derived from the text unless given)"))
+    text: str = field(metadata=_meta(merge="text", redact="scrub", write="body",
+                                     doc="the statement itself (the Markdown body)"))
+    name: str = field(default="", metadata=_meta(merge="text", redact="scrub", write="always",
+                                                 doc="short title (default: the first line)"))
+    description: str = field(default="", metadata=_meta(merge="text", redact="scrub", doc="one-line summary"))
+    type: str = field(default="user", metadata=_meta(merge="newer", write="always", doc="one of " + ", ".join(TYPES)))
+    category: str = field(default="background", metadata=_meta(merge="newer", write="always",
+                                                               doc="one of " + ", ".join(CATEGORIES)))
+    importance: int = field(default=3, metadata=_meta(merge="max", write="always", doc="1 (trivia) to 5 (a hard rule)"))
+    tags: tuple[str, ...] = field(default=(), metadata=_meta(merge="set", redact="scrub", write="always",
+                                                             doc="lower-case labels"))
+    scope: str = field(default="global", metadata=_meta(merge="placement", write="always",
+                                                        doc="one of " + ", ".join(SCOPES)))
+    project: str = field(default="", metadata=_meta(merge="placement", redact="refuse",
+                                                    doc="project id (empty: every project)"))
+    why: str = field(default="", metadata=_meta(merge="text", redact="scrub", write="body",
+                                                doc="the reason (a **Why:** line of the body)"))
+    how: str = field(default="", metadata=_meta(merge="text", redact="scrub", write="body",
+                                                doc="how to apply it (a **How to apply:** line of the body)"))
+    source: str = field(default="cli", metadata=_meta(merge="newer", write="always",
+                                                      doc="one of " + ", ".join(SOURCES)))
+    source_ref: str = field(default="", metadata=_meta(merge="newer", redact="scrub",
+                                                       doc="where it came from (a commit, a session, a file)"))
+    created: datetime = field(default_factory=utcnow, metadata=_meta(merge="oldest", write="always",
+                                                                     doc="when it was first written (UTC)"))
+    updated: datetime = field(default_factory=utcnow, metadata=_meta(merge="newest", write="always",
+                                                                     doc="when it last changed (UTC)"))
+    expires: datetime | None = field(default=None, metadata=_meta(
+        merge="newer", doc="when recall stops using it (session scope: a day after it was written)"))
+    deprecated: bool = field(default=False, metadata=_meta(merge="either", write="always",
+                                                           doc="forgotten: kept in the file, no longer recalled"))
+    deprecated_reason: str = field(default="", metadata=_meta(merge="deprecation", redact="scrub",
+                                                              doc="why it was forgotten"))
+    superseded_by: str = field(default="", metadata=_meta(merge="deprecation", redact="scrub",
+                                                          doc="id of the memory that replaces it"))
+    conflicted: bool = field(default=False, metadata=_meta(
+        merge="either", doc="a sync met a true conflict here; gitmem resolve settles it"))
+    schema_version: int = field(default=SCHEMA_VERSION, metadata=_meta(merge="newer", write="always",
+                                                                       doc="version of the file format"))
     #: frontmatter keys gitmem does not know, kept as they are so a newer writer's data is not lost
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, metadata=_meta(
+        merge="extra", redact="scrub", write="extra", doc="frontmatter keys gitmem does not know, kept as they are"))
 
     @property
     def path(self) -> str:
@@ -250,13 +298,42 @@ class Memory:
         """A JSON-friendly dict of every field (times as ISO 8601 strings)."""
         data = asdict(self)
         data["tags"] = list(self.tags)
-        for key in ("created", "updated", "expires"):
+        for key in TIME_FIELDS:
             value = getattr(self, key)
             data[key] = format_time(value) if value else None
         data["path"] = self.path
         data["name"] = self.title
         extra = data.pop("extra")
         return {**extra, **data}
+
+
+def field_names(**metadata: str) -> tuple[str, ...]:
+    """The :class:`Memory` fields whose metadata has these values, in declaration order:
+    ``field_names(merge="text")``, ``field_names(redact="scrub")``."""
+    return tuple(f.name for f in MEMORY_FIELDS if all(f.metadata[k] == v for k, v in metadata.items()))
+
+
+#: every field of :class:`Memory`, with its metadata
+MEMORY_FIELDS: tuple[Field[Any], ...] = fields(Memory)
+#: the frontmatter keys gitmem writes, in the order it writes them
+FRONTMATTER_KEYS = tuple(f.name for f in MEMORY_FIELDS if f.metadata["write"] in ("always", "set"))
+#: the fields that hold a time (written as ISO 8601 UTC strings)
+TIME_FIELDS = tuple(f.name for f in MEMORY_FIELDS if str(f.type).startswith("datetime"))
+#: frontmatter keys written even when empty
+_ALWAYS = frozenset(field_names(write="always"))
+
+
+def fields_table() -> str:
+    """The fields of a memory as the Markdown table of ``docs/store.md`` (``python scripts/doc_tables.py``)."""
+    written = {"always": "frontmatter", "set": "frontmatter, when set", "body": "body", "extra": "frontmatter"}
+    redacted = {"scrub": "secrets replaced", "refuse": "refused if it holds one", "none": ""}
+    lines = ["| field | meaning | written | redacted | merged by `sync` |", "|---|---|---|---|---|"]
+    for f in MEMORY_FIELDS:
+        meta = f.metadata
+        lines.append(f"| `{f.name}` | {meta['doc']} | {written[meta['write']]} | "
+                     f"{redacted[meta['redact']]} | "
+                     f"{MERGE_RULES[meta['merge']]} |")
+    return "\n".join(lines) + "\n"
 
 
 def bullet(memory: Memory) -> str:
@@ -422,22 +499,13 @@ def dumps(memory: Memory) -> str:
     import frontmatter  # PyYAML and frontmatter load only when a file is written or read
 
     meta: dict[str, Any] = {}
-    values = {
-        "id": memory.id, "name": memory.title, "description": memory.description, "type": memory.type,
-        "category": memory.category, "importance": memory.importance, "tags": list(memory.tags),
-        "scope": memory.scope, "project": memory.project, "source": memory.source,
-        "source_ref": memory.source_ref, "created": format_time(memory.created),
-        "updated": format_time(memory.updated),
-        "expires": format_time(memory.expires) if memory.expires else "",
-        "deprecated": memory.deprecated, "deprecated_reason": memory.deprecated_reason,
-        "superseded_by": memory.superseded_by, "conflicted": memory.conflicted,
-        "schema_version": memory.schema_version,
-    }
-    always = {"id", "name", "type", "category", "importance", "tags", "scope", "source", "created", "updated",
-              "deprecated", "schema_version"}
-    for key in _KEY_ORDER:
-        value = values[key]
-        if key in always or value:
+    for key in FRONTMATTER_KEYS:
+        value = memory.title if key == "name" else getattr(memory, key)
+        if isinstance(value, datetime):
+            value = format_time(value)
+        elif isinstance(value, tuple):
+            value = list(value)
+        if key in _ALWAYS or value:
             meta[key] = value
     for key, value in memory.extra.items():
         meta.setdefault(key, value)
@@ -470,7 +538,7 @@ def loads(text: str, path: str = "<memory>") -> Memory:
             raise ValidationError(
                 f"schema_version {schema} is newer than this gitmem ({SCHEMA_VERSION})", "upgrade gitmem"
             )
-        known = set(_KEY_ORDER) | {"why", "how"}
+        known = {f.name for f in MEMORY_FIELDS}
         memory = make_memory(
             post.content,
             id=_as_str(meta["id"], "id"),

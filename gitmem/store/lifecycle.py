@@ -22,7 +22,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from gitmem.errors import ValidationError
-from gitmem.git.store import format_message
 from gitmem.recall import ORDER
 from gitmem.store import document as docs
 from gitmem.store.document import Memory
@@ -230,9 +229,8 @@ def write_memory_md(repo: MemoryRepo, *, max_lines: int = MEMORY_MD_LINES) -> tu
     except OSError:
         pass
     with repo.git.locked():
-        sha = repo.git.commit({MEMORY_MD: text.encode()}, format_message(
-            f"index: {MEMORY_MD} with {lines} lines", {"Gitmem-Op": "update", "Gitmem-Source": "lifecycle"}),
-            repo.git.author(repo.config.author))
+        sha = repo.commit({MEMORY_MD: text.encode()}, f"index: {MEMORY_MD} with {lines} lines", "update",
+                          "lifecycle")
     return sha, lines
 
 

@@ -21,13 +21,9 @@ from gitmem.store import document as docs
 from gitmem.store.document import Memory
 from gitmem.store.layout import Issue, check_layout
 
-#: fields an import record may carry; anything else is refused so a typo is not silently dropped
-IMPORT_FIELDS = frozenset({
-    "text", "id", "created", "updated", "expires", "type", "category", "importance", "tags", "project", "scope",
-    "source", "name", "description", "why", "how", "deprecated", "deprecated_reason", "superseded_by",
-    # written by ``gitmem export``; accepted so an export can be imported again
-    "path", "schema_version", "conflicted", "source_ref",
-})
+#: fields an import record may carry (every field of a memory, and the ``path`` ``gitmem export`` writes so an
+#: export can be imported again); anything else is refused so a typo is not silently dropped
+IMPORT_FIELDS = frozenset({f.name for f in docs.MEMORY_FIELDS} - {"extra"} | {"path"})
 _MAX_TRAILER_IDS = 20
 _MAX_LEAKS_SHOWN = 20
 
@@ -162,10 +158,11 @@ class MemoryRepo:
     def _clean(self, memory: Memory) -> Memory:
         """Redact secrets in every field before the memory is written; remember what kinds were found.
 
-        Free text (body, name, description, why, how, tags, source, reasons, unknown frontmatter keys) is
-        redacted. Names that become file names cannot be redacted without changing what they name: an id derived
-        from the text is derived again from the redacted text, and an id or a project given by the caller that
-        holds a secret is refused with a :class:`ValidationError`. The commit helper checks again
+        Free text (the fields declared ``redact="scrub"``: body, name, description, why, how, tags, reasons,
+        unknown frontmatter keys) is redacted. Names that become file names (declared ``redact="refuse"``)
+        cannot be redacted without changing what they name: an id derived from the text is derived again from
+        the redacted text, and an id or a project given by the caller that holds a secret is refused with a
+        :class:`ValidationError`. The commit helper checks again
         (:meth:`GitStore.commit`), so a field added later cannot slip through."""
         patterns = self.config.redaction.extra_patterns
         kinds: list[str] = []
@@ -190,21 +187,27 @@ class MemoryRepo:
                 memory_id = docs.new_id(text, suffix=memory_id[-6:])
         else:
             refuse(memory_id, "id")
-        refuse(memory.project, "project")
+        for name in docs.field_names(redact="refuse"):
+            if name != "id":  # handled above: a derived id is derived again instead
+                refuse(getattr(memory, name), name)
         extra = redact_value(memory.extra, extra_patterns=patterns) if memory.extra else (memory.extra, ())
         kinds.extend(k for k in extra[1] if k not in kinds)
-        cleaned = replace(
-            memory,
-            id=memory_id, text=text, name=scrub(memory.name), description=scrub(memory.description),
-            why=scrub(memory.why), how=scrub(memory.how), source_ref=scrub(memory.source_ref),
-            tags=tuple(scrub(t) for t in memory.tags), deprecated_reason=scrub(memory.deprecated_reason),
-            superseded_by=scrub(memory.superseded_by), extra=extra[0],
-        )
+        # every other field its declaration marks for scrubbing (``Memory``'s field metadata)
+        scrubbed: dict[str, Any] = {name: tuple(scrub(t) for t in value) if isinstance(value, tuple) else scrub(value)
+                                    for name in docs.field_names(redact="scrub") if name not in ("text", "extra")
+                                    for value in [getattr(memory, name)]}
+        cleaned = replace(memory, **scrubbed, id=memory_id, text=text, extra=extra[0])
         self.last_redaction = kinds
         return cleaned
 
-    def _commit(self, changes: Mapping[str, bytes | None], subject: str, op: str, source: str,
-                ids: Iterable[str], extra: Mapping[str, str] | None = None, body: str = "") -> str:
+    def commit(self, changes: Mapping[str, bytes | None], subject: str, op: str, source: str,
+               ids: Iterable[str] = (), extra: Mapping[str, str | builtins.list[str]] | None = None,
+               body: str = "") -> str:
+        """Commit ``changes`` (path → content, ``None`` deletes) as the configured author; the one way every
+        writer (memories, instincts, evolve, lifecycle, projects, wiki, writer) records a change, so the log reads
+        the same whoever wrote it. The message is ``subject``, ``body`` and the trailers ``Gitmem-Op``,
+        ``Gitmem-Source``, ``Gitmem-Id`` (``Gitmem-Count`` past 20 ids) and ``extra``. The caller holds
+        :meth:`GitStore.locked`. Returns the new commit's sha ("" when nothing changed)."""
         id_list = list(ids)
         trailers: dict[str, str | list[str]] = {"Gitmem-Op": op, "Gitmem-Source": source}
         if len(id_list) <= _MAX_TRAILER_IDS:
@@ -242,7 +245,7 @@ class MemoryRepo:
             else:
                 while self._find(memory.id) is not None:  # a 24-bit suffix can collide in a large repo
                     memory = replace(memory, id=docs.new_id(memory.text))
-            self._commit(
+            self.commit(
                 {memory.path: docs.dumps(memory).encode()},
                 f"remember: {memory.title}", "add", self._source_label(memory), [memory.id],
                 body=f"{memory.type} · {memory.category} · importance {memory.importance}",
@@ -292,7 +295,7 @@ class MemoryRepo:
             sha = ""
             if changes:
                 ids = [m.id for m in written] + [m.id for m in removed if m.id not in {w.id for w in written}]
-                sha = self._commit(changes, subject, op, source, ids, extra=trailers, body=body)
+                sha = self.commit(changes, subject, op, source, ids, extra=trailers, body=body)
         return sha, written
 
     def save(self, memory: Memory, *, op: str = "update", source: str = "cli", subject: str = "") -> Memory:
@@ -307,7 +310,7 @@ class MemoryRepo:
             old_rel = old.relative_to(self.path).as_posix()
             if old_rel != memory.path:  # moved between projects
                 changes[old_rel] = None
-            self._commit(changes, subject or f"edit: {memory.title}", op, source, [memory.id])
+            self.commit(changes, subject or f"edit: {memory.title}", op, source, [memory.id])
         return memory
 
     def forget(self, memory_id: str, reason: str, *, purge: bool = False, superseded_by: str = "",
@@ -320,7 +323,7 @@ class MemoryRepo:
         with self.git.locked():
             memory = self.get(memory_id)
             if purge:
-                self._commit({memory.path: None}, f"purge: {memory.title}", "purge", source, [memory.id],
+                self.commit({memory.path: None}, f"purge: {memory.title}", "purge", source, [memory.id],
                              extra={"Gitmem-Path": memory.path}, body=f"Reason: {reason}")
                 return replace(memory, deprecated=True, deprecated_reason=reason)
             if memory.deprecated and not superseded_by:
@@ -329,7 +332,7 @@ class MemoryRepo:
             changed = self._clean(replace(memory, deprecated=True, deprecated_reason=reason,
                                           superseded_by=superseded_by or memory.superseded_by,
                                           updated=docs.utcnow()))
-            self._commit({changed.path: docs.dumps(changed).encode()}, f"forget: {changed.title}",
+            self.commit({changed.path: docs.dumps(changed).encode()}, f"forget: {changed.title}",
                          "deprecate", source, [changed.id], body=f"Reason: {changed.deprecated_reason}")
         return changed
 
@@ -345,7 +348,7 @@ class MemoryRepo:
                                    updated=docs.utcnow())
             else:
                 restored = self._from_history(memory_id)
-            self._commit({restored.path: docs.dumps(restored).encode()}, f"restore: {restored.title}",
+            self.commit({restored.path: docs.dumps(restored).encode()}, f"restore: {restored.title}",
                          "restore", source, [restored.id])
         return restored
 
@@ -415,7 +418,7 @@ class MemoryRepo:
                 ids.append(memory.id)
             if changes:
                 label = f" from {origin}" if origin else ""
-                result.commit = self._commit(
+                result.commit = self.commit(
                     changes, f"import: {len(ids)} memories{label}", "ingest",
                     f"import:{origin}" if origin else "import", ids,
                     body=f"{result.added} added, {result.updated} updated, {result.unchanged} unchanged",

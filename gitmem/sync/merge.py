@@ -39,8 +39,12 @@ T = TypeVar("T")
 
 CONFLICT_WITH = "conflict_with"
 CONFLICT_OF = "conflict_of"
-TEXT_FIELDS = ("text", "why", "how", "name", "description")
-_SCALARS = ("type", "category", "source", "source_ref", "expires", "schema_version")
+#: the fields of each merge rule, from their declaration (``Memory``'s field metadata)
+TEXT_FIELDS = docs.field_names(merge="text")
+_SCALARS = docs.field_names(merge="newer")
+#: the rules :func:`merge_memories` implements; a field whose rule is not here fails the tests
+RULES = frozenset({"identity", "text", "newer", "placement", "max", "set", "oldest", "newest", "either",
+                   "deprecation", "extra"})
 _MEMORY_PREFIX = docs.MEMORIES_DIR + "/"
 
 
@@ -111,25 +115,28 @@ def _sort_key(memory: Memory) -> tuple[Any, str]:
     return (memory.updated, docs.dumps(memory))
 
 
-def _merge_tags(base: Memory | None, ours: Memory, theirs: Memory, winner: Memory) -> tuple[str, ...]:
-    if ours.tags == theirs.tags:
-        return ours.tags
+def _merge_set(name: str, base: Memory | None, ours: Memory, theirs: Memory, winner: Memory) -> tuple[str, ...]:
+    o: tuple[str, ...] = getattr(ours, name)
+    t: tuple[str, ...] = getattr(theirs, name)
+    b: tuple[str, ...] = getattr(base, name) if base is not None else ()
+    if o == t:
+        return o
     if base is not None:
-        if ours.tags == base.tags:
-            return theirs.tags
-        if theirs.tags == base.tags:
-            return ours.tags
-    base_set = set(base.tags) if base is not None else set()
+        if o == b:
+            return t
+        if t == b:
+            return o
+    base_set = set(b) if base is not None else set()
     keep: set[str] = set()
-    for tag in set(ours.tags) | set(theirs.tags) | base_set:
-        in_o, in_t, in_b = tag in ours.tags, tag in theirs.tags, tag in base_set
+    for tag in set(o) | set(t) | base_set:
+        in_o, in_t, in_b = tag in o, tag in t, tag in base_set
         if in_o == in_t:
             if in_o:
                 keep.add(tag)
         elif (in_o != in_b) if in_o else (in_t != in_b):  # the side that has it added it
             keep.add(tag)
-    ordered = [t for t in winner.tags if t in keep]
-    ordered += sorted(t for t in keep if t not in ordered)
+    ordered = [item for item in getattr(winner, name) if item in keep]
+    ordered += sorted(item for item in keep if item not in ordered)
     return tuple(ordered[: docs.MAX_TAGS])
 
 
@@ -167,6 +174,10 @@ def version_id(memory_id: str, loser: Memory) -> str:
     return f"{memory_id[:180]}-conflict-{digest}"
 
 
+def _constant(value: T) -> Callable[[Any, Any], T]:
+    return lambda _o, _t: value
+
+
 def merge_memories(base: Memory | None, ours: Memory, theirs: Memory) -> MergeResult:
     """Merge two versions of one memory against their common ancestor (None when both added it)."""
     if docs.dumps(ours) == docs.dumps(theirs):
@@ -180,24 +191,23 @@ def merge_memories(base: Memory | None, ours: Memory, theirs: Memory) -> MergeRe
                           resolve or (lambda _o, _t: getattr(winner, name)))
 
     values: dict[str, Any] = {name: pick(name) for name in _SCALARS}
-    values["importance"] = pick("importance", max)
-    values["updated"] = max(ours.updated, theirs.updated)
-    values["created"] = min(ours.created, theirs.created)
-    values["tags"] = _merge_tags(base, ours, theirs, winner)
-    scope_project = _three_way(
-        (base.scope, base.project) if base is not None else None, has_base,
-        (ours.scope, ours.project), (theirs.scope, theirs.project), lambda _o, _t: (winner.scope, winner.project))
-    values["scope"], values["project"] = scope_project
-    deprecated = pick("deprecated", lambda o, t: o or t)
-    values["deprecated"] = deprecated
-    if deprecated:
-        side = [m for m in (winner, loser) if m.deprecated]
-        values["deprecated_reason"] = pick("deprecated_reason", lambda o, t: side[0].deprecated_reason) or (
-            side[0].deprecated_reason)
-        values["superseded_by"] = pick("superseded_by", lambda o, t: side[0].superseded_by)
-    else:
-        values["deprecated_reason"] = ""
-        values["superseded_by"] = ""
+    values.update({name: pick(name, max) for name in docs.field_names(merge="max")})
+    values.update({name: max(getattr(ours, name), getattr(theirs, name)) for name in docs.field_names(merge="newest")})
+    values.update({name: min(getattr(ours, name), getattr(theirs, name)) for name in docs.field_names(merge="oldest")})
+    values.update({name: _merge_set(name, base, ours, theirs, winner) for name in docs.field_names(merge="set")})
+    placement = docs.field_names(merge="placement")  # scope and project move together
+
+    def place(memory: Memory) -> tuple[Any, ...]:
+        return tuple(getattr(memory, name) for name in placement)
+
+    values.update(zip(placement, _three_way(place(base) if base is not None else None, has_base, place(ours),
+                                            place(theirs), lambda _o, _t: place(winner)), strict=True))
+    values.update({name: pick(name, lambda o, t: o or t) for name in docs.field_names(merge="either")})
+    # the reason and the successor follow the side that deprecated the memory
+    deprecating = next((m for m in (winner, loser) if m.deprecated), None) if values["deprecated"] else None
+    for name in docs.field_names(merge="deprecation"):
+        own: str = getattr(deprecating, name) if deprecating is not None else ""
+        values[name] = (pick(name, _constant(own)) or own) if deprecating is not None else ""
 
     conflicts: list[str] = []
     for name in TEXT_FIELDS:
@@ -217,7 +227,7 @@ def merge_memories(base: Memory | None, ours: Memory, theirs: Memory) -> MergeRe
     siblings = sorted(_three_way(
         _conflict_ids(base) if base is not None else None, has_base, _conflict_ids(ours), _conflict_ids(theirs),
         lambda o, t: sorted({*o, *t})))
-    conflicted = bool(pick("conflicted", lambda o, t: o or t))
+    conflicted = bool(values.pop("conflicted"))  # and true when this merge meets a conflict of its own
     if conflicts:
         sibling_id = version_id(ours.id, loser)
         sibling_extra = {k: v for k, v in loser.extra.items() if k != CONFLICT_WITH}

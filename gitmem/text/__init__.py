@@ -1,3 +1,4 @@
-"""Text measures shared by every layer: token counts for budgets (tokens).
+"""Text facts every layer shares: Unicode script ranges (scripts: CJK, kana, Hangul) and token counts for budgets
+(tokens).
 
 May import: gitmem.errors only (tokenizers lazily)."""

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gitmem.text import scripts
 from gitmem.wiki.store import IndexEntry, index_entries
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 OVERVIEW_CHARS = 300
 #: seconds session end may spend on the session log, waiting for the lock included
 CAPTURE_BUDGET = 3.0
-_WORDS = re.compile(r"[a-z0-9]{3,}|[\u3400-\u9fff]")
+_WORDS = re.compile(rf"[a-z0-9]{{3,}}|[{scripts.CJK}]")
 
 
 def _newest_first(day: str) -> str:

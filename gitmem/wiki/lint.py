@@ -26,6 +26,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from gitmem.store import document as docs
+from gitmem.text import scripts
 from gitmem.wiki import page as wp
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 KINDS = ("orphan", "stale", "broken-link", "oversized", "low-confidence", "contradiction")
 _FACT = re.compile(r"^\s*(?:[-*+]\s+|\d+\.\s+)?(?:\*\*|__)?([^\W\d][\w '/-]{0,48}?)(?:\*\*|__)?\s*(?:[:：]|\s=)"
                    r"(?:\*\*|__)?\s+(\S.{0,200}?)\s*$")
-_FACT_CJK = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*)?([\u3400-\u9fff]{2,12})(?:\*\*)?\s*[:：]\s*(\S.{0,200}?)\s*$")
+_FACT_CJK = re.compile(rf"^\s*(?:[-*+]\s+)?(?:\*\*)?([{scripts.HAN}]{{2,12}})(?:\*\*)?\s*[:：]\s*(\S.{{0,200}}?)\s*$")
 #: labels of prose, not of facts ("Note: ...", "Why: ...")
 _LABELS = frozenset((
     "note", "notes", "example", "examples", "e.g", "why", "how", "what", "when", "where", "who", "warning", "caution",

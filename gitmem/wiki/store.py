@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitmem.errors import DocumentError, NotFoundError, ValidationError
-from gitmem.git.store import LogEntry, format_message
+from gitmem.git.store import LogEntry
 from gitmem.redact.engine import redact
 from gitmem.store import document as docs
 from gitmem.wiki import page as wp
@@ -105,10 +105,8 @@ class Wiki:
     def _commit(self, changes: dict[str, bytes | None], subject: str, op: str, source: str, names: builtins.list[str],
                 body: str = "") -> str:
         changes.update(self._generated(changes))
-        trailers: dict[str, str | list[str]] = {"Gitmem-Op": op, "Gitmem-Source": source,
-                                                "Gitmem-Page": [f"{self.project}/{n}" for n in names]}
-        message = format_message(subject[:100], trailers, body)
-        return self.repo.git.commit(changes, message, self.repo.git.author(self.repo.config.author))
+        return self.repo.commit(changes, subject[:100], op, source,
+                                extra={"Gitmem-Page": [f"{self.project}/{n}" for n in names]}, body=body)
 
     def ingest(self, title: str, text: str, *, category: str | None = None, tags: Any = (),
                confidence: str | None = None, sources: Any = (), source: str = "cli", name: str | None = None

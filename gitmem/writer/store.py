@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import DocumentError, NotFoundError, ValidationError
-from gitmem.git.store import format_message
 from gitmem.redact.engine import redact
 from gitmem.store import document as docs
 from gitmem.writer import entities as we
@@ -100,11 +99,10 @@ class Writer:
                 name = we.entity_name(what, title, values)
                 rel = self._rel(what, name)
                 entity = we.Entity(what, name, title, values, (notes or "").strip("\n"), now, now)
-            message = format_message(f"writer: {'update' if found else 'add'} {what} {entity.title}"[:100],
-                                     {"Gitmem-Op": "update" if found else "add", "Gitmem-Source": "cli",
-                                      "Gitmem-Writer": f"{self.work}/{what}/{entity.name}"})
-            sha = self.repo.git.commit({rel: we.dumps(entity).encode()}, message,
-                                       self.repo.git.author(self.repo.config.author))
+            sha = self.repo.commit({rel: we.dumps(entity).encode()},
+                                   f"writer: {'update' if found else 'add'} {what} {entity.title}"[:100],
+                                   "update" if found else "add", "cli",
+                                   extra={"Gitmem-Writer": f"{self.work}/{what}/{entity.name}"})
         return entity, sha
 
     def search(self, query: str, *, k: int = 10, kind: str | None = None) -> builtins.list[SearchHit]:

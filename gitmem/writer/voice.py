@@ -19,7 +19,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-_CJK = re.compile(r"[\u3400-\u9fff]")
+from gitmem.text import scripts
+
+_CJK = scripts.cjk_pattern()
 _CASUAL_EN = re.compile(r"\b(?:gonna|wanna|gotta|yeah|yep|yup|nope|hey|dude|bro|lol|kinda|sorta|ain'?t|y'all|"
                         r"cool|awesome|damn|whatever|okay|ok|stuff|guys?|nah|huh|omg|super)\b|\w+n't\b|\w+'(?:re|ll|"
                         r"ve|m|d)\b", re.IGNORECASE)

@@ -6,7 +6,7 @@ import re
 from dataclasses import replace
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitmem.errors import DocumentError, ValidationError
@@ -101,6 +101,7 @@ def test_traversal_ids_stay_inside_their_folder() -> None:
 printable = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=40)
 
 
+@settings(deadline=None)  # the first example pays the one-time YAML import and pattern compiles
 @given(
     text=printable.filter(lambda t: t.strip() and "**" not in t),
     category=st.sampled_from(docs.CATEGORIES),
@@ -123,3 +124,42 @@ def test_ascii_ids_are_judged_like_the_full_pattern(value: str) -> None:
     full = docs._pattern("safe_id").fullmatch(value) is not None
     expected = full and ".." not in value and value.split(".")[0] not in docs._RESERVED
     assert docs.is_safe_id(value) == expected
+
+
+# -- one declaration per field ---------------------------------------------------------------------------
+def test_every_field_is_declared_with_a_known_merge_redaction_and_place() -> None:
+    """A field without a merge rule would silently keep one side in a sync: the declaration must name one that
+    the merge implements, and say how the field is redacted and where it is written."""
+    from gitmem.sync.merge import RULES
+
+    for f in docs.MEMORY_FIELDS:
+        assert f.metadata.get("merge") in RULES, f"{f.name} has no merge rule gitmem.sync.merge implements"
+        assert f.metadata["merge"] in docs.MERGE_RULES
+        assert f.metadata.get("redact") in docs.REDACT_RULES, f.name
+        assert f.metadata.get("write") in docs.WRITE_RULES, f.name
+        assert f.metadata.get("doc"), f.name
+    assert set(RULES) == set(docs.MERGE_RULES)
+
+
+def test_the_file_carries_every_declared_field_in_declaration_order() -> None:
+    memory = docs.make_memory("Use PostgreSQL.\n\n**Why:** measured.\n**How to apply:** new services.",
+                              name="Postgres", description="the database", tags=["db"], scope="project",
+                              project="acme", source_ref="s-1", expires="2030-01-01T00:00:00Z")
+    memory = replace(memory, deprecated=True, deprecated_reason="moved", superseded_by="other", conflicted=True)
+    text = docs.dumps(memory)
+    keys = re.findall(r"(?m)^([a-z_]+):", text.split("---")[1])
+    assert keys == list(docs.FRONTMATTER_KEYS)
+    assert set(keys) | set(docs.field_names(write="body")) | {"extra"} == {f.name for f in docs.MEMORY_FIELDS}
+    again = docs.loads(text)
+    assert again == memory  # nothing declared is lost on the way through the file
+
+
+def test_docs_field_table_is_generated_from_the_declaration() -> None:
+    import runpy
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    doc = (root / "docs" / "store.md").read_text()
+    assert doc == runpy.run_path(str(root / "scripts" / "doc_tables.py"))["doc_text"]("store.md", doc), \
+        "docs/store.md's field table is stale: run python scripts/doc_tables.py"
+    assert all(f"| `{f.name}` |" in doc for f in docs.MEMORY_FIELDS)

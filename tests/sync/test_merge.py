@@ -152,3 +152,22 @@ def test_conflicts_and_note() -> None:
     found = conflicts([result.memory, *result.versions, other])
     assert [(m.id, [v.id for v in vs]) for m, vs in found] == [("db", [result.versions[0].id])]
     assert "1 memories" in conflict_note([result.memory, *result.versions]) and conflict_note([other]) == ""
+
+
+def test_every_declared_field_is_merged_by_its_rule() -> None:
+    """Both sides change every field but the id: each comes out as its declared rule says, none silently taken
+    from one side only because the merge forgot it."""
+    base = docs.make_memory("Use PostgreSQL.", id="db", tags=["a"], importance=2, name="Base")
+    t0 = base.updated
+    ours = replace(base, text="Use PostgreSQL 16.", importance=3, tags=("a", "ours"), type="project",
+                   updated=t0 + timedelta(hours=2), source_ref="ours", deprecated=True, deprecated_reason="old")
+    theirs = replace(base, text="Use PostgreSQL.", importance=4, tags=("theirs",), category="decision",
+                     created=base.created - timedelta(days=1), updated=t0 + timedelta(hours=1), name="Theirs")
+    merged = merge_memories(base, ours, theirs).memory
+    assert merged.text == "Use PostgreSQL 16." and merged.name == "Theirs"      # text: line merge
+    assert merged.importance == 4                                               # max
+    assert set(merged.tags) == {"ours", "theirs"}                               # set: "a" removed by theirs
+    assert merged.type == "project" and merged.category == "decision"           # newer (each side changed one)
+    assert merged.source_ref == "ours"                                          # newer
+    assert merged.created == theirs.created and merged.updated == ours.updated  # oldest, newest
+    assert merged.deprecated and merged.deprecated_reason == "old"              # either, deprecation

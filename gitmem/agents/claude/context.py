@@ -1,5 +1,5 @@
-"""Where a Claude Code hook runs: the event names, the memory repository and settings found cheaply, the
-session, the local log and detached helper processes. Shared by :mod:`gitmem.agents.claude.handlers` (the handlers) and
+"""Where a Claude Code hook runs: the memory repository and settings found cheaply, the session, the local log
+and detached helper processes. Shared by :mod:`gitmem.agents.claude.handlers` (the handlers) and
 :mod:`gitmem.briefing.inputs` (what a session start injects)."""
 
 from __future__ import annotations
@@ -18,29 +18,10 @@ if TYPE_CHECKING:
     from gitmem.api import Repository
     from gitmem.config import Config
 
-#: command-line event name → Claude Code's ``hook_event_name``
-EVENTS: dict[str, str] = {
-    "session-start": "SessionStart",
-    "user-prompt-submit": "UserPromptSubmit",
-    "pre-tool-use": "PreToolUse",
-    "post-tool-use": "PostToolUse",
-    "pre-compact": "PreCompact",
-    "stop": "Stop",
-    "session-end": "SessionEnd",
-}
-_BY_CLAUDE_NAME = {v.lower(): k for k, v in EVENTS.items()}
 
 
 class HookInputError(GitmemError):
     """The hook's input (event name or JSON payload) is unusable."""
-
-
-def event_name(name: str) -> str | None:
-    """``session-start``, ``SessionStart`` or ``session_start`` → ``session-start``; None for unknown events."""
-    key = name.strip().replace("_", "-").lower()
-    if key in EVENTS:
-        return key
-    return _BY_CLAUDE_NAME.get(key.replace("-", ""))
 
 
 class Context:

@@ -28,9 +28,9 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any, TextIO
 
-#: seconds after which a slow hook gives up and exits 0 (override with GITMEM_HOOK_DEADLINE); every event has one,
-#: so nothing (a locked file system, a pathological input) can hold the agent for Claude Code's whole hook timeout
-DEADLINES = {"session-start": 20.0, "pre-compact": 20.0, "stop": 20.0, "session-end": 5.0}
+#: seconds after which a slow hook gives up and exits 0 (override with GITMEM_HOOK_DEADLINE); every event has one
+#: (in the events table), so nothing (a locked file system, a pathological input) can hold the agent for Claude
+#: Code's whole hook timeout
 DEFAULT_DEADLINE = 10.0
 MAX_INPUT = 16 * 1024 * 1024
 
@@ -96,6 +96,8 @@ def _report(event: str, exc: BaseException, ctx: Any, env: Mapping[str, str], ho
 
 def _watchdog(event: str, env: Mapping[str, str], out: TextIO) -> Any:
     """Start the timer that ends the process (exit 0) at the event's deadline; returns it, or None."""
+    from gitmem.agents.claude.events import DEADLINES
+
     deadline: float | None = DEADLINES.get(event, DEFAULT_DEADLINE)
     try:
         deadline = float(env.get("GITMEM_HOOK_DEADLINE") or deadline or 0)
@@ -155,12 +157,12 @@ def run(event: str, data: bytes, *, env: Mapping[str, str], cwd: Path, home: Pat
     name = event
     timer: Any = None
     try:
+        from gitmem.agents.claude.events import CLAUDE_NAMES
         from gitmem.agents.claude.handlers import HookInputError, dispatch, event_name, make_context
 
         known = event_name(event)
         if known is None:
-            raise HookInputError(f"unknown event {event!r}", "use one of: session-start, user-prompt-submit, "
-                                 "pre-tool-use, post-tool-use, pre-compact, stop, session-end")
+            raise HookInputError(f"unknown event {event!r}", f"use one of: {', '.join(CLAUDE_NAMES)}")
         name = known
         timer = _watchdog(name, env, out)
         payload = _parse(data)

@@ -31,7 +31,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from gitmem.agents.claude.context import EVENTS, Context, HookInputError, event_name, log, make_context, spawn_detached
+from gitmem.agents.claude import events
+from gitmem.agents.claude.context import Context, HookInputError, log, make_context, spawn_detached
+from gitmem.agents.claude.events import CLAUDE_NAMES as EVENTS
+from gitmem.agents.claude.events import event_name
 from gitmem.briefing.inputs import (
     DIRECTIVE_TAG,
     auto_pull,
@@ -335,15 +338,9 @@ def prompt_with_notepad(ctx: Context, payload: dict[str, Any]) -> dict[str, Any]
     return _context_output("user-prompt-submit", "\n".join(p for p in (note, recalled) if p))
 
 
+#: event → handler, as the events table names them
 HANDLERS: dict[str, Callable[[Context, dict[str, Any]], dict[str, Any] | None]] = {
-    "session-start": session_start,
-    "user-prompt-submit": prompt_with_notepad,
-    "pre-tool-use": pre_tool_use,
-    "post-tool-use": post_tool_use,
-    "pre-compact": pre_compact,
-    "stop": stop,
-    "session-end": session_end,
-}
+    event: globals()[handler] for event, handler in events.HANDLERS.items()}
 
 
 def dispatch(event: str, ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:

@@ -17,19 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gitmem.agents.claude import events
 from gitmem.errors import GitmemError
 from gitmem.files.atomic import atomic_write
 
-#: (Claude Code event, ``gitmem hook`` event, matcher or None for events without matchers, timeout in seconds)
-HOOK_EVENTS: tuple[tuple[str, str, str | None, int], ...] = (
-    ("SessionStart", "session-start", None, 30),
-    ("UserPromptSubmit", "user-prompt-submit", None, 10),
-    ("PreToolUse", "pre-tool-use", "Bash", 10),
-    ("PostToolUse", "post-tool-use", "*", 10),
-    ("PreCompact", "pre-compact", None, 30),
-    ("Stop", "stop", None, 30),
-    ("SessionEnd", "session-end", None, 10),
-)
+#: (Claude Code event, ``gitmem hook`` event, matcher or None for events without matchers, timeout in seconds),
+#: from the one table of hook events
+HOOK_EVENTS: tuple[tuple[str, str, str | None, int], ...] = tuple(
+    (claude, name, matcher, timeout) for name, claude, matcher, timeout, *_ in events.TABLE)
 SCOPES = ("user", "project", "local")
 BACKUP_SUFFIX = ".gitmem-backup"
 _OURS = re.compile(r"(?:^|[\s/\\\"'])gitmem-hook(?:\.exe)?[\"']?(?:\s|$)|"

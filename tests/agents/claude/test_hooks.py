@@ -3,8 +3,10 @@ settings.json installer, directive detection and the local observation log."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import runpy
 import shutil
 import subprocess
 import sys
@@ -14,6 +16,9 @@ from typing import Any
 
 import pytest
 
+from gitmem.agents.claude import entry as hookmain
+from gitmem.agents.claude import events
+from gitmem.agents.claude import handlers as hooks
 from gitmem.agents.claude.context import recent_errors
 from gitmem.agents.claude.settings import HOOK_EVENTS, install, is_gitmem_command, merge, uninstall
 from gitmem.learn.directives import detect_correction, detect_directives, directive_key
@@ -342,6 +347,29 @@ def test_plugin_files_match_the_installer() -> None:
     assert plugin["name"] == "gitmem" and "hooks" not in plugin  # hooks/hooks.json is loaded by convention
     hooks = json.loads((ROOT / "hooks" / "hooks.json").read_text())
     assert hooks["hooks"] == merge({}, "gitmem-hook")[0]["hooks"]
+    script = runpy.run_path(str(ROOT / "scripts" / "hook_events.py"))
+    assert (ROOT / "hooks" / "hooks.json").read_text() == script["hooks_json"](), \
+        "hooks/hooks.json is stale: run python scripts/hook_events.py"
+    doc = (ROOT / "docs" / "hooks.md").read_text()
+    assert doc == script["doc_text"](doc), "docs/hooks.md's events table is stale: run python scripts/hook_events.py"
+
+
+def test_every_event_of_the_table_is_installed_handled_and_given_a_deadline(tmp_path: Path) -> None:
+    """One row of the events table is all an event needs: the settings run it, the hook entry knows its name (in
+    either spelling) and deadline, and a handler answers it."""
+    settings = merge({}, "gitmem-hook")[0]["hooks"]
+    assert [claude for claude, *_ in HOOK_EVENTS] == list(settings) == list(events.CLAUDE_NAMES.values())
+    for name, claude, matcher, timeout, deadline, _handler, _summary in events.TABLE:
+        (group,) = settings[claude]
+        assert group.get("matcher") == matcher and group["hooks"][0]["timeout"] == timeout
+        assert group["hooks"][0]["command"] == f"gitmem-hook {name}"
+        assert events.event_name(claude) == events.event_name(name.replace("-", "_")) == name
+        assert 0 < deadline <= timeout  # the hook exits 0 by itself, at the latest when Claude Code would kill it
+        assert callable(hooks.HANDLERS[name])
+    assert set(hooks.HANDLERS) == set(events.CLAUDE_NAMES)
+    err = io.StringIO()
+    assert hookmain.run("no-such-event", b"{}", env={}, cwd=tmp_path, home=tmp_path, err=err) == 0
+    assert all(name in err.getvalue() for name in events.CLAUDE_NAMES)
 
 
 # -- detection and the observation log -----------------------------------------------------------------

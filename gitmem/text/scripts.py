@@ -1,0 +1,48 @@
+"""The one definition of the Chinese, Japanese and Korean character ranges.
+
+Search analysis, slugs, capture, recall gates, the embedding coverage check and the writer all ask "is this a CJK
+character?"; they build their patterns from the classes here, so they cannot disagree. The classes are regular
+expression character-class bodies (no brackets), kept as strings: compiling a pattern that uses them costs a few
+milliseconds, which each user pays only when and where it needs the pattern.
+
+The search index's tantivy analyzer reads them too, written in Rust regex syntax by :func:`rust_class`
+(:data:`gitmem.search.scoring.TOKEN_PATTERN`); ``tests/text/test_scripts.py`` checks that every user agrees.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+#: Han: radicals, the iteration and closing marks and the ideographic zero (々〆〇), extension A, the unified
+#: block, compatibility ideographs and the supplementary planes (extensions B to F, the compatibility supplement)
+HAN = "\u2e80-\u2fdf\u3005-\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
+#: Hiragana and Katakana, with the marks written among them (the prolonged sound mark ー, the middle dot)
+KANA = "\u3040-\u30ff"
+#: Hangul: jamo, compatibility jamo and syllables
+HANGUL = "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"
+#: every character that counts as CJK: each is about a word's worth of meaning and is searched, counted and
+#: kept in slugs one character at a time
+CJK = KANA + HAN + HANGUL
+
+
+@cache
+def cjk_pattern() -> re.Pattern[str]:
+    """One CJK character (compiled on first use)."""
+    return re.compile(f"[{CJK}]")
+
+
+def is_cjk(text: str) -> bool:
+    """Whether ``text`` holds at least one Chinese, Japanese or Korean character."""
+    return cjk_pattern().search(text) is not None
+
+
+def count_cjk(text: str) -> int:
+    """How many Chinese, Japanese or Korean characters ``text`` holds."""
+    return len(cjk_pattern().findall(text))
+
+
+def rust_class(ranges: str) -> str:
+    """A character-class body such as :data:`CJK` in Rust regex syntax (``\\x{3040}-\\x{30FF}...``), for
+    tantivy's regex tokenizer."""
+    return "".join(f"\\x{{{ord(ranges[i]):X}}}-\\x{{{ord(ranges[i + 2]):X}}}" for i in range(0, len(ranges), 3))

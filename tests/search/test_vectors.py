@@ -1,0 +1,57 @@
+"""The on-disk embedding cache: shards keyed by blob SHA, written so a half-written shard is never read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from gitmem.search.vectors import MAX_SHARDS, VectorStore
+
+
+def _rows(n: int, start: int = 0) -> np.ndarray:
+    return np.arange(start, start + n * 4, dtype=np.float32).reshape(n, 4)
+
+
+def test_added_rows_load_back_with_their_keys(tmp_path: Path) -> None:
+    store = VectorStore(tmp_path / "vectors" / "model.r1")
+    assert store.load() == ([], None) and store.shas() == set() and store.marker() == ":"
+    store.add(["a", "b"], _rows(2))
+    before = store.marker()
+    store.add(["c"], _rows(1, 100))
+    assert store.marker() != before  # a reader can tell its loaded copy is stale
+    keys, matrix = store.load()
+    assert matrix is not None and matrix.dtype == np.float32
+    assert dict(zip(keys, matrix.tolist(), strict=True)) == {
+        "a": [0, 1, 2, 3], "b": [4, 5, 6, 7], "c": [100, 101, 102, 103]}
+    assert store.shas() == {"a", "b", "c"}
+
+
+def test_a_shard_without_its_key_file_or_damaged_is_ignored(tmp_path: Path) -> None:
+    store = VectorStore(tmp_path)
+    store.add(["a"], _rows(1))
+    np.save(tmp_path / "half-written.npy", _rows(3))  # its .json (written last) never came
+    (tmp_path / "damaged.json").write_text('["x", "y"]')
+    (tmp_path / "damaged.npy").write_bytes(b"not numpy")
+    keys, matrix = store.load()
+    assert keys == ["a"] and matrix is not None and matrix.shape == (1, 4)
+
+
+def test_compaction_merges_shards_and_drops_rows_no_memory_has(tmp_path: Path) -> None:
+    store = VectorStore(tmp_path)
+    for i in range(MAX_SHARDS + 1):
+        store.add([f"sha{i}", f"sha{i}#0"], _rows(2, i * 10))
+    store.compact({f"sha{i}" for i in range(0, MAX_SHARDS + 1, 2)})
+    assert len(list(tmp_path.glob("*.json"))) == 1
+    keys, matrix = store.load()
+    assert matrix is not None
+    assert sorted(keys) == sorted(k for i in range(0, MAX_SHARDS + 1, 2) for k in (f"sha{i}", f"sha{i}#0"))
+    assert dict(zip(keys, matrix.tolist(), strict=True))["sha2#0"] == [24, 25, 26, 27]
+
+
+def test_few_shards_are_left_as_they_are(tmp_path: Path) -> None:
+    store = VectorStore(tmp_path)
+    store.add(["a"], _rows(1))
+    store.add(["b"], _rows(1))
+    store.compact({"a"})
+    assert store.shas() == {"a", "b"}

@@ -1,0 +1,62 @@
+"""The CJK character ranges are defined once (``gitmem.text.scripts``): every user agrees on which characters
+are Chinese, Japanese or Korean."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gitmem.briefing import gate, prompt
+from gitmem.learn import capture
+from gitmem.search import scoring as ranking
+from gitmem.store import document as documents
+from gitmem.text import scripts
+
+
+def _chars(ranges: str) -> st.SearchStrategy[str]:
+    """Any character of a character-class body such as ``"\\u3040-\\u30ff"``."""
+    spans = [(ord(ranges[i]), ord(ranges[i + 2])) for i in range(0, len(ranges), 3)]
+    return st.sampled_from(spans).flatmap(lambda span: st.integers(*span)).map(chr)
+
+
+_ANALYZER = ranking.build_analyzer()
+
+
+def _letter(ch: str) -> bool:
+    """An assigned letter that NFKC leaves alone (compatibility ideographs become unified ones on the way in)."""
+    return unicodedata.category(ch).startswith("L") and unicodedata.normalize("NFKC", ch) == ch
+
+
+@given(_chars(scripts.CJK))
+@settings(max_examples=300, deadline=None)
+def test_every_user_counts_a_cjk_character_as_cjk(ch: str) -> None:
+    assert scripts.is_cjk(f"abc {ch} def")
+    assert scripts.count_cjk(f"x{ch}y{ch}") == 2
+    # the recall gate keeps Latin-only embedding models away from it
+    assert not gate.covers("minilm-l6", f"deploy {ch}")
+    # the prompt budget counts it as a token of its own, where Latin letters take about four to a token
+    assert prompt.estimate_tokens(ch * 36) > 2 * prompt.estimate_tokens("a" * 36)
+
+
+@given(_chars(scripts.CJK).filter(_letter))
+@settings(max_examples=300, deadline=None)
+def test_every_user_keeps_a_cjk_letter_as_a_word(ch: str) -> None:
+    # slugs and file-name-safe ids keep it
+    assert ch in documents.slugify(f"deploy {ch}")
+    assert documents.is_safe_id(f"{ch}-notes")
+    # a search question searches it as its own unit
+    assert ch in ranking.analyze_query(f"deploy {ch}", _ANALYZER).chars
+    # capture compares sentences by it
+    assert capture.similarity(f"use {ch}{ch}", f"{ch}{ch}") > 0
+    # the tantivy analyzer writes the ranges in Rust regex syntax and indexes one token per character
+    assert _ANALYZER.analyze(f"word{ch}{ch}word") == ["word", ch, ch, "word"]
+
+
+@given(st.characters(codec="utf-8").filter(lambda ch: not scripts.is_cjk(ch)))
+@settings(max_examples=300, deadline=None)
+def test_no_user_counts_other_characters_as_cjk(ch: str) -> None:
+    assert scripts.count_cjk(ch * 3) == 0
+    assert prompt.estimate_tokens(ch * 36) == prompt.estimate_tokens("a" * 36)
+    assert ranking.analyze_query(f"deploy {ch}", _ANALYZER).chars == {}
