@@ -22,8 +22,6 @@ import math
 import os
 import time
 
-from gitmem.files.atomic import atomic_write
-from gitmem.files.locks import LockTimeout, file_lock
 from gitmem.redact.engine import redact, redact_value
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
@@ -141,6 +139,7 @@ def rotate(local: Where, *, max_bytes: int = MAX_BYTES, max_lines: int = MAX_LIN
     lands between the read and the replace is kept (the file is re-read under the lock just before replacing)."""
     from pathlib import Path
 
+    from gitmem.files.atomic import atomic_write
     from gitmem.files.locks import file_lock
 
     path = Path(observations_path(local))
@@ -206,6 +205,7 @@ def read_json(path: Where) -> dict[str, Any]:
 
 
 def write_json(path: Where, data: dict[str, Any]) -> None:
+    from gitmem.files.atomic import atomic_write
 
     atomic_write(path, json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8"))
 
@@ -214,6 +214,7 @@ def update_json(path: Where, change: Callable[[dict[str, Any]], Any], timeout: f
     """Read-modify-write ``path`` under a lock; returns what ``change`` returned."""
     from pathlib import Path
 
+    from gitmem.files.locks import file_lock
 
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -356,6 +357,7 @@ def bump_usage(repo_path: Path, ids: list[str], now: datetime | None = None) -> 
 
     import contextlib
 
+    from gitmem.files.locks import LockTimeout
 
     with contextlib.suppress(LockTimeout):
         update_json(usage_path(repo_path), count, timeout=2)
