@@ -110,7 +110,7 @@ def test_essentials_are_deduplicated_and_a_correction_wins() -> None:
 
 def test_when_two_rules_contradict_the_newer_is_kept_unless_the_other_is_a_correction() -> None:
     def memory(text: str, category: str, day: int, project: str = PROJECT) -> docs.Memory:
-        when = docs.parse_time(f"2026-11-{day:02d}T10:00:00Z", "updated")
+        when = docs.parse_timestamp(f"2026-11-{day:02d}T10:00:00Z", "updated")
         return docs.make_memory(text, category=category, importance=4, project=project, created=when, updated=when)
 
     yarn = memory("Use yarn, not npm, for installs", "constraint", 2)

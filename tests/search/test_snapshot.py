@@ -22,7 +22,8 @@ def _index(memories: list[tuple[docs.Memory, str]]) -> Any:
     index.register_tokenizer(ranking.TOKENIZER, ranking.build_analyzer())
     writer = index.writer(heap_size=15_000_000, num_threads=1)
     for seq, (memory, sha) in enumerate(memories):
-        writer.add_document(indexdoc.document(memory, memory.path, sha, 0, seq, ""))
+        for doc in indexdoc.documents(memory, memory.path, sha, 0, seq, ""):
+            writer.add_document(doc)
     writer.commit()
     index.reload()
     return index
