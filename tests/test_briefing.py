@@ -14,10 +14,12 @@ from gitmem import documents as docs
 from gitmem.api import Repository
 from gitmem.briefing.conflicts import negated_terms
 from gitmem.briefing.essentials import essentials, settle
-from gitmem.briefing.gate import covers
+from gitmem.briefing.gate import BM25_MIN, OWN_PROJECT, admits, covers
 from gitmem.briefing.prompt import task_terms
 from gitmem.config import Config, EmbeddingConfig
+from gitmem.index import Hit
 from gitmem.layout import init_repo
+from gitmem.ranking import ScoreParts
 from gitmem.recall import relevant_hits
 from tests.conftest import git, run_cli
 from tests.test_hooks import PROJECT, context_of, hook, payload
@@ -207,3 +209,19 @@ def test_a_prompt_naming_an_identifier_finds_the_memory_in_plain_words(repo_path
                  env, cwd=code)
     text = context_of(first.stdout, "UserPromptSubmit")
     assert "signed cookies" in text and "warehouse" not in text
+
+
+def test_a_prompt_admits_weaker_evidence_for_the_project_s_own_memories() -> None:
+    """The same BM25 score admits a memory of the session's project for a prompt, not a global one, and not at
+    session start (whose query is a guess from the branch and commits)."""
+    def hit(project: str, bm25: float) -> Hit:
+        memory = docs.make_memory("Unit tests run with pnpm run test-unit", project=project)
+        return Hit(id=memory.id, score=1.0, memory=memory,
+                   parts=ScoreParts(bm25=bm25, vector=None, similarity=1.0, importance=0.6, recency=1.0))
+
+    between = BM25_MIN * (OWN_PROJECT + 1) / 2
+    assert admits(hit(PROJECT, between), "unit tests", project=PROJECT, own_project=OWN_PROJECT)
+    assert not admits(hit("", between), "unit tests", project=PROJECT, own_project=OWN_PROJECT)
+    assert not admits(hit(PROJECT, between), "unit tests", project=PROJECT)
+    assert not admits(hit(PROJECT, BM25_MIN * OWN_PROJECT * 0.9), "unit tests", project=PROJECT,
+                      own_project=OWN_PROJECT)

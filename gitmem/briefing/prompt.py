@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from gitmem.briefing.block import build_block
-from gitmem.briefing.gate import CJK, relevant_hits
+from gitmem.briefing.gate import CJK, OWN_PROJECT, relevant_hits
 
 if TYPE_CHECKING:
     from gitmem.index import Hit
@@ -118,7 +118,7 @@ def prompt_recall(repo: MemoryRepo, prompt: str, *, project: str, seen: Iterable
     vectors = settings.prompt_vectors
     index = open_index(repo, embedder="auto" if vectors else None, embed_missing=False)  # the warm-up embeds them
     hits = relevant_hits(index, prompt_query(prompt, previous), project=project, k=PROMPT_K,
-                         exclude=set(seen), mode="hybrid" if vectors else "bm25")
+                         exclude=set(seen), mode="hybrid" if vectors else "bm25", own_project=OWN_PROJECT)
     if not hits:
         return "", []
     text, used, _tokens, _left = build_block(hits, settings.prompt_budget,
