@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 
 #: raw BM25 score a hit needs (about two shared words of medium rarity, or one rare one) ...
 BM25_MIN = 5.0
+#: share of it a memory of the session's own project needs when the query is the user's own words (a prompt, not
+#: the session start's guess from the branch and commit subjects): among the few dozen memories of the project the
+#: user works in, a shared rare word is stronger evidence than among everything the user keeps globally
+OWN_PROJECT = 0.7
 #: ... in a repository of at least this many memories; below it the threshold shrinks in proportion, as the
 #: rarity weights of a small collection are small whatever the words (in a repository of one memory, every
 #: word is in every memory)
@@ -53,9 +57,12 @@ def bm25_min(size: int) -> float:
     return BM25_MIN * min(1.0, max(size, 1) / FULL_AT)
 
 
-def admits(hit: Hit, query: str, model_id: str = "", size: int = FULL_AT) -> bool:
-    """Whether ``hit`` (from a search for ``query`` in a repository of ``size`` memories) passes the gate."""
-    if hit.parts.bm25 > 0 and hit.parts.bm25 >= bm25_min(size):
+def admits(hit: Hit, query: str, model_id: str = "", size: int = FULL_AT, project: str = "",
+           own_project: float = 1.0) -> bool:
+    """Whether ``hit`` (from a search for ``query`` in a repository of ``size`` memories) passes the gate; a
+    memory of ``project`` needs ``own_project`` times the BM25 threshold."""
+    floor = bm25_min(size) * (own_project if project and hit.memory.project == project else 1.0)
+    if hit.parts.bm25 > 0 and hit.parts.bm25 >= floor:
         return True
     cosine = hit.parts.vector
     if cosine is None or not model_id or not covers(model_id, query, hit.memory.text):
@@ -65,9 +72,12 @@ def admits(hit: Hit, query: str, model_id: str = "", size: int = FULL_AT) -> boo
 
 
 def relevant_hits(index: Index, query: str, *, project: str, k: int, now: datetime | None = None,
-                  exclude: set[str] | frozenset[str] = frozenset(), mode: str = "hybrid") -> list[Hit]:
+                  exclude: set[str] | frozenset[str] = frozenset(), mode: str = "hybrid",
+                  own_project: float = 1.0) -> list[Hit]:
     """The best ``k`` memories for ``query`` that pass the relevance gate and are not in ``exclude``: an empty
-    list when nothing is related (the gate looks at raw scores, so the best of unrelated memories stays out)."""
+    list when nothing is related (the gate looks at raw scores, so the best of unrelated memories stays out).
+    ``own_project``: the share of the BM25 threshold a memory of ``project`` needs (:data:`OWN_PROJECT` for a
+    prompt)."""
     if not query.strip():
         return []
     try:
@@ -78,4 +88,4 @@ def relevant_hits(index: Index, query: str, *, project: str, k: int, now: dateti
     embedder = index.embedder if mode != "bm25" else None
     model_id = embedder.model_id if embedder is not None else ""
     size = index.size
-    return [h for h in hits if h.id not in exclude and admits(h, query, model_id, size)][:k]
+    return [h for h in hits if h.id not in exclude and admits(h, query, model_id, size, project, own_project)][:k]

@@ -1,19 +1,24 @@
 """Per-prompt recall: the memories a prompt brings in (``UserPromptSubmit``).
 
 The prompt, with the previous prompt of the session as context, is searched over the project's and the global
-memories; the hits that pass the relevance gate (:mod:`gitmem.briefing.gate`) and were not injected earlier in
-the session are added, best first, within a small budget (``[recall] prompt_budget``, 600 tokens by default).
-When nothing passes, nothing is injected. BM25 runs in the hook's process; the embedding model joins only with
-``[recall] prompt_vectors = true`` (loading it costs far more than the search).
+memories. A task prompt is read as one (:func:`task_terms`): a conventional-commit type ("fix(ssr):") is left
+out, code identifiers add their words (``moduleRunnerTransform``, ``session_interface``: a memory says "module
+runner", "session"), and the abbreviations of developers' prose add their long form and the reverse ("docs" and
+"documentation", "perf" and "performance"). Then the hits that pass the relevance gate
+(:mod:`gitmem.briefing.gate`) and were not injected earlier in the session are added, best first, within a small
+budget (``[recall] prompt_budget``, 600 tokens by default). When nothing passes, nothing is injected. BM25 runs
+in the hook's process; the embedding model joins only with ``[recall] prompt_vectors = true`` (loading it costs
+far more than the search).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from gitmem.briefing.block import build_block
-from gitmem.briefing.gate import relevant_hits
+from gitmem.briefing.gate import OWN_PROJECT, relevant_hits
 from gitmem.text import scripts
 
 if TYPE_CHECKING:
@@ -33,10 +38,76 @@ def estimate_tokens(text: str) -> int:
     return int((len(text) - cjk) / 3.6 + cjk * 1.2) + 1
 
 
+#: a conventional-commit type at the start of a prompt ("fix:", "feat(css):", "chore!:") that says what kind of
+#: change it is, not what it is about (its scope stays; "docs:", "perf:", "test:" and "ci:" are topics, so they stay)
+COMMIT_TYPE = re.compile(r"^\s*(?:chore|feat|fix|refactor|revert|style)(?=[(!:])", re.I)
+#: words of a code identifier: camelCase and PascalCase humps, acronyms, snake_case parts
+_IDENT_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
+_WORD = re.compile(r"\w+")
+#: abbreviations of developers' prose: (short forms, what its long forms start with or "", the long form). Stems do not
+#: join them ("docs" stems to "doc", "documentation" to "document"), so each form adds the other to the query.
+ABBREVIATIONS: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("docs", "doc"), "document", "documentation"),
+    (("perf",), "performanc", "performance"),
+    (("config", "cfg"), "configur", "configuration"),
+    (("deps", "dep"), "dependenc", "dependencies"),
+    (("repo", "repos"), "repositor", "repository"),
+    (("impl",), "implement", "implementation"),
+    (("env", "envs"), "environment", "environment"),
+    (("dir", "dirs"), "director", "directory"),
+    (("args", "arg"), "argument", "arguments"),
+    (("params", "param"), "parameter", "parameters"),
+    (("msg",), "message", "message"),
+    (("auth",), "authenticat", "authentication"),
+    (("db",), "database", "database"),
+    (("ws",), "websocket", "websocket"),
+    (("js",), "javascript", "javascript"),
+    (("ts",), "typescript", "typescript"),
+    (("ssr",), "", "server rendering"),
+    (("i18n",), "internationali", "internationalisation"),
+    (("a11y",), "accessib", "accessibility"),
+)
+_SHORT = {short: long for shorts, _prefix, long in ABBREVIATIONS for short in shorts}
+_PREFIXES = tuple((prefix, shorts[0]) for shorts, prefix, _long in ABBREVIATIONS if prefix)
+
+
+def _other_form(word: str) -> list[str]:
+    """The long form of an abbreviation, or the abbreviation of a long form; [] for other words."""
+    if word in _SHORT:
+        return _SHORT[word].split()
+    return [short for prefix, short in _PREFIXES if word.startswith(prefix)][:1]
+
+
+def identifier_words(word: str) -> list[str]:
+    """The words inside a code identifier (``moduleRunnerTransform`` → module, runner, transform;
+    ``open_session`` → open, session); [] for a plain word."""
+    if "_" not in word.strip("_") and not _CAMEL.search(word):
+        return []
+    return [part.lower() for part in _IDENT_PART.findall(word) if len(part) > 1]
+
+
+def task_terms(prompt: str) -> str:
+    """``prompt`` as a search text: without a leading conventional-commit type, followed by the words of its
+    code identifiers and the other form of its abbreviations (each added once, and only when the prompt does
+    not have it already, so no word counts twice)."""
+    text = COMMIT_TYPE.sub(" ", prompt, count=1)
+    words = _WORD.findall(text)
+    present = {w.lower() for w in words}
+    extra: list[str] = []
+    for word in words:
+        for new in [*identifier_words(word), *_other_form(word.lower())]:
+            if new not in present:
+                present.add(new)
+                extra.append(new)
+    return f"{text.strip()} {' '.join(extra)}".strip()
+
+
 def prompt_query(prompt: str, previous: Iterable[str] = ()) -> str:
-    """The search text: the prompt, then the end of the previous prompt of the session."""
+    """The search text: the prompt read as a task (:func:`task_terms`), then the end of the previous prompt of
+    the session."""
     context = " ".join(p for p in previous if p)[-CONTEXT_CHARS:]
-    return f"{prompt.strip()[:2000]} {context}".strip()
+    return f"{task_terms(prompt.strip()[:2000])} {context}".strip()
 
 
 def prompt_recall(repo: MemoryRepo, prompt: str, *, project: str, seen: Iterable[str] = (),
@@ -48,7 +119,7 @@ def prompt_recall(repo: MemoryRepo, prompt: str, *, project: str, seen: Iterable
     vectors = settings.prompt_vectors
     index = open_index(repo, embedder="auto" if vectors else None, embed_missing=False)  # the warm-up embeds them
     hits = relevant_hits(index, prompt_query(prompt, previous), project=project, k=PROMPT_K,
-                         exclude=set(seen), mode="hybrid" if vectors else "bm25")
+                         exclude=set(seen), mode="hybrid" if vectors else "bm25", own_project=OWN_PROJECT)
     if not hits:
         return "", []
     text, used, _tokens, _left = build_block(hits, settings.prompt_budget,

@@ -4,6 +4,7 @@ memories each prompt brings in, once per session, never another project's."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,9 +13,12 @@ import pytest
 from gitmem.api import Repository
 from gitmem.briefing.conflicts import negated_terms
 from gitmem.briefing.essentials import essentials, settle
-from gitmem.briefing.gate import covers
+from gitmem.briefing.gate import BM25_MIN, OWN_PROJECT, admits, covers
+from gitmem.briefing.prompt import task_terms
 from gitmem.config import Config, EmbeddingConfig
 from gitmem.recall import relevant_hits
+from gitmem.search.index import Hit
+from gitmem.search.scoring import ScoreParts
 from gitmem.store import document as docs
 from gitmem.store.layout import init_repo
 from tests.helpers import PROJECT, context_of, git, hook, payload, run_cli
@@ -178,3 +182,45 @@ def test_essentials_follow_edits_through_their_cache(repo_path: Path) -> None:
     assert {m.text for m in again} == {"Never deploy on Fridays", "Staging deploys need the VPN"}
     repo.forget(first[0].id, "deploys are automated now")
     assert [m.text for m in essentials(repo_path, PROJECT)[0]] == ["Staging deploys need the VPN"]
+
+
+def test_a_task_prompt_is_read_as_one() -> None:
+    """Identifiers give their words, abbreviations their long form, a commit type is no topic."""
+    query = task_terms("fix(ssr): rewrite stack traces in moduleRunnerTransform and session_interface docs")
+    words = re.findall(r"\w+", query)
+    assert "fix" not in words and "ssr" in words
+    assert {"module", "runner", "transform", "session", "interface", "documentation"} <= set(words)
+    assert task_terms("Document the perf flags").split()[-2:] == ["docs", "performance"]
+    assert task_terms("plain words only") == "plain words only"
+
+
+def test_a_prompt_naming_an_identifier_finds_the_memory_in_plain_words(repo_path: Path, code: Path,
+                                                                      env: dict[str, str]) -> None:
+    _bm25_only(repo_path)
+    repo = Repository(Config(repo=repo_path))
+    repo.import_records(_noise(200))
+    repo.remember("Sessions are signed cookies by default; server-side sessions come from extensions",
+                  project=PROJECT, category="decision")
+    repo.remember("The interface of the warehouse sessions is private", project=OTHER, category="decision")
+    hook("session-start", payload("SessionStart", code, source="startup"), env, cwd=code)
+    first = hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="Ensure "
+                                               "session_interface.open_session runs after URL matching"),
+                 env, cwd=code)
+    text = context_of(first.stdout, "UserPromptSubmit")
+    assert "signed cookies" in text and "warehouse" not in text
+
+
+def test_a_prompt_admits_weaker_evidence_for_the_project_s_own_memories() -> None:
+    """The same BM25 score admits a memory of the session's project for a prompt, not a global one, and not at
+    session start (whose query is a guess from the branch and commits)."""
+    def hit(project: str, bm25: float) -> Hit:
+        memory = docs.make_memory("Unit tests run with pnpm run test-unit", project=project)
+        return Hit(id=memory.id, score=1.0, memory=memory,
+                   parts=ScoreParts(bm25=bm25, vector=None, similarity=1.0, importance=0.6, recency=1.0))
+
+    between = BM25_MIN * (OWN_PROJECT + 1) / 2
+    assert admits(hit(PROJECT, between), "unit tests", project=PROJECT, own_project=OWN_PROJECT)
+    assert not admits(hit("", between), "unit tests", project=PROJECT, own_project=OWN_PROJECT)
+    assert not admits(hit(PROJECT, between), "unit tests", project=PROJECT)
+    assert not admits(hit(PROJECT, BM25_MIN * OWN_PROJECT * 0.9), "unit tests", project=PROJECT,
+                      own_project=OWN_PROJECT)
