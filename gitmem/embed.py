@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import gzip
 import importlib.util
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from gitmem.errors import EmbeddingError
+from gitmem.text.lazyre import LazyPattern
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -138,8 +138,8 @@ _PACKAGED_TOKENIZER = _DATA / "all-MiniLM-L6-v2.tokenizer.json.gz"
 
 # A Latin word counts as one unit, and so does each CJK/kana/Hangul character (about a word's worth of meaning);
 # a run of letters of any other script is one unit too.
-_UNITS = re.compile(r"[A-Za-z\u00c0-\u024f]+|[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]|[^\W\d_]+")
-_LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
+_UNITS = LazyPattern(r"[A-Za-z\u00c0-\u024f]+|[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]|[^\W\d_]+")
+_LATIN = LazyPattern(r"[A-Za-z\u00c0-\u024f]")
 
 
 def covers(scripts: Sequence[str], text: str) -> bool:

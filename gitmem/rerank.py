@@ -22,10 +22,11 @@ They are fitted per embedding model (:data:`MODEL_WEIGHTS`); a model without its
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from gitmem.text.lazyre import LazyPattern
 
 if TYPE_CHECKING:
     import numpy as np
@@ -53,9 +54,9 @@ def weights_for(model_id: str) -> dict[str, float] | None:
     return next((w for prefix, w in MODEL_WEIGHTS.items() if model_id.startswith(prefix)), None)
 
 _MAX_POSTINGS = 4096
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
-_LABEL = re.compile(r"^([^\s:：][^:：\n]{0,29}[:：])\s+")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_SENTENCE_END = LazyPattern(r"(?<=[.!?])\s+|(?<=[。！？])")
+_LABEL = LazyPattern(r"^([^\s:：][^:：\n]{0,29}[:：])\s+")
+_CJK = LazyPattern(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
 def sentences(text: str) -> list[str]:

@@ -33,6 +33,7 @@ LAYERS: dict[str, int] = {
     "briefing": 4, "briefing.gate": 4, "briefing.essentials": 4, "briefing.conflicts": 1, "briefing.prompt": 4,
     "briefing.block": 4,
     "agents": 2, "agents.claude": 2, "agents.claude.toolcall": 2,
+    "text": 0, "text.lazyre": 0,
     # subpackages: one key per module, dotted ("wiki.page"); a package's __init__ is the package name
     "wiki": 4, "wiki.page": 1, "wiki.merge": 1, "wiki.search": 4, "wiki.store": 4, "wiki.lint": 4,
     "wiki.lifecycle": 6, "cli_wiki": 9,

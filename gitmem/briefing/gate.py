@@ -12,11 +12,11 @@ English memories were never a needed memory).
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from gitmem.errors import SearchError
+from gitmem.text.lazyre import LazyPattern
 
 if TYPE_CHECKING:
     from gitmem.index import Hit, Index
@@ -34,7 +34,7 @@ COSINE_MIN: dict[str, float] = {
 #: models that only cover Latin-script text (their tokenizers split CJK into unknown or byte pieces)
 LATIN_ONLY = ("minilm-l6", "nomic-embed-text")
 #: Chinese, Japanese and Korean characters
-CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+CJK = LazyPattern(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
 def has_cjk(text: str) -> bool:
