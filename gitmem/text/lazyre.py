@@ -44,9 +44,6 @@ class LazyPattern:
     def search(self, string: str, pos: int = 0, endpos: int = 2**63 - 1) -> re.Match[str] | None:
         return self.regex.search(string, pos, endpos)
 
-    def fullmatch(self, string: str, pos: int = 0, endpos: int = 2**63 - 1) -> re.Match[str] | None:
-        return self.regex.fullmatch(string, pos, endpos)
-
     def findall(self, string: str, pos: int = 0, endpos: int = 2**63 - 1) -> list[str]:
         return self.regex.findall(string, pos, endpos)
 
