@@ -6,8 +6,9 @@ Run it with the Python of a regular install (``pip install .`` into its own virt
 as ``gitmem-hook`` next to that Python, and an editable install's import finder would slow every interpreter
 start and flatter the ratios. The memory repository is built with this checkout's code; ``[embedding] model =
 "none"``. Prints the median of interleaved runs and the ratio to ``python -c pass`` of: post-tool-use,
-user-prompt-submit with a prompt that finds memories and with one that finds none, and session-start serving
-its cached block.
+user-prompt-submit with a prompt that finds memories, with one that finds none and with one that states a rule
+(the directive rules are compiled only then), and session-start serving its cached block; in wall time and in
+the child's CPU time (user + system), which a busy machine inflates less.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -66,10 +68,15 @@ def main() -> None:
                    cwd=code, capture_output=True, check=True)
     results: dict[str, list[float]] = {}
 
+    cpu: dict[str, list[float]] = {}
+
     def run(name: str, cmd: list[str], data: bytes) -> None:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(cmd, input=data, env=env, cwd=code, capture_output=True, check=True)
         results.setdefault(name, []).append((time.perf_counter() - start) * 1000)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.setdefault(name, []).append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
 
     edit = {"tool_name": "Edit", "tool_input": {"file_path": str(code / "a.py")}, "tool_response": {}}
     for i in range(args.runs):
@@ -79,13 +86,17 @@ def main() -> None:
             payload("UserPromptSubmit", f"p{i}", prompt=f"which tool for task{i} and topic {i}"))
         run("user-prompt-submit, nothing passes", [hook, "user-prompt-submit"],
             payload("UserPromptSubmit", f"q{i}", prompt="rename the variable please"))
+        run("user-prompt-submit, a directive", [hook, "user-prompt-submit"],
+            payload("UserPromptSubmit", f"d{i}", prompt="from now on never push without asking me"))
         run("session-start, cached block", [hook, "session-start"], payload("SessionStart", f"c{i}", source="startup"))
-    base = statistics.median(results["python -c pass"])
+    base, base_cpu = statistics.median(results["python -c pass"]), statistics.median(cpu["python -c pass"])
     print(f"{args.size} memories, BM25 only, medians of {args.runs} interleaved runs; load average after: "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"  {'':36} {'wall':>8}     {'ratio':>6}  {'CPU':>8}     {'ratio':>6}")
     for name, values in results.items():
-        median = statistics.median(values)
-        print(f"  {name:36} {median:8.1f} ms  {median / base:5.2f}x")
+        median, median_cpu = statistics.median(values), statistics.median(cpu[name])
+        print(f"  {name:36} {median:8.1f} ms  {median / base:5.2f}x  {median_cpu:8.1f} ms  "
+              f"{median_cpu / base_cpu:5.2f}x")
 
 
 if __name__ == "__main__":

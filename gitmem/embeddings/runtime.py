@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import gzip
 import importlib.util
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from gitmem.errors import EmbeddingError
+from gitmem.text.lazyre import LazyPattern
 from gitmem.text.scripts import CJK
 
 if TYPE_CHECKING:
@@ -139,8 +139,8 @@ _PACKAGED_TOKENIZER = _DATA / "all-MiniLM-L6-v2.tokenizer.json.gz"
 
 # A Latin word counts as one unit, and so does each CJK/kana/Hangul character (about a word's worth of meaning);
 # a run of letters of any other script is one unit too.
-_UNITS = re.compile(rf"[A-Za-z\u00c0-\u024f]+|[{CJK}]|[^\W\d_]+")
-_LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
+_UNITS = LazyPattern(rf"[A-Za-z\u00c0-\u024f]+|[{CJK}]|[^\W\d_]+")
+_LATIN = LazyPattern(r"[A-Za-z\u00c0-\u024f]")
 
 
 def covers(scripts: Sequence[str], text: str) -> bool:

@@ -16,40 +16,42 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from gitmem.text.lazyre import LazyPattern
+
 #: longest sentence taken as a directive (longer ones are usually explanations, not rules)
 MAX_DIRECTIVE_CHARS = 300
 
-_SENTENCES = re.compile(r"(?<=[.!?;])\s+|[\n\r。！？；]+")
+_SENTENCES = LazyPattern(r"(?<=[.!?;])\s+|[\n\r。！？；]+")
 
 _LEAD_EN = (r"(?:(?:please|pls|and|also|so|ok(?:ay)?|remember(?:\s+that)?|note(?:\s+that)?|important|"
             r"from\s+now\s+on|going\s+forward|henceforth|in\s+(?:the\s+)?future|"
             r"(?:in|for)\s+this\s+(?:project|repo(?:sitory)?|codebase)|here)\s*[,:!-]?\s+)*")
-_HIGH_EN = re.compile(
+_HIGH_EN = LazyPattern(
     _LEAD_EN + r"(?:make\s+sure\s+(?:that\s+)?you\s+|you\s+(?:must|should)\s+)?(?:always(?!-)|never|"
     r"must(?:\s+not)?|under\s+no\s+circumstances|do\s+not\s+ever|don'?t\s+ever|you\s+(?:must|need\s+to|"
     r"have\s+to)\s+\w+)\b", re.IGNORECASE)
-_NORMAL_EN = re.compile(
+_NORMAL_EN = LazyPattern(
     _LEAD_EN + r"(?:(?:don'?t|do\s+not|avoid|stop)\s+\w+|(?:i|we)\s+(?:always\s+)?prefer\s+\S|prefer\s+\S.*?\s"
     r"(?:over|to|instead\s+of|rather\s+than)\s+\S|use\s+\S.*?\s+(?:instead\s+of|rather\s+than)\s+\S)",
     re.IGNORECASE)
-_FROM_NOW_ON_EN = re.compile(r"^(?:from\s+now\s+on|going\s+forward|henceforth|in\s+(?:the\s+)?future|"
-                             r"from\s+here\s+on)\b\s*[,:]?\s*\S", re.IGNORECASE)
-_NOT_EN = re.compile(
+_FROM_NOW_ON_EN = LazyPattern(r"^(?:from\s+now\s+on|going\s+forward|henceforth|in\s+(?:the\s+)?future|"
+                              r"from\s+here\s+on)\b\s*[,:]?\s*\S", re.IGNORECASE)
+_NOT_EN = LazyPattern(
     r"^(?:(?:please|pls|ok(?:ay)?)\s*,?\s+)?(?:never\s*mind|don'?t\s+(?:worry|bother|mind|know|think|care|get|"
     r"understand|see)|do\s+not\s+(?:worry|bother|know|think))\b", re.IGNORECASE)
-_QUESTION_EN = re.compile(
+_QUESTION_EN = LazyPattern(
     r"^(?:why|what|how|when|where|which|who|can|could|would|should|shall|do(?!\s+not\b)|does|did|is|are|was|were|"
     r"will)\b", re.IGNORECASE)
 
 _LEAD_CN = (r"(?:(?:请|以后|今后|从现在开始|从今以后|之后|记住|注意|另外|还有|并且|而且|你|"
             r"(?:在)?(?:这个|本)(?:项目|仓库)里?)\s*[，,：:]?\s*)*")
-_HIGH_CN = re.compile(_LEAD_CN + r"(?:始终|永远|一律|绝不要|绝对不要|绝不|决不|千万不要|千万别|必须|务必|总是|"
-                      r"禁止|不许|不准)")
-_NORMAL_CN = re.compile(_LEAD_CN + r"(?:不要|别|优先|尽量|最好|宁可)(?!人|的|处|紧|客气|着急|担心)")
-_FROM_NOW_ON_CN = re.compile(r"^(?:以后|今后|从现在开始|从今以后|每次)\s*[，,：:]?\s*\S")
-_QUESTION_CN = re.compile(r"(?:吗|呢|么|吧)\s*$")
+_HIGH_CN = LazyPattern(_LEAD_CN + r"(?:始终|永远|一律|绝不要|绝对不要|绝不|决不|千万不要|千万别|必须|务必|总是|"
+                       r"禁止|不许|不准)")
+_NORMAL_CN = LazyPattern(_LEAD_CN + r"(?:不要|别|优先|尽量|最好|宁可)(?!人|的|处|紧|客气|着急|担心)")
+_FROM_NOW_ON_CN = LazyPattern(r"^(?:以后|今后|从现在开始|从今以后|每次)\s*[，,：:]?\s*\S")
+_QUESTION_CN = LazyPattern(r"(?:吗|呢|么|吧)\s*$")
 
-_CORRECTION = re.compile(
+_CORRECTION = LazyPattern(
     r"^(?:no|nope|wrong)\s*[,.!:]|that'?s\s+(?:wrong|not\s+(?:right|correct|what\s+i)|incorrect)|"
     r"this\s+is\s+(?:wrong|incorrect|not\s+right)|you(?:'re|\s+are)\s+wrong|(?:is|was)\s+not\s+correct|"
     r"\bactually,?\s+(?:it|you|we|that|this)\s+should\b|\bshould\s+(?:be|have\s+been)\b.+\binstead\b|"
@@ -62,7 +64,7 @@ _CORRECTION = re.compile(
 # lightningcss…", "Always use getfixturemarker() to access …": pull-request titles), unless it also says the
 # instruction stands: a time or scope marker ("from now on", "in this project", 以后, 每次), the agent addressed
 # ("you", "make sure you"), or a reason of the rule's kind (", it breaks the lockfile").
-_STANDING = re.compile(
+_STANDING = LazyPattern(
     r"from\s+now\s+on|going\s+forward|henceforth|in\s+(?:the\s+)?future|from\s+here\s+on|"
     r"\b(?:in|for|across)\s+(?:this|the|our|every|all)\s+(?:project|repo|repository|codebase|code\s+base)s?\b|"
     r"\bhere\b|every\s*time|each\s+time|whenever|\bever\b|\bunless\s+(?:i|we)\b|without\s+(?:asking|checking|"
@@ -72,9 +74,9 @@ _STANDING = re.compile(
     r"[,;—-]\s*(?:they|it|that|this)\s+(?:are|is|was|contains?|breaks?|gets?|will)\b|"
     r"以后|今后|从现在开始|从今以后|每次|记住|这个项目|本项目|这个仓库|一律|务必|千万|统一|永远不要|绝对不要|绝不|总是|你",
     re.IGNORECASE)
-_CODE = re.compile(r"`|\w\(|\b[a-z]+\.[A-Z]\w*|\b\w+_\w+\b|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z][a-z]\w*|::|"
-                   r"(?:^|\s)--?\w")
-_TASK = re.compile(
+_CODE = LazyPattern(r"`|\w\(|\b[a-z]+\.[A-Z]\w*|\b\w+_\w+\b|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z][a-z]\w*|::|"
+                    r"(?:^|\s)--?\w")
+_TASK = LazyPattern(
     r"\b(?:fix|fixes|investigate|debug|look\s+(?:at|into)|find|figure\s+out|broken|crash(?:es)?|panics?|bug|"
     r"failing|fails|error|regression|add\s+(?:a|an)\s+(?:test|benchmark))\b|(?<!from\s)\bnow\b|"
     r"^[\w\[\]()/.-]+:\s|^\[[^\]]+\]|"
@@ -82,8 +84,42 @@ _TASK = re.compile(
     re.IGNORECASE)
 #: normal-priority forms that, with nothing saying the instruction stands, are usually tasks ("Avoid creating a
 #: future on every receive", "Stop the dev server", "Don't listen on TCP when only path is passed")
-_BARE_TASK_EN = re.compile(r"^(?:avoid\b|stop\s+(?!\w+ing\b)|don'?t\b|do\s+not\b)", re.IGNORECASE)
-_CLAUSES = re.compile(r"\s*[,，:：;；—]\s*|\s+-\s+")
+_BARE_TASK_EN = LazyPattern(r"^(?:avoid\b|stop\s+(?!\w+ing\b)|don'?t\b|do\s+not\b)", re.IGNORECASE)
+_CLAUSES = LazyPattern(r"\s*[,，:：;；—]\s*|\s+-\s+")
+
+# The rules above are compiled only for text that holds a word one of them needs: compiling them all costs a
+# hook process more than its search (tens of milliseconds on a busy machine), and most prompts state no rule.
+# Each priority rule (_HIGH_*, _NORMAL_*, _FROM_NOW_ON_*) needs one of these words, and so does the correction
+# rule; tests/test_hooks.py checks with hypothesis that the scan never says no where a rule would match.
+_RULE_WORDS = (
+    "always", "ever", "must", "circumstances", "need", "have",  # _HIGH_EN ("ever": never, don't ever)
+    "don", "not", "avoid", "stop", "prefer", "instead", "rather",  # _NORMAL_EN
+    "from", "forward", "henceforth", "future",  # _FROM_NOW_ON_EN
+    "始终", "永远", "一律", "绝", "决不", "千万", "必须", "务必", "总是", "禁止", "不许", "不准",  # _HIGH_CN
+    "不要", "别", "优先", "尽量", "最好", "宁可",  # _NORMAL_CN
+    "以后", "今后", "从现在开始", "从今以后", "每次",  # _FROM_NOW_ON_CN
+)
+_CORRECTION_WORDS = ("wrong", "that", "this", "correct", "actually", "instead",
+                     "不对", "错了", "搞错", "不是这", "应该", "改成", "改为", "换成")
+#: the non-ASCII characters that re.IGNORECASE matches to an ASCII letter (İ and ı to i, the Kelvin sign to k,
+#: the long s to s); everything else case-insensitive in the rules is ASCII, which str.lower() folds
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u212a": "k", "\u017f": "s"})
+
+
+def _fold(text: str) -> str:
+    return text.lower() if text.isascii() else text.translate(_FOLD).lower()
+
+
+def _may_hold_rule(text: str) -> bool:
+    """False only when no priority rule can match anywhere in ``text`` (no word any of them needs)."""
+    folded = _fold(text)
+    return any(word in folded for word in _RULE_WORDS)
+
+
+def _may_correct(text: str) -> bool:
+    """False only when :data:`_CORRECTION` cannot match ``text``."""
+    folded = _fold(text)
+    return folded.startswith("no") or any(word in folded for word in _CORRECTION_WORDS)
 
 
 @dataclass(frozen=True)
@@ -103,8 +139,8 @@ def _strip(sentence: str) -> str:
     return " ".join(sentence.strip().strip("-*•>").split())
 
 
-_LEAD_TEXT = re.compile(r"^(?:(?:from\s+now\s+on|going\s+forward|henceforth|please|pls|also|ok(?:ay)?|and)\b\s*[,:]?\s*"
-                        r"|(?:请|以后|今后|从现在开始|从今以后)\s*[，,：:]?\s*)+", re.IGNORECASE)
+_LEAD_TEXT = LazyPattern(r"^(?:(?:from\s+now\s+on|going\s+forward|henceforth|please|pls|also|ok(?:ay)?|and)\b"
+                         r"\s*[,:]?\s*|(?:请|以后|今后|从现在开始|从今以后)\s*[，,：:]?\s*)+", re.IGNORECASE)
 
 
 def _rule_text(text: str) -> str:
@@ -128,7 +164,8 @@ def _priority(text: str) -> str | None:
 def classify(sentence: str) -> Directive | None:
     """The standing instruction in one sentence, or None (also for a task worded like a rule)."""
     text = _strip(sentence)
-    if len(text) < 6 or len(text) > MAX_DIRECTIVE_CHARS or _is_question(text) or _NOT_EN.match(text):
+    if len(text) < 6 or len(text) > MAX_DIRECTIVE_CHARS or not _may_hold_rule(text) or _is_question(text) or \
+            _NOT_EN.match(text):
         return None
     standing = bool(_STANDING.search(text))
     if not standing and (_CODE.search(text) or _TASK.search(text)):
@@ -144,11 +181,12 @@ def classify(sentence: str) -> Directive | None:
 
 def detect_directives(prompt: str) -> list[Directive]:
     """Every standing instruction in ``prompt``, deduplicated, in order."""
-    if not prompt:
+    prompt = prompt[:20_000]
+    if not prompt or not _may_hold_rule(prompt):  # most prompts: no sentence to split, no rule to compile
         return []
     found: list[Directive] = []
     keys: set[str] = set()
-    for sentence in _SENTENCES.split(prompt[:20_000]):
+    for sentence in _SENTENCES.split(prompt):
         directive = classify(sentence)
         if directive is not None and directive.key not in keys:
             keys.add(directive.key)
@@ -159,7 +197,7 @@ def detect_directives(prompt: str) -> list[Directive]:
 def detect_correction(prompt: str) -> str | None:
     """The prompt's first sentences when it corrects the agent ("no, that's wrong…", 不对…), else None."""
     head = _strip(prompt[:2000])
-    if not head or not _CORRECTION.search(head[:400]):
+    if not head or not _may_correct(head[:400]) or not _CORRECTION.search(head[:400]):
         return None
     return head[:500]
 

@@ -16,17 +16,19 @@ from __future__ import annotations
 
 import re
 
+from gitmem.text.lazyre import LazyPattern
+
 #: the size a chunk aims at, in estimated tokens: well inside the 256 the packaged model reads, with room for
 #: the heading and the overlap sentence
 CHUNK_TOKENS = 160
 #: texts up to this size are not chunked
 LONG_TOKENS = 240
 
-_HEADING = re.compile(r"^#{1,6}\s+\S.*$", re.MULTILINE)
-_PARAGRAPH = re.compile(r"\n\s*\n")
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n")
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-_WORD = re.compile("[^\\s\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+_HEADING = LazyPattern(r"^#{1,6}\s+\S.*$", re.MULTILINE)
+_PARAGRAPH = LazyPattern(r"\n\s*\n")
+_SENTENCE_END = LazyPattern(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n")
+_CJK = LazyPattern("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_WORD = LazyPattern("[^\\s\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 
 
 def size(text: str) -> float:

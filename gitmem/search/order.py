@@ -14,19 +14,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from gitmem.text.lazyre import LazyPattern
+
 _UNITS = (r"(?:week|weekend|month|year|night|time|day|season|summer|winter|spring|fall|autumn"
           r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?")
-_FIRST = re.compile(r"\b(?:first|earliest|initially|originally|at the (?:start|beginning)|to begin with"
-                    r"|start(?:ed)? (?:with|out))\b"
-                    r"|最早|最初|第一次|一开始|起初|当初")
-_LAST = re.compile(r"\b(?:latest|most recent(?:ly)?|newest|current(?:ly)?|now|nowadays|these days"
-                   rf"|last(?!\s+{_UNITS}\b))\b"
-                   r"|最近|最新|最后|目前|现在|如今")
-_BEFORE_AFTER = re.compile(r"\b(before|after|prior to)\s+([^?.!,;]{3,80})", re.IGNORECASE)
-_CJK_BEFORE_AFTER = re.compile(r"([\u4e00-\u9fff\w]{2,20}?)(之前|以前|之后|以后)")
+_FIRST = LazyPattern(r"\b(?:first|earliest|initially|originally|at the (?:start|beginning)|to begin with"
+                     r"|start(?:ed)? (?:with|out))\b"
+                     r"|最早|最初|第一次|一开始|起初|当初")
+_LAST = LazyPattern(r"\b(?:latest|most recent(?:ly)?|newest|current(?:ly)?|now|nowadays|these days"
+                    rf"|last(?!\s+{_UNITS}\b))\b"
+                    r"|最近|最新|最后|目前|现在|如今")
+_BEFORE_AFTER = LazyPattern(r"\b(before|after|prior to)\s+([^?.!,;]{3,80})", re.IGNORECASE)
+_CJK_BEFORE_AFTER = LazyPattern(r"([\u4e00-\u9fff\w]{2,20}?)(之前|以前|之后|以后)")
 # an anchor that is a date or a period ("before May 2023", "two weeks after 8 May") is the time parser's
-_DATE_ANCHOR = re.compile(r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
-                          rf"|\b(?:the |this |last |next )?{_UNITS}\b|年|月|周|天", re.IGNORECASE)
+_DATE_ANCHOR = LazyPattern(r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
+                           rf"|\b(?:the |this |last |next )?{_UNITS}\b|年|月|周|天", re.IGNORECASE)
+
+#: words one of which every English form above needs ("prior", "begin": prior to, to begin with; "recent",
+#: "day": most recent, these days; "now": nowadays): ASCII text with none of them asks for no order
+_ORDER_WORDS = ("before", "after", "prior", "first", "earliest", "initially", "originally", "start", "begin",
+                "latest", "recent", "newest", "current", "now", "day", "last")
 
 Kind = Literal["first", "last", "before", "after"]
 
@@ -43,6 +50,8 @@ class Order:
 def parse_order(question: str) -> Order | None:
     """The order a question asks for, or None (most questions)."""
     text = question.lower()
+    if text.isascii() and not any(word in text for word in _ORDER_WORDS):
+        return None  # most questions: answered without compiling the patterns below
     match = _BEFORE_AFTER.search(text)
     if match and not _DATE_ANCHOR.search(match.group(2)):
         return Order("before" if match.group(1) in ("before", "prior to") else "after", match.group(2).strip())

@@ -22,12 +22,12 @@ They are fitted per embedding model (:data:`MODEL_WEIGHTS`); a model without its
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gitmem.text import scripts
+from gitmem.text.lazyre import LazyPattern
 
 if TYPE_CHECKING:
     import numpy as np
@@ -55,9 +55,9 @@ def weights_for(model_id: str) -> dict[str, float] | None:
     return next((w for prefix, w in MODEL_WEIGHTS.items() if model_id.startswith(prefix)), None)
 
 _MAX_POSTINGS = 4096
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
-_LABEL = re.compile(r"^([^\s:：][^:：\n]{0,29}[:：])\s+")
-_CJK = scripts.cjk_pattern()
+_SENTENCE_END = LazyPattern(r"(?<=[.!?])\s+|(?<=[。！？])")
+_LABEL = LazyPattern(r"^([^\s:：][^:：\n]{0,29}[:：])\s+")
+_CJK = LazyPattern(f"[{scripts.CJK}]")
 
 
 def sentences(text: str) -> list[str]:

@@ -21,15 +21,28 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gitmem.text import scripts
-from gitmem.wiki.store import IndexEntry, index_entries
+from gitmem.text.lazyre import LazyPattern
 
 if TYPE_CHECKING:
     from gitmem.store.memories import MemoryRepo
+    from gitmem.wiki.store import IndexEntry
 
 OVERVIEW_CHARS = 300
 #: seconds session end may spend on the session log, waiting for the lock included
 CAPTURE_BUDGET = 3.0
-_WORDS = re.compile(rf"[a-z0-9]{{3,}}|[{scripts.CJK}]")
+_WORDS = LazyPattern(rf"[a-z0-9]{{3,}}|[{scripts.CJK}]")
+#: the wiki's folder in the memory repository (wiki.page.WIKI_DIR, which tests/wiki/test_wiki.py checks it equals):
+#: named here so that a session start in a repository without a wiki never imports the wiki's store, whose
+#: imports (the git layer, documents, redaction) cost more than the rest of the overview
+WIKI_DIR = "wiki"
+
+
+def _index_entries(repo_path: Path, project: str) -> list[IndexEntry]:
+    if not (repo_path / WIKI_DIR).is_dir():
+        return []
+    from gitmem.wiki.store import index_entries
+
+    return index_entries(repo_path, project)
 
 
 def _newest_first(day: str) -> str:
@@ -45,7 +58,7 @@ def _summary(entries: list[IndexEntry]) -> str:
 
 def overview(repo_path: Path, project: str, query: str = "", *, limit: int = OVERVIEW_CHARS) -> str:
     """The session-start lines about the project's wiki ("" when it has none), at most ``limit`` characters."""
-    entries = index_entries(repo_path, project)
+    entries = _index_entries(repo_path, project)
     if not entries:
         return ""
     wanted = set(_WORDS.findall(query.lower()))
@@ -70,7 +83,7 @@ def overview(repo_path: Path, project: str, query: str = "", *, limit: int = OVE
 
 def breadcrumb(repo_path: Path, project: str) -> str:
     """One line for after a compaction ("" when the project has no wiki)."""
-    entries = index_entries(repo_path, project)
+    entries = _index_entries(repo_path, project)
     if not entries:
         return ""
     categories = list(dict.fromkeys(e[0] for e in entries))

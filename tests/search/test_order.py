@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from gitmem.search.index import Index
 from gitmem.search.order import Order, parse_order
 from gitmem.search.scoring import DEFAULT_TUNING
@@ -53,3 +56,26 @@ def test_without_the_order_bonus_similarity_alone_decides(repo: MemoryRepo) -> N
     plain = index.search("Which frontend framework did we use first?", k=3, now=now,
                          tuning=DEFAULT_TUNING.__class__(order_weight=0.0))
     assert plain[0].id != "fe1"  # the newest memory repeats "frontend" and Vue: text alone ranks it higher
+
+
+_QUESTION_PIECES = st.sampled_from([
+    "before", "After", "prior to", "first", "earliest", "initially", "originally", "at the start", "at the beginning",
+    "to begin with", "started with", "start out", "latest", "most recent", "newest", "currently", "now", "nowadays",
+    "these days", "last", "last week", "what", "did we", "use", "kafka", "rabbitmq", "the", "deploy", "May 2023", " ",
+    "?", ",", "s", "x", "ly",
+])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_QUESTION_PIECES, max_size=10).map("".join))
+def test_the_order_word_scan_never_hides_an_order(question: str) -> None:
+    """The word scan that spares most questions the order patterns' compilation answers as the patterns do."""
+    from gitmem.search import order
+
+    words = order._ORDER_WORDS
+    try:
+        order._ORDER_WORDS = ("",)  # every text "holds" the empty word: the patterns decide
+        expected = parse_order(question)
+    finally:
+        order._ORDER_WORDS = words
+    assert parse_order(question) == expected

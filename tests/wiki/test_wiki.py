@@ -302,6 +302,19 @@ def test_overview_stays_short_and_names_relevant_pages(repo: MemoryRepo) -> None
     assert overview(repo.path, "no-wiki", "x") == ""
 
 
+def test_a_session_start_without_a_wiki_never_loads_the_wiki_store(tmp_path: Path) -> None:
+    """The overview of a repository with no wiki folder answers "" without importing the wiki's store (and its
+    git layer); the folder it looks for is the wiki's own."""
+    from gitmem.wiki import lifecycle
+
+    assert lifecycle.WIKI_DIR == wp.WIKI_DIR
+    code = ("import sys; from pathlib import Path; from gitmem.wiki.lifecycle import overview, breadcrumb; "
+            f"assert overview(Path({str(tmp_path)!r}), 'shop', 'x') == breadcrumb(Path({str(tmp_path)!r}), 'shop') "
+            "== ''; print('gitmem.wiki.store' in sys.modules, 'gitmem.git.store' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
+
+
 def test_environment_page_is_bridged_from_the_project_memory(repo: MemoryRepo) -> None:
     (repo.path / "projects").mkdir()
     (repo.path / "projects" / "shop.md").write_text(

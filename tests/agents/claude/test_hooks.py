@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from gitmem.agents.claude import entry as hookmain
 from gitmem.agents.claude import events
@@ -418,6 +420,48 @@ def test_correction_detection(prompt: str) -> None:
 
 def test_correction_detection_ignores_plain_prompts() -> None:
     assert detect_correction("Now add a test for the cart") is None
+
+
+_RULE_PIECES = st.sampled_from([
+    "always", "ALWAYS", "alwayſ", "never", "NEVER", "don't", "DONT", "do not", "Do  Not", "avoıd", "stop", "must",
+    "under no circumstances", "you need to", "you have to", "prefer", "PREFER", "instead of", "rather than", "use",
+    "over", "from now on", "going forward", "henceforth", "in the future", "from here on", "ever", "make sure",
+    "that's wrong", "this is incorrect", "you're wrong", "is not correct", "actually", "should be", "instead",
+    "no", "nope", "wrong", "NO", "ſtop", "K", "İ", "请", "以后", "始终", "永远", "一律", "绝不", "绝对不要", "决不",
+    "千万别", "必须", "务必", "总是", "禁止", "不许", "不准", "不要", "别", "优先", "尽量", "最好", "宁可", "今后",
+    "从现在开始", "每次", "不对", "错了", "应该是", "改成", "换成", "你", "这个项目", "，", ",", ":", ".", "!", " ",
+    "\t", "\n", "-", "x", "run ruff", "the tests", "pytest", "用", "代码", "a", "n", "e", "v", "r",
+])
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(st.lists(_RULE_PIECES, max_size=10).map("".join), st.text(max_size=40)))
+@example("from now on, x")
+@example("alwayſ x")
+@example("use x ınstead of y")
+@example("从今以后x")
+def test_the_rule_prescan_never_hides_a_rule(text: str) -> None:
+    """The word scan that spares most prompts the directive rules' compilation says "no" only where none of the
+    priority rules and not the correction rule can match."""
+    from gitmem.learn import directives as d
+
+    if not d._may_hold_rule(text):
+        for rule in (d._HIGH_EN, d._NORMAL_EN, d._FROM_NOW_ON_EN, d._HIGH_CN, d._NORMAL_CN, d._FROM_NOW_ON_CN):
+            assert rule.search(text) is None, rule.pattern
+    if not d._may_correct(text):
+        assert d._CORRECTION.search(text) is None
+
+
+def test_a_prompt_without_rule_words_compiles_no_rule() -> None:
+    """A plain task prompt costs the hook no compilation of the directive rules (tens of milliseconds)."""
+    code = ("from gitmem.learn import directives as d\n"
+            "assert d.detect_directives('which tool for task3 and topic 3') == []\n"
+            "assert d.detect_correction('rename the variable please') is None\n"
+            "print(sum(v.compiled for v in vars(d).values() if isinstance(v, d.LazyPattern)))\n"
+            "assert d.detect_directives('never use unittest')\n"
+            "print(sum(v.compiled for v in vars(d).values() if isinstance(v, d.LazyPattern)))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == "0" and int(out[1]) > 5
 
 
 def test_rotation_archives_by_month_and_keeps_recent(tmp_path: Path) -> None:
