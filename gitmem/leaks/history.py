@@ -24,10 +24,13 @@ from gitmem.errors import RepoError
 from gitmem.git.branches import uncommitted_paths
 from gitmem.git.history import RewriteResult, read_history, rewrite_history
 from gitmem.redact.engine import find_secrets, redact
+from gitmem.store.layout import Issue
 
 if TYPE_CHECKING:
     from gitmem.git.store import GitStore
 
+#: places in history that ``gitmem doctor`` lists one by one
+_MAX_LEAKS_SHOWN = 20
 #: a secret's slug shorter than this is not looked for (too likely to be an ordinary word)
 MIN_SLUG = 12
 #: the slug of a long secret is also looked for cut to this length (a derived id keeps at most 40 characters)
@@ -171,3 +174,19 @@ def purge(store: GitStore, found: Scan, *, extra_patterns: Sequence[str] = ()) -
 
     return rewrite_history(store, content=blob, name=name,
                            message=lambda raw: content(_text(raw)[0]).encode("utf-8"))
+
+
+def history_issues(store: GitStore, *, extra_patterns: Sequence[str] = ()) -> list[Issue]:
+    """``gitmem doctor``'s findings about history: secrets already in it (contents, file names, messages), with
+    how to purge them."""
+    found = scan(store, extra_patterns=extra_patterns)
+    if not found.leaks:
+        return [Issue("ok", "history", f"no secret in {found.commits} commits and {found.blobs} file versions")]
+    shown = [Issue("error", leak.path or "commit message", f"secret in history: {leak}")
+             for leak in found.leaks[:_MAX_LEAKS_SHOWN]]
+    more = len(found.leaks) - len(shown)
+    shown.append(Issue("error", "history", f"{len(found.leaks)} places in history hold secrets"
+                       + (f" ({more} more not shown)" if more > 0 else "")
+                       + ": rotate them, then run 'gitmem purge-secrets' to see the plan and "
+                       "'gitmem purge-secrets --yes' to rewrite history (see docs/store.md)"))
+    return shown
