@@ -86,6 +86,12 @@ class Repository(MemoryRepo):
 
         return Wiki(self, project)
 
+    def project_changed(self, project: str, source: str) -> str:
+        """The project memory changed: regenerate the ``environment.md`` page of its wiki, if it has one."""
+        from gitmem.wiki.store import bridge_project
+
+        return bridge_project(self, project, source)
+
     def writer(self, work: str) -> Writer:
         """The writer memory of ``work`` (``writer/<work>/``): characters, relationships, scenes, world rules."""
         from gitmem.writer.store import Writer

@@ -470,6 +470,12 @@ class MemoryRepo:
             if isinstance(item, Memory) and (deprecated or not item.deprecated):
                 yield item.to_dict()
 
+    def project_changed(self, project: str, source: str) -> str:
+        """Called by :mod:`gitmem.projects.memory` after ``projects/<project>.md`` changed, so that what layers
+        above derive from it can follow (:class:`gitmem.api.Repository` regenerates the project wiki's
+        ``environment.md``); the commit SHA, "" when nothing changed. Here: nothing to do."""
+        return ""
+
     # -- health -----------------------------------------------------------------------------------------
     def doctor(self) -> builtins.list[Issue]:
         """Check the repository: configuration, branch, every memory file, duplicate ids, ignore rules (the API's
