@@ -31,7 +31,7 @@ class History:
     """Every object :func:`read_history` found."""
 
     refs: tuple[str, ...] = ()
-    #: commit SHA → its raw message, oldest last (walk order)
+    #: commit SHA → its raw message, newest first
     messages: dict[str, bytes] = field(default_factory=dict)
     #: every file path that ever existed → a commit that holds it
     names: dict[str, str] = field(default_factory=dict)
