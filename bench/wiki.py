@@ -30,9 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gitmem.config import Config
 from gitmem.store import local as observe
+from gitmem.store import wikipage as wp
 from gitmem.store.layout import init_repo
 from gitmem.store.memories import MemoryRepo
-from gitmem.wiki import page as wp
 from gitmem.wiki.lifecycle import capture_session_log, overview
 from gitmem.wiki.store import Wiki
 

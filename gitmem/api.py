@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from gitmem.recall import RecallResult
     from gitmem.search.index import Hit, Index
     from gitmem.store.document import Memory
+    from gitmem.store.layout import Issue
     from gitmem.wiki.store import Wiki
     from gitmem.writer.store import Writer
 
@@ -52,6 +54,12 @@ class Repository(MemoryRepo):
         return recall(self, cwd=Path(cwd or Path.cwd()).resolve(), query=query, budget=budget, k=k, now=now,
                       record_usage=record_usage, paths=paths, embed_missing=embed_missing)
 
+    def doctor(self) -> builtins.list[Issue]:
+        """:meth:`MemoryRepo.doctor`'s findings, then secrets already in history (:mod:`gitmem.leaks`)."""
+        from gitmem.leaks import history_issues
+
+        return [*super().doctor(), *history_issues(self.git, extra_patterns=self.config.redaction.extra_patterns)]
+
     def move(self, memory_id: str, project: str) -> Memory:
         """Give a memory to ``project`` (project scope) or, with ``project=""``, make it global; one commit that
         moves its file. Raises :class:`~gitmem.errors.ValidationError` when it is there already."""
@@ -77,6 +85,12 @@ class Repository(MemoryRepo):
         from gitmem.wiki.store import Wiki
 
         return Wiki(self, project)
+
+    def project_changed(self, project: str, source: str) -> str:
+        """The project memory changed: regenerate the ``environment.md`` page of its wiki, if it has one."""
+        from gitmem.wiki.store import bridge_project
+
+        return bridge_project(self, project, source)
 
     def writer(self, work: str) -> Writer:
         """The writer memory of ``work`` (``writer/<work>/``): characters, relationships, scenes, world rules."""

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from gitmem.briefing.block import ORDER as ORDER  # re-exported: gitmem.store.lifecycle orders by it
 from gitmem.briefing.block import build_block
 from gitmem.briefing.essentials import essentials as find_essentials
 from gitmem.briefing.gate import relevant_hits

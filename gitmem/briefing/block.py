@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from gitmem.store.document import CATEGORIES, bullet
+from gitmem.store.document import CATEGORY_ORDER, bullet
 from gitmem.text.tokens import count_tokens
 
 if TYPE_CHECKING:
@@ -20,14 +20,11 @@ HEADINGS = {
     "preference": "Preferences",
     "background": "Background",
 }
-#: categories in the order a reader should see them: what must not be violated first
-ORDER = ("constraint", "correction", "decision", "preference", "background")
-assert set(ORDER) == set(CATEGORIES)
 
 
 def render(groups: dict[str, list[str]], title: str) -> str:
     parts = [title]
-    for category in ORDER:
+    for category in CATEGORY_ORDER:
         lines = groups.get(category)
         if lines:
             parts.append(f"### {HEADINGS[category]}")

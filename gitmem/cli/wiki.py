@@ -172,7 +172,7 @@ def wiki_list(state: State, category: str | None, project: str, as_json: bool) -
 @pass_state
 def wiki_read(state: State, page: str, project: str, as_json: bool) -> None:
     """Print one page."""
-    from gitmem.wiki.page import dumps
+    from gitmem.store.wikipage import dumps
 
     found = _wiki(state, project).read(page)
     if as_json:

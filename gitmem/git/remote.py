@@ -2,11 +2,11 @@
 
 Network steps (fetch, push, deleting a branch) run with an optional time limit, in a worker thread when one is
 set, so an unreachable remote cannot hang a hook. A failure becomes one :class:`RepoError` line with no
-credentials in it and leaves local work untouched; only dulwich's ``DivergedBranches`` passes through, for
-:func:`gitmem.sync.round.sync` to fetch and merge again. Revisions are read here too: :func:`parse_rev` resolves names
-like ``origin/main~2``, :func:`changes_between` and :func:`commits_between` tell what one branch (a review
-branch on the remote) adds to another. The small ref and object readers at the end are shared with
-:mod:`gitmem.sync` and :mod:`gitmem.git.coderepo`.
+credentials in it and leaves local work untouched; a push the remote refuses because its branch moved is a
+:class:`PushDiverged`, for :func:`gitmem.sync.round.sync` to fetch and merge again. Revisions are read here too:
+:func:`parse_rev` resolves names like ``origin/main~2``, :func:`changes_between` and :func:`commits_between` tell
+what one branch (a review branch on the remote) adds to another. The small ref and object readers at the end are
+shared with :mod:`gitmem.git.branches` and :mod:`gitmem.git.coderepo`.
 """
 
 from __future__ import annotations
@@ -34,6 +34,10 @@ class PushRejected(RepoError):
     """The remote refused to move a branch. Most often someone else pushed between our fetch and our push (the
     remote then says "unable to set", "failed to update ref", "fetch first"): :func:`gitmem.sync.round.sync` fetches,
     merges and pushes again, and reports this only when the remote branch did not move (a real refusal)."""
+
+
+class PushDiverged(PushRejected):
+    """The remote branch moved since our fetch and a fast-forward is impossible: fetch, merge and push again."""
 
 
 # -- network ------------------------------------------------------------------------------------------
@@ -65,7 +69,7 @@ def _bounded(action: str, url: str, func: Callable[[], T], timeout: float | None
         from dulwich.porcelain import DivergedBranches
 
         if isinstance(error, DivergedBranches):
-            raise error
+            raise PushDiverged(f"cannot {action} {url}: the remote branch moved", "run gitmem sync again") from None
         assert isinstance(error, BaseException)
         reason = " ".join(str(error).split()) or type(error).__name__
         reason = re.sub(r"(://[^/@:\s]*):[^/@\s]*@", r"\1@", reason)  # no credentials in messages or logs
@@ -110,7 +114,7 @@ def push(store: GitStore, local: bytes, target: str, *, remote: str = REMOTE, ti
          force: bool = False) -> None:
     """Push the local branch (at ``local`` or later) to ``refs/heads/<target>`` on the remote.
 
-    Raises ``DivergedBranches`` when the remote branch moved and a fast-forward is impossible."""
+    Raises :class:`PushDiverged` when the remote branch moved and a fast-forward is impossible."""
     url = remote_url(store, remote)
     from dulwich import porcelain
 

@@ -6,6 +6,6 @@ file contents, file names and commit messages, including the slug of a secret in
 :func:`purge` rewrites every local branch so that no commit holds them and drops the old objects.
 """
 
-from gitmem.leaks.history import Leak, PurgeResult, Scan, purge, scan
+from gitmem.leaks.history import Leak, PurgeResult, Scan, history_issues, purge, scan
 
-__all__ = ["Leak", "PurgeResult", "Scan", "purge", "scan"]
+__all__ = ["Leak", "PurgeResult", "Scan", "history_issues", "purge", "scan"]

@@ -267,22 +267,8 @@ def scan_and_write(repo: MemoryRepo, cwd: Path, *, project: str = "", force: boo
         outcome.changed = bool(outcome.sha)
     _record_scan(repo.path, context.project, moment)
     if outcome.changed:
-        bridge_wiki(repo, context.project, f"scan:{context.project}")
+        repo.project_changed(context.project, f"scan:{context.project}")
     return outcome
-
-
-def bridge_wiki(repo: MemoryRepo, project: str, source: str) -> str:
-    """Regenerate the ``environment.md`` page of the project's wiki (:mod:`gitmem.wiki`) after the project file
-    changed; the commit SHA, "" when the project has no wiki or the page did not change."""
-    if not (repo.path / "wiki" / project).is_dir():
-        return ""
-    from gitmem.errors import GitmemError
-    from gitmem.wiki.store import Wiki
-
-    try:
-        return Wiki(repo, project).regenerate(source=source)
-    except GitmemError:  # a project id that is no wiki name, or a busy lock: the next wiki write catches up
-        return ""
 
 
 # -- the summary -------------------------------------------------------------------------------------------------
@@ -354,7 +340,7 @@ def add_notes(repo: MemoryRepo, project: str, notes: list[str], *, source: str =
         if after == before:
             return ""
         sha = repo.commit({project_path(project): after}, f"project: note for {project}"[:72], "update", source)
-    bridge_wiki(repo, project, source)
+    repo.project_changed(project, source)
     return sha
 
 
@@ -408,5 +394,5 @@ def learn_from_session(repo: MemoryRepo, session: str, *, project: str = "", now
             subject = f"project: notes from session {session}"[:72]
             outcome.sha = repo.commit(changes, subject, "update", f"hook:{session}", extra={"Gitmem-Session": session})
     for name in outcome.notes:
-        bridge_wiki(repo, name, f"hook:{session}")
+        repo.project_changed(name, f"hook:{session}")
     return outcome

@@ -22,8 +22,8 @@ from pydantic import Field
 from gitmem import __version__
 from gitmem.errors import GitmemError, NotFoundError
 from gitmem.serve.service import MemoryService, memory_view
-from gitmem.wiki.page import CATEGORIES as WIKI_CATEGORIES
-from gitmem.wiki.page import CONFIDENCES
+from gitmem.store.wikipage import CATEGORIES as WIKI_CATEGORIES
+from gitmem.store.wikipage import CONFIDENCES
 
 F = TypeVar("F", bound=Callable[..., Any])
 MemoryType = Literal["user", "feedback", "project", "reference"]

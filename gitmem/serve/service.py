@@ -225,7 +225,7 @@ class MemoryService:
 
     def wiki_projects(self) -> list[dict[str, Any]]:
         """The projects that have a wiki, each with how many pages it holds (generated ones left out)."""
-        from gitmem.wiki.page import WIKI_DIR
+        from gitmem.store.wikipage import WIKI_DIR
 
         with self.locked() as repo:
             root = repo.path / WIKI_DIR

@@ -41,6 +41,9 @@ from gitmem.text import scripts
 SCHEMA_VERSION = 1
 TYPES = ("user", "feedback", "project", "reference")
 CATEGORIES = ("background", "decision", "preference", "constraint", "correction")
+#: categories in the order a reader should see them (and a lifecycle keeps them): what must not be violated first
+CATEGORY_ORDER = ("constraint", "correction", "decision", "preference", "background")
+assert set(CATEGORY_ORDER) == set(CATEGORIES)
 SCOPES = ("global", "project", "session")
 SOURCES = ("cli", "hook", "commit", "import", "capture", "sync", "api")
 #: Largest memory text accepted, in UTF-8 bytes: a memory is a rule or a fact, not a document.

@@ -22,9 +22,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from gitmem.errors import ValidationError
-from gitmem.recall import ORDER
 from gitmem.store import document as docs
-from gitmem.store.document import Memory
+from gitmem.store.document import CATEGORY_ORDER, Memory
 from gitmem.store.local import read_usage
 from gitmem.store.memories import MemoryRepo
 from gitmem.text.tokens import count_tokens
@@ -131,7 +130,7 @@ class CompactResult:
 
 
 def _priority(memory: Memory) -> tuple[int, int, float, str]:
-    rank = ORDER.index(memory.category) if memory.category in ORDER else len(ORDER)
+    rank = CATEGORY_ORDER.index(memory.category) if memory.category in CATEGORY_ORDER else len(CATEGORY_ORDER)
     return (-memory.importance, rank, -memory.updated.timestamp(), memory.id)
 
 

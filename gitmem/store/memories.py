@@ -25,7 +25,6 @@ from gitmem.store.layout import Issue, check_layout
 #: export can be imported again); anything else is refused so a typo is not silently dropped
 IMPORT_FIELDS = frozenset({f.name for f in docs.MEMORY_FIELDS} - {"extra"} | {"path"})
 _MAX_TRAILER_IDS = 20
-_MAX_LEAKS_SHOWN = 20
 
 
 @dataclass
@@ -471,9 +470,16 @@ class MemoryRepo:
             if isinstance(item, Memory) and (deprecated or not item.deprecated):
                 yield item.to_dict()
 
+    def project_changed(self, project: str, source: str) -> str:
+        """Called by :mod:`gitmem.projects.memory` after ``projects/<project>.md`` changed, so that what layers
+        above derive from it can follow (:class:`gitmem.api.Repository` regenerates the project wiki's
+        ``environment.md``); the commit SHA, "" when nothing changed. Here: nothing to do."""
+        return ""
+
     # -- health -----------------------------------------------------------------------------------------
     def doctor(self) -> builtins.list[Issue]:
-        """Check the repository: configuration, branch, every memory file, duplicate ids, ignore rules."""
+        """Check the repository: configuration, branch, every memory file, duplicate ids, ignore rules (the API's
+        :meth:`gitmem.api.Repository.doctor` adds secrets left in history)."""
         issues = check_layout(self.git)
         ids: dict[str, str] = {}
         count = 0
@@ -489,24 +495,7 @@ class MemoryRepo:
                 issues.append(Issue("error", rel, f"id '{item.id}' is also used by {ids[item.id]}"))
             ids.setdefault(item.id, rel)
         issues.append(Issue("ok", "memories/", f"{count} memories readable"))
-        issues.extend(self._history_issues())
         return issues
-
-    def _history_issues(self) -> builtins.list[Issue]:
-        """Secrets already in history (contents, file names, messages), with how to purge them."""
-        from gitmem.leaks import scan
-
-        found = scan(self.git, extra_patterns=self.config.redaction.extra_patterns)
-        if not found.leaks:
-            return [Issue("ok", "history", f"no secret in {found.commits} commits and {found.blobs} file versions")]
-        shown = [Issue("error", leak.path or "commit message", f"secret in history: {leak}")
-                 for leak in found.leaks[:_MAX_LEAKS_SHOWN]]
-        more = len(found.leaks) - len(shown)
-        shown.append(Issue("error", "history", f"{len(found.leaks)} places in history hold secrets"
-                           + (f" ({more} more not shown)" if more > 0 else "")
-                           + ": rotate them, then run 'gitmem purge-secrets' to see the plan and "
-                           "'gitmem purge-secrets --yes' to rewrite history (see docs/store.md)"))
-        return shown
 
 
 def _parent(git: GitStore, sha: str) -> bytes | None:

@@ -298,10 +298,10 @@ def merge_file(path: str, base: bytes | None, ours: bytes | None, theirs: bytes 
             if merged.memory.conflicted:
                 result.conflicted_ids.append(merged.memory.id)
             return result
-    from gitmem.wiki.page import is_wiki_path  # wiki pages merge field by field too (gitmem.wiki.merge)
+    from gitmem.store.wikipage import is_wiki_path  # wiki pages merge field by field too (gitmem.sync.wikimerge)
 
     if is_wiki_path(path):
-        from gitmem.wiki.merge import merge_page_file
+        from gitmem.sync.wikimerge import merge_page_file
 
         page = merge_page_file(path, base, ours, theirs)
         if page is not None:

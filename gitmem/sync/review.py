@@ -129,7 +129,7 @@ def review(repo: Any, base: str, head: str) -> Review:
             move = f"confidence {before} → {after}" if before is not None else f"new, confidence {after}"
             sections["Instincts"].append(f"- `{new.get('id', path)}` ({new.get('trigger', '')}): {move}")
         elif path.startswith("wiki/"):
-            from gitmem.wiki.page import wiki_change
+            from gitmem.store.wikipage import wiki_change
 
             sections["Wiki"].append(wiki_change(path, old_data, new_data))
         else:

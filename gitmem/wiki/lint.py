@@ -26,8 +26,8 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from gitmem.store import document as docs
+from gitmem.store import wikipage as wp
 from gitmem.text import scripts
-from gitmem.wiki import page as wp
 
 if TYPE_CHECKING:
     from gitmem.wiki.store import Wiki

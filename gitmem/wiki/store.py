@@ -17,11 +17,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from gitmem.errors import DocumentError, NotFoundError, ValidationError
+from gitmem.errors import DocumentError, GitmemError, NotFoundError, ValidationError
 from gitmem.git.store import LogEntry
 from gitmem.redact.engine import redact
 from gitmem.store import document as docs
-from gitmem.wiki import page as wp
+from gitmem.store import wikipage as wp
 
 if TYPE_CHECKING:
     from gitmem.store.memories import MemoryRepo
@@ -317,7 +317,7 @@ def index_entries(repo_path: Path, project: str) -> builtins.list[IndexEntry]:
 
 
 def render_index(project: str, entries: Iterable[IndexEntry]) -> str:
-    """The table of contents: pages by category (in the order of :data:`~gitmem.wiki.page.CATEGORIES`), each
+    """The table of contents: pages by category (in the order of :data:`~gitmem.store.wikipage.CATEGORIES`), each
     line ``- [[name]] Title · updated YYYY-MM-DD``."""
     by_category: dict[str, list[IndexEntry]] = {}
     items = sorted(entries, key=lambda e: (e.title.lower(), e.name))
@@ -330,3 +330,15 @@ def render_index(project: str, entries: Iterable[IndexEntry]) -> str:
             lines += ["", f"## {category}", ""]
             lines += [f"- [[{e.name}]] {e.title} · updated {e.updated}" for e in by_category[category]]
     return "\n".join(lines)
+
+
+def bridge_project(repo: MemoryRepo, project: str, source: str) -> str:
+    """Regenerate the ``environment.md`` page of the project's wiki after the project memory
+    (:mod:`gitmem.projects.memory`) changed; the commit SHA, "" when the project has no wiki or the page did not
+    change."""
+    if not (repo.path / "wiki" / project).is_dir():
+        return ""
+    try:
+        return Wiki(repo, project).regenerate(source=source)
+    except GitmemError:  # a project id that is no wiki name, or a busy lock: the next wiki write catches up
+        return ""

@@ -15,9 +15,9 @@ import pytest
 
 from gitmem.errors import LockTimeoutError, ValidationError
 from gitmem.store import document as docs
+from gitmem.store import wikipage as wp
 from gitmem.store.memories import MemoryRepo
 from gitmem.sync.merge import merge_file
-from gitmem.wiki import page as wp
 from gitmem.wiki.lifecycle import capture_session_log, overview
 from gitmem.wiki.store import Wiki
 from tests.helpers import assert_clean, context_of, git, hook, payload, run_cli

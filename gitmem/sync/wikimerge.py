@@ -15,8 +15,8 @@ from dataclasses import replace
 from typing import Any
 
 from gitmem.errors import DocumentError
+from gitmem.store import wikipage as wp
 from gitmem.sync.merge import merge_text
-from gitmem.wiki import page as wp
 
 CONFLICT_HEADING = "Conflicting version (kept by sync)"
 
