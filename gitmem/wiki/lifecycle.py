@@ -31,7 +31,7 @@ OVERVIEW_CHARS = 300
 #: seconds session end may spend on the session log, waiting for the lock included
 CAPTURE_BUDGET = 3.0
 _WORDS = LazyPattern(rf"[a-z0-9]{{3,}}|[{scripts.CJK}]")
-#: the wiki's folder in the memory repository (wiki.page.WIKI_DIR, which tests/wiki/test_wiki.py checks it equals):
+#: the wiki's folder in the memory repository (store.wikipage.WIKI_DIR, which tests/wiki/test_wiki.py checks it equals):
 #: named here so that a session start in a repository without a wiki never imports the wiki's store, whose
 #: imports (the git layer, documents, redaction) cost more than the rest of the overview
 WIKI_DIR = "wiki"
