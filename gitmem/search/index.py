@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import tantivy
 
@@ -52,10 +52,11 @@ from gitmem.store.document import Memory
 
 if TYPE_CHECKING:
 
+    from gitmem.config import Config
     from gitmem.embeddings.runtime import Embedder
-    from gitmem.store.memories import MemoryRepo
+    from gitmem.git.store import GitStore
 
-__all__ = ["Hit", "Index", "RefreshStats", "ScoreParts", "open_index"]
+__all__ = ["Hit", "Index", "IndexedRepo", "RefreshStats", "ScoreParts", "StoredRepo", "open_index"]
 
 MEMORY_PREFIX = f"{docs.MEMORIES_DIR}/"
 Mode = Literal["hybrid", "bm25", "vector"]
@@ -144,6 +145,28 @@ def _natural(value: str) -> tuple[Any, ...]:
 
 # -- the index -------------------------------------------------------------------------------------------
 
+class IndexedRepo(Protocol):
+    """What the index reads of a memory repository: its folder, its settings and its git files (a
+    :class:`~gitmem.store.memories.MemoryRepo` is one; :class:`StoredRepo` is the cheap one the hooks open)."""
+
+    path: Path
+    config: Config
+    git: GitStore
+
+
+class StoredRepo:
+    """A memory repository as the search index reads it, made from its settings alone: no redaction rules, layout
+    checks or memory API to import, which a prompt hook would pay for on every prompt only to open the index."""
+
+    def __init__(self, config: Config, *, lock_timeout: float = 2.0) -> None:
+        from gitmem.git.store import GitStore
+
+        self.config = config
+        self.git = GitStore(config.repo, lock_timeout=lock_timeout, extra_patterns=config.redaction.extra_patterns)
+        self.git.recover_if_interrupted()  # as MemoryRepo does: never index files of a write left half done
+        self.path = self.git.path
+
+
 class Index:
     """Search over one memory repository. Cheap to create; the tantivy index opens on first use.
 
@@ -156,7 +179,7 @@ class Index:
     warm-up); ``False`` on the hooks' paths: a search then embeds only its question, ranks the memories without a
     vector by BM25 alone and counts them in :attr:`vectors_missing`, for the caller to start the warm-up."""
 
-    def __init__(self, repo: MemoryRepo, *, embedder: Embedder | str | None = "auto", lock_wait: float = 2.0,
+    def __init__(self, repo: IndexedRepo, *, embedder: Embedder | str | None = "auto", lock_wait: float = 2.0,
                  progress: Progress | None = None, tuning: Tuning = DEFAULT_TUNING, embed_missing: bool = True) -> None:
         self.repo = repo
         self.embed_missing = embed_missing
@@ -899,7 +922,7 @@ def _in_period(created: list[Any] | None, when: TimeRange | None, n: int) -> lis
     return [c is not None and start <= c < end for c in created]
 
 
-def open_index(repo: MemoryRepo, *, embedder: Embedder | str | None = "auto", lock_wait: float = 2.0,
+def open_index(repo: IndexedRepo, *, embedder: Embedder | str | None = "auto", lock_wait: float = 2.0,
                progress: Progress | None = None, embed_missing: bool = True) -> Index:
     """The search index of ``repo``. ``embedder="auto"`` resolves ``repo.config.embedding`` on first need
     (a missing or broken model means BM25 only, with a line in :attr:`Index.notices`); ``None`` is BM25 only.
