@@ -24,7 +24,6 @@ import json
 import marshal
 import os
 import re
-import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -141,6 +140,13 @@ def _signature(files: list[Path]) -> tuple[tuple[int, int, int], ...] | None:
 
 def _natural(value: str) -> tuple[Any, ...]:
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", value))
+
+
+def _rmtree(path: Path, *, ignore_errors: bool) -> None:
+    # shutil loads bz2 and lzma at import, which every prompt hook would pay for an index it only reads
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=ignore_errors)
 
 
 # -- the index -------------------------------------------------------------------------------------------
@@ -265,7 +271,7 @@ class Index:
             except ValueError:
                 if not create:
                     raise
-                shutil.rmtree(path, ignore_errors=True)
+                _rmtree(path, ignore_errors=True)
                 path.mkdir(parents=True, exist_ok=True)
                 index = tantivy.Index(self._schema, path=str(path), reuse=False)
             index.register_tokenizer(ranking.TOKENIZER, self._analyzer)
@@ -322,7 +328,7 @@ class Index:
         head = self._current_head()
         with self._lock(60.0):
             self._index = self._snap = None
-            shutil.rmtree(self._tantivy_dir, ignore_errors=True)
+            _rmtree(self._tantivy_dir, ignore_errors=True)
             self._head_file.unlink(missing_ok=True)
             (self.dir / "state.bin").unlink(missing_ok=True)
             stats = self._update(head, rebuild=True)
@@ -378,7 +384,7 @@ class Index:
         if loaded_state is None or not (self._tantivy_dir / "meta.json").is_file():
             loaded_state = ({}, "")
             self._index = self._snap = None
-            shutil.rmtree(self._tantivy_dir, ignore_errors=True)
+            _rmtree(self._tantivy_dir, ignore_errors=True)
             stats.rebuilt = True
         state, since = loaded_state
         index = self._open(create=True)

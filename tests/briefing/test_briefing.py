@@ -229,7 +229,7 @@ def test_a_prompt_admits_weaker_evidence_for_the_project_s_own_memories() -> Non
 def test_the_prompt_hook_opens_the_index_without_the_memory_api(repo_path: Path, code: Path,
                                                                 env: dict[str, str]) -> None:
     """A prompt's recall reads the index from the repository's folder: the memory API (its redaction rules,
-    layout checks) stays unloaded, and an English prompt never compiles the CJK patterns of the query parser."""
+    layout checks) stays unloaded, and an English prompt over English memories never compiles a CJK pattern."""
     import os
     import subprocess
     import sys
@@ -242,8 +242,9 @@ def test_the_prompt_hook_opens_the_index_without_the_memory_api(repo_path: Path,
     script = (
         "import sys, os; from pathlib import Path; from gitmem.agents.claude.entry import run; "
         f"run('user-prompt-submit', {prompt!r}.encode(), env=dict(os.environ), cwd=Path.cwd(), home=Path.home()); "
-        "from gitmem.search import scoring; "
-        "print(scoring._CJK_RUN.compiled or scoring._CJK_STOP_RE.compiled, file=sys.stderr); "
+        "from gitmem.search import scoring; from gitmem.text import scripts; "
+        "print(scoring._CJK_RUN.compiled or scoring._CJK_STOP_RE.compiled "
+        "or scripts.cjk_pattern.cache_info().currsize > 0, file=sys.stderr); "
         "print(','.join(sorted(sys.modules)), file=sys.stderr)"
     )
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=code,
