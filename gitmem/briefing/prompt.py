@@ -22,8 +22,7 @@ from gitmem.briefing.gate import OWN_PROJECT, relevant_hits
 from gitmem.text import scripts
 
 if TYPE_CHECKING:
-    from gitmem.search.index import Hit
-    from gitmem.store.memories import MemoryRepo
+    from gitmem.search.index import Hit, IndexedRepo
 
 #: memories a prompt adds at most
 PROMPT_K = 5
@@ -110,7 +109,7 @@ def prompt_query(prompt: str, previous: Iterable[str] = ()) -> str:
     return f"{task_terms(prompt.strip()[:2000])} {context}".strip()
 
 
-def prompt_recall(repo: MemoryRepo, prompt: str, *, project: str, seen: Iterable[str] = (),
+def prompt_recall(repo: IndexedRepo, prompt: str, *, project: str, seen: Iterable[str] = (),
                   previous: Iterable[str] = ()) -> tuple[str, list[Hit]]:
     """(the block to inject, its hits) for ``prompt``; ("", []) when no memory passes the gate."""
     from gitmem.search.index import open_index

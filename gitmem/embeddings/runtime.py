@@ -12,7 +12,6 @@ vendored in ``gitmem/data``), else ``None``: recall then runs on BM25 alone.
 
 from __future__ import annotations
 
-import gzip
 import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -360,6 +359,8 @@ def _load_tokenizer(path: Path, max_len: int) -> Any:
         raise EmbeddingError("the 'tokenizers' package is not installed; install gitmem's embedding extra") from exc
     try:
         if path.suffix == ".gz":
+            import gzip  # only where a packaged tokenizer loads, not in every process that imports this module
+
             tok = Tokenizer.from_str(gzip.decompress(path.read_bytes()).decode("utf-8"))
         else:
             tok = Tokenizer.from_file(str(path))

@@ -24,14 +24,13 @@ import json
 import marshal
 import os
 import re
-import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import tantivy
 
@@ -52,10 +51,11 @@ from gitmem.store.document import Memory
 
 if TYPE_CHECKING:
 
+    from gitmem.config import Config
     from gitmem.embeddings.runtime import Embedder
-    from gitmem.store.memories import MemoryRepo
+    from gitmem.git.store import GitStore
 
-__all__ = ["Hit", "Index", "RefreshStats", "ScoreParts", "open_index"]
+__all__ = ["Hit", "Index", "IndexedRepo", "RefreshStats", "ScoreParts", "StoredRepo", "open_index"]
 
 MEMORY_PREFIX = f"{docs.MEMORIES_DIR}/"
 Mode = Literal["hybrid", "bm25", "vector"]
@@ -142,7 +142,36 @@ def _natural(value: str) -> tuple[Any, ...]:
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", value))
 
 
+def _rmtree(path: Path, *, ignore_errors: bool) -> None:
+    # shutil loads bz2 and lzma at import, which every prompt hook would pay for an index it only reads
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=ignore_errors)
+
+
 # -- the index -------------------------------------------------------------------------------------------
+
+class IndexedRepo(Protocol):
+    """What the index reads of a memory repository: its folder, its settings and its git files (a
+    :class:`~gitmem.store.memories.MemoryRepo` is one; :class:`StoredRepo` is the cheap one the hooks open)."""
+
+    path: Path
+    config: Config
+    git: GitStore
+
+
+class StoredRepo:
+    """A memory repository as the search index reads it, made from its settings alone: no redaction rules, layout
+    checks or memory API to import, which a prompt hook would pay for on every prompt only to open the index."""
+
+    def __init__(self, config: Config, *, lock_timeout: float = 2.0) -> None:
+        from gitmem.git.store import GitStore
+
+        self.config = config
+        self.git = GitStore(config.repo, lock_timeout=lock_timeout, extra_patterns=config.redaction.extra_patterns)
+        self.git.recover_if_interrupted()  # as MemoryRepo does: never index files of a write left half done
+        self.path = self.git.path
+
 
 class Index:
     """Search over one memory repository. Cheap to create; the tantivy index opens on first use.
@@ -156,7 +185,7 @@ class Index:
     warm-up); ``False`` on the hooks' paths: a search then embeds only its question, ranks the memories without a
     vector by BM25 alone and counts them in :attr:`vectors_missing`, for the caller to start the warm-up."""
 
-    def __init__(self, repo: MemoryRepo, *, embedder: Embedder | str | None = "auto", lock_wait: float = 2.0,
+    def __init__(self, repo: IndexedRepo, *, embedder: Embedder | str | None = "auto", lock_wait: float = 2.0,
                  progress: Progress | None = None, tuning: Tuning = DEFAULT_TUNING, embed_missing: bool = True) -> None:
         self.repo = repo
         self.embed_missing = embed_missing
@@ -242,7 +271,7 @@ class Index:
             except ValueError:
                 if not create:
                     raise
-                shutil.rmtree(path, ignore_errors=True)
+                _rmtree(path, ignore_errors=True)
                 path.mkdir(parents=True, exist_ok=True)
                 index = tantivy.Index(self._schema, path=str(path), reuse=False)
             index.register_tokenizer(ranking.TOKENIZER, self._analyzer)
@@ -299,7 +328,7 @@ class Index:
         head = self._current_head()
         with self._lock(60.0):
             self._index = self._snap = None
-            shutil.rmtree(self._tantivy_dir, ignore_errors=True)
+            _rmtree(self._tantivy_dir, ignore_errors=True)
             self._head_file.unlink(missing_ok=True)
             (self.dir / "state.bin").unlink(missing_ok=True)
             stats = self._update(head, rebuild=True)
@@ -355,7 +384,7 @@ class Index:
         if loaded_state is None or not (self._tantivy_dir / "meta.json").is_file():
             loaded_state = ({}, "")
             self._index = self._snap = None
-            shutil.rmtree(self._tantivy_dir, ignore_errors=True)
+            _rmtree(self._tantivy_dir, ignore_errors=True)
             stats.rebuilt = True
         state, since = loaded_state
         index = self._open(create=True)
@@ -899,7 +928,7 @@ def _in_period(created: list[Any] | None, when: TimeRange | None, n: int) -> lis
     return [c is not None and start <= c < end for c in created]
 
 
-def open_index(repo: MemoryRepo, *, embedder: Embedder | str | None = "auto", lock_wait: float = 2.0,
+def open_index(repo: IndexedRepo, *, embedder: Embedder | str | None = "auto", lock_wait: float = 2.0,
                progress: Progress | None = None, embed_missing: bool = True) -> Index:
     """The search index of ``repo``. ``embedder="auto"`` resolves ``repo.config.embedding`` on first need
     (a missing or broken model means BM25 only, with a line in :attr:`Index.notices`); ``None`` is BM25 only.

@@ -23,6 +23,7 @@ import tantivy
 from gitmem.errors import SearchError
 from gitmem.search.timeexpr import TimeRange
 from gitmem.text import scripts
+from gitmem.text.lazyre import LazyPattern
 
 if TYPE_CHECKING:
     from gitmem.config import RankingConfig
@@ -38,7 +39,7 @@ TOKENIZER = "gitmem_cjk_v2"
 #: Korean glues particles to its words (데이터베이스는, 데이터베이스를), so whole words rarely match a question's;
 #: syllables searched as bigrams do, as Chinese characters do.
 TOKEN_PATTERN = f"[{scripts.rust_class(scripts.CJK)}]|[\\w--[{scripts.rust_class(scripts.CJK)}]]+"
-_CJK_RUN = re.compile(f"[{scripts.CJK}]+")
+_CJK_RUN = LazyPattern(f"[{scripts.CJK}]+")  # a CJK class costs ms to compile: only when met
 _WORD = re.compile(r"\w+")
 
 # Words that carry no topic in a question. Applied to the query only: documents keep every token.
@@ -69,7 +70,7 @@ CJK_STOPWORDS = tuple(sorted({
     "なぜ", "どうして", "何", "どう", "どの", "です", "ます", "ました", "でした", "という",
     "の", "は", "を", "に", "が", "で", "と", "も", "か", "へ", "や", "ね", "よ",
 }, key=lambda w: (-len(w), w)))
-_CJK_STOP_RE = re.compile("|".join(re.escape(w) for w in CJK_STOPWORDS))
+_CJK_STOP_RE = LazyPattern("|".join(re.escape(w) for w in CJK_STOPWORDS))
 
 
 def build_analyzer(stem: bool = True) -> Any:
@@ -124,7 +125,8 @@ def analyze_query(text: str, analyzer: Any, *, drop: Iterable[str] = ()) -> Quer
     kept_words: list[str] = []
     all_words: list[str] = []
     pos = 0
-    for match in _CJK_RUN.finditer(text):
+    # an ASCII prompt holds no CJK run: it never pays for compiling the CJK class
+    for match in () if text.isascii() else _CJK_RUN.finditer(text):
         _latin(text[pos:match.start()], kept_words, all_words)
         _cjk(match.group(), terms)
         pos = match.end()

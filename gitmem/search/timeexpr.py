@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from gitmem.text.lazyre import LazyPattern
+
 __all__ = ["TimeRange", "parse_time_expression"]
 
 
@@ -41,7 +43,7 @@ _CN_NUM = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6,
 _NUM = r"(\d+|a couple of|couple of|a few|few|several|an|a|one|two|three|four|five|six|seven|eight|nine|ten)"
 _YEAR = r"((?:19|20)\d{2})"
 #: cheap test before the expensive patterns: a digit, a month or weekday name, or a time word
-_TIME_HINT = re.compile(
+_TIME_HINT = LazyPattern(
     r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|yesterday|today|tonight|this morning|week|weekend|"
     r"month|year|ago|recently|lately|these days|last (?:mon|tues|wednes|thurs|fri|satur|sun)day)|"
     r"[天周月年星礼]|最近|近来|近期|今日|昨日")

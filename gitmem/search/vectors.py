@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -78,6 +77,8 @@ class VectorStore:
         import numpy as np
 
         self.root.mkdir(parents=True, exist_ok=True)
+        import secrets  # random, hashlib, base64 and hmac: only when a shard is written
+
         name = f"{int(time.time() * 1000):x}-{secrets.token_hex(3)}"
         tmp = self.root / f".{name}.npy.tmp"
         with tmp.open("wb") as fh:

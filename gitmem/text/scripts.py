@@ -34,11 +34,15 @@ def cjk_pattern() -> re.Pattern[str]:
 
 def is_cjk(text: str) -> bool:
     """Whether ``text`` holds at least one Chinese, Japanese or Korean character."""
+    if text.isascii():  # most prompts and memories: no need to compile the 64k-entry class
+        return False
     return cjk_pattern().search(text) is not None
 
 
 def count_cjk(text: str) -> int:
     """How many Chinese, Japanese or Korean characters ``text`` holds."""
+    if text.isascii():
+        return 0
     return len(cjk_pattern().findall(text))
 
 

@@ -224,3 +224,33 @@ def test_a_prompt_admits_weaker_evidence_for_the_project_s_own_memories() -> Non
     assert not admits(hit(PROJECT, between), "unit tests", project=PROJECT)
     assert not admits(hit(PROJECT, BM25_MIN * OWN_PROJECT * 0.9), "unit tests", project=PROJECT,
                       own_project=OWN_PROJECT)
+
+
+def test_the_prompt_hook_opens_the_index_without_the_memory_api(repo_path: Path, code: Path,
+                                                                env: dict[str, str]) -> None:
+    """A prompt's recall reads the index from the repository's folder: the memory API (its redaction rules,
+    layout checks) stays unloaded, and an English prompt over English memories never compiles a CJK pattern."""
+    import os
+    import subprocess
+    import sys
+
+    _bm25_only(repo_path)
+    Repository(Config(repo=repo_path)).remember("Stripe webhooks are verified with the signing secret",
+                                                project=PROJECT, category="decision")
+    hook("session-start", payload("SessionStart", code, source="startup"), env, cwd=code)
+    prompt = payload("UserPromptSubmit", code, prompt="Fix the Stripe webhook verification")
+    script = (
+        "import sys, os; from pathlib import Path; from gitmem.agents.claude.entry import run; "
+        f"run('user-prompt-submit', {prompt!r}.encode(), env=dict(os.environ), cwd=Path.cwd(), home=Path.home()); "
+        "from gitmem.search import scoring; from gitmem.text import scripts; "
+        "print(scoring._CJK_RUN.compiled or scoring._CJK_STOP_RE.compiled "
+        "or scripts.cjk_pattern.cache_info().currsize > 0, file=sys.stderr); "
+        "print(','.join(sorted(sys.modules)), file=sys.stderr)"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=code,
+                          env={**os.environ, **env}, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "signing secret" in context_of(proc.stdout, "UserPromptSubmit")
+    compiled, modules = proc.stderr.strip().splitlines()[-2:]
+    assert compiled == "False"
+    assert not set(modules.split(",")) & {"gitmem.api", "gitmem.store.memories", "gitmem.store.layout"}

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from gitmem.api import Repository
     from gitmem.config import Config
+    from gitmem.search.index import IndexedRepo
 
 
 
@@ -39,6 +40,7 @@ class Context:
         self.session_id = session_id
         self._config: Config | None = None
         self._repository: Repository | None = None
+        self._indexed: IndexedRepo | None = None
         self._project: str | None = None
         #: the directive and conflict files of the memory repository, once listed (gitmem.briefing.inputs)
         self.special_files: list[Path] | None = None
@@ -99,6 +101,19 @@ class Context:
             self.require_repo()
             self._repository = Repository(self.config, lock_timeout=2.0)
         return self._repository
+
+    @property
+    def indexed(self) -> IndexedRepo:
+        """The memory repository as its search index reads it: the full one when a handler has opened it, else
+        a :class:`~gitmem.search.index.StoredRepo`, which spares the prompt hook the memory API's imports."""
+        if self._repository is not None:
+            return self._repository
+        if self._indexed is None:
+            from gitmem.search.index import StoredRepo
+
+            self.require_repo()
+            self._indexed = StoredRepo(self.config, lock_timeout=2.0)
+        return self._indexed
 
     @property
     def project(self) -> str:

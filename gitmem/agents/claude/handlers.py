@@ -117,7 +117,7 @@ def recall_for_prompt(ctx: Context, prompt: str) -> str:
     else:
         from gitmem.briefing.prompt import prompt_recall
 
-        text, hits = prompt_recall(ctx.repository, prompt, project=ctx.project, seen=seen, previous=previous)
+        text, hits = prompt_recall(ctx.indexed, prompt, project=ctx.project, seen=seen, previous=previous)
         ids = [h.id for h in hits]
     if ctx.session_id:
         def mark(entry: dict[str, Any]) -> None:
