@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from gitmem.embeddings.runtime import Embedder
     from gitmem.git.store import GitStore
 
-__all__ = ["Hit", "Index", "IndexedRepo", "RefreshStats", "ScoreParts", "StoredRepo", "open_index"]
+__all__ = ["Hit", "Index", "IndexedRepo", "RefreshStats", "ScoreParts", "open_index"]
 
 MEMORY_PREFIX = f"{docs.MEMORIES_DIR}/"
 Mode = Literal["hybrid", "bm25", "vector"]
@@ -153,24 +153,12 @@ def _rmtree(path: Path, *, ignore_errors: bool) -> None:
 
 class IndexedRepo(Protocol):
     """What the index reads of a memory repository: its folder, its settings and its git files (a
-    :class:`~gitmem.store.memories.MemoryRepo` is one; :class:`StoredRepo` is the cheap one the hooks open)."""
+    :class:`~gitmem.store.memories.MemoryRepo` is one; :class:`~gitmem.store.base.StoredRepo` is the cheap one the
+    hooks open)."""
 
     path: Path
     config: Config
     git: GitStore
-
-
-class StoredRepo:
-    """A memory repository as the search index reads it, made from its settings alone: no redaction rules, layout
-    checks or memory API to import, which a prompt hook would pay for on every prompt only to open the index."""
-
-    def __init__(self, config: Config, *, lock_timeout: float = 2.0) -> None:
-        from gitmem.git.store import GitStore
-
-        self.config = config
-        self.git = GitStore(config.repo, lock_timeout=lock_timeout, extra_patterns=config.redaction.extra_patterns)
-        self.git.recover_if_interrupted()  # as MemoryRepo does: never index files of a write left half done
-        self.path = self.git.path
 
 
 class Index:

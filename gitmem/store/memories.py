@@ -18,6 +18,7 @@ from gitmem.files.atomic import UnsafePathError, read_inside
 from gitmem.git.store import GitStore, LogEntry, format_message
 from gitmem.redact.engine import redact, redact_value
 from gitmem.store import document as docs
+from gitmem.store.base import StoredRepo
 from gitmem.store.document import Memory
 from gitmem.store.layout import Issue, check_layout
 
@@ -38,14 +39,11 @@ class ImportResult:
     redacted: int = 0
 
 
-class MemoryRepo:
+class MemoryRepo(StoredRepo):
     """A memory repository opened with an explicit :class:`~gitmem.config.Config`."""
 
     def __init__(self, config: Config, *, lock_timeout: float = 30.0) -> None:
-        self.config = config
-        self.git = GitStore(config.repo, lock_timeout=lock_timeout, extra_patterns=config.redaction.extra_patterns)
-        self.git.recover_if_interrupted()  # never read files of a write that a killed process left half done
-        self.path = self.git.path
+        super().__init__(config, lock_timeout=lock_timeout)
         #: unreadable files met by the last :meth:`list`, as (path, reason)
         self.warnings: list[DocumentError] = []
         self.last_redaction: list[str] = []

@@ -105,11 +105,11 @@ class Context:
     @property
     def indexed(self) -> IndexedRepo:
         """The memory repository as its search index reads it: the full one when a handler has opened it, else
-        a :class:`~gitmem.search.index.StoredRepo`, which spares the prompt hook the memory API's imports."""
+        a :class:`~gitmem.store.base.StoredRepo`, which spares the prompt hook the memory API's imports."""
         if self._repository is not None:
             return self._repository
         if self._indexed is None:
-            from gitmem.search.index import StoredRepo
+            from gitmem.store.base import StoredRepo
 
             self.require_repo()
             self._indexed = StoredRepo(self.config, lock_timeout=2.0)
