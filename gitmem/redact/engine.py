@@ -106,7 +106,6 @@ token glued to a longer word (``xAKIA...``) is not taken for a token.
 from __future__ import annotations
 
 import heapq
-import re
 from collections.abc import Sequence
 from functools import cache, lru_cache
 
@@ -123,6 +122,7 @@ from gitmem.redact.rules import (
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
+    import re
     from typing import Any
 
 __all__ = [
@@ -195,6 +195,8 @@ def _compiled(index: int) -> tuple[re.Pattern[str], tuple[tuple[int, bool, bool]
     is kept unless it looks like a secret), and the number of its ``_k`` group
     (0 if none).
     """
+    import re  # on first use: the per-tool-call hook seldom needs a pattern
+
     regex = re.compile(RULES[index][1])
     secrets = tuple(
         (number, name in BARE_GROUPS, name in CHECKED_GROUPS)
@@ -210,16 +212,22 @@ def _marker_re() -> re.Pattern[str]:
 
 @cache
 def _placeholder_re() -> re.Pattern[str]:
+    import re  # on first use: the per-tool-call hook seldom needs a pattern
+
     return re.compile(_PLACEHOLDER)
 
 
 @cache
 def _reference_re() -> re.Pattern[str]:
+    import re  # on first use: the per-tool-call hook seldom needs a pattern
+
     return re.compile(_REFERENCE)
 
 
 @cache
 def _aws_secret_re() -> re.Pattern[str]:
+    import re  # on first use: the per-tool-call hook seldom needs a pattern
+
     return re.compile(r"[A-Za-z0-9/+]{40}")
 
 
@@ -369,6 +377,8 @@ _QUANTITY = (
 
 @cache
 def _quantity_re() -> re.Pattern[str]:
+    import re  # on first use: the per-tool-call hook seldom needs a pattern
+
     return re.compile(_QUANTITY)
 
 

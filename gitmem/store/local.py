@@ -17,12 +17,12 @@ and its functions take a folder as a ``str`` or a ``Path`` alike (the files insi
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
 
 from gitmem.redact.engine import redact, redact_value
+from gitmem.text import quickjson
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def summarise(value: Any, limit: int = SUMMARY_CHARS, extra_patterns: tuple[str,
         # hide ``{"api_key": "..."}`` or a quoted password inside a command from the rules.
         value = redact_value(value, extra_patterns=extra_patterns)[0]
         try:
-            text = json.dumps(value, ensure_ascii=False, default=str, separators=(",", ":"))
+            text = quickjson.dumps(value, default=str)
         except (TypeError, ValueError):
             text = str(value)
     cut = limit * 4 + 1024
@@ -92,7 +92,7 @@ def summarise(value: Any, limit: int = SUMMARY_CHARS, extra_patterns: tuple[str,
 
 def append_line(path: Where, record: dict[str, Any]) -> None:
     """Append one JSON line with a single ``write`` on an ``O_APPEND`` descriptor (parallel hooks never mix)."""
-    data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    data = (quickjson.dumps(record) + "\n").encode("utf-8")
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     except FileNotFoundError:
@@ -171,7 +171,7 @@ def rotate(local: Where, *, max_bytes: int = MAX_BYTES, max_lines: int = MAX_LIN
 
 def _field(line: bytes, name: str) -> Any:
     try:
-        data = json.loads(line)
+        data = quickjson.loads(line.decode("utf-8", "replace"))
     except (ValueError, RecursionError):
         return None
     return data.get(name) if isinstance(data, dict) else None
@@ -186,7 +186,7 @@ def read_observations(local: Where) -> Iterator[dict[str, Any]]:
     with fh:
         for line in fh:
             try:
-                data = json.loads(line)
+                data = quickjson.loads(line)
             except (ValueError, RecursionError):
                 continue
             if isinstance(data, dict):
@@ -198,7 +198,7 @@ def read_json(path: Where) -> dict[str, Any]:
     """A JSON object from ``path``; missing or damaged files count as empty (all of this is derived state)."""
     try:
         with open(path, encoding="utf-8") as fh:
-            data = json.loads(fh.read())
+            data = quickjson.loads(fh.read())
     except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -207,9 +207,9 @@ def read_json(path: Where) -> dict[str, Any]:
 def write_json(path: Where, data: dict[str, Any]) -> None:
     from gitmem.files.atomic import atomic_write
 
-    # no indent: json's C encoder serves only unindented output, and the sessions file (the last 100 sessions with
+    # no indent: the C encoder serves only unindented output, and the sessions file (the last 100 sessions with
     # what each was given) is rewritten by every prompt hook; indented, encoding it took ~10 ms of each one
-    atomic_write(path, json.dumps(data, ensure_ascii=False, sort_keys=True).encode("utf-8"))
+    atomic_write(path, quickjson.dumps(data, sort_keys=True).encode("utf-8"))
 
 
 def update_json(path: Where, change: Callable[[dict[str, Any]], Any], timeout: float = 3.0) -> Any:

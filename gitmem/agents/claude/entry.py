@@ -16,11 +16,11 @@ general machinery below (``pathlib``, the watchdog's ``threading``, the configur
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 from gitmem.agents.claude import toolcall
+from gitmem.text import quickjson
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
@@ -41,11 +41,12 @@ def _parse(data: bytes) -> dict[str, Any]:
     if len(data) > MAX_INPUT:
         raise HookInputError(f"the hook input is larger than {MAX_INPUT} bytes", "nothing was recorded")
     try:
-        payload = json.loads(data.decode("utf-8", "replace") or "null")
-    except json.JSONDecodeError as exc:
-        raise HookInputError(f"the hook input is not JSON ({exc.msg} at {exc.pos})", "nothing was recorded") from None
+        payload = quickjson.loads(data.decode("utf-8", "replace") or "null")
     except RecursionError:
         raise HookInputError("the hook input is JSON nested too deeply", "nothing was recorded") from None
+    except ValueError as exc:  # json.JSONDecodeError: say where
+        where = f" ({exc.msg} at {exc.pos})" if hasattr(exc, "msg") and hasattr(exc, "pos") else ""
+        raise HookInputError(f"the hook input is not JSON{where}", "nothing was recorded") from None
     if not isinstance(payload, dict):
         raise HookInputError("the hook input is not a JSON object", "nothing was recorded")
     return payload
@@ -170,7 +171,7 @@ def run(event: str, data: bytes, *, env: Mapping[str, str], cwd: Path, home: Pat
         with _StdoutToStderr(out, err):  # stdout carries exactly one JSON answer
             answer = dispatch(name, ctx, payload)
         if answer is not None:
-            out.write(json.dumps(answer, ensure_ascii=False) + "\n")
+            out.write(quickjson.dumps(answer) + "\n")
             out.flush()
     except BaseException as exc:  # never hurt the agent: exit 0, one line, details in the log
         if ctx is None:  # find the repository for the log even when the payload was unusable

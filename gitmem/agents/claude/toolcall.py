@@ -14,11 +14,10 @@ project, so the next call in that directory takes this path."""
 
 from __future__ import annotations
 
-import json
 import os
-import re
 
 from gitmem.store import local as observe
+from gitmem.text import quickjson
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
@@ -82,7 +81,10 @@ def fast_repo(env: Mapping[str, str], home: str, cwd: str, repo_option: str | No
 
 def session_id(value: Any) -> str:
     """A session id safe in file names and logs ("" when the payload has none)."""
-    return re.sub(r"[^\w.:-]", "_", str(value))[:100] if isinstance(value, str | int) else ""
+    if not isinstance(value, str | int):
+        return ""
+    # what re.sub(r"[^\w.:-]", "_", ...) gives, without importing re on the per-tool-call path
+    return "".join(c if c.isalnum() or c in "_.:-" else "_" for c in str(value)[:100])
 
 
 def working_directory(payload: Mapping[str, Any], cwd: str) -> str:
@@ -119,7 +121,7 @@ def record(event: str, data: bytes, *, env: Mapping[str, str], home: str, cwd: s
     if event not in EVENTS or len(data) > MAX_FAST_INPUT:
         return False
     try:
-        payload = json.loads(data.decode("utf-8", "replace") or "null")
+        payload = quickjson.loads(data.decode("utf-8", "replace") or "null")
     except (ValueError, RecursionError):
         return False
     if not isinstance(payload, dict):

@@ -1,0 +1,78 @@
+"""JSON for the per-tool-call hook, without importing :mod:`json`.
+
+``import json`` loads ``re`` (with ``enum``, ``functools`` and the regex compiler): about 20 ms, most of what a
+tool call's hook process costs beyond starting Python. The standard library's own C accelerator (``_json``, the
+scanner and encoder :mod:`json` itself uses) parses and writes the same text without them. Any case it cannot
+serve (an interpreter without ``_json``, a value it refuses) goes to :mod:`json`, imported then; the tests check
+both give the same results."""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+_WHITESPACE = " \t\n\r"
+_CONSTANTS = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}
+
+
+class _Context:
+    """The attributes ``_json.make_scanner`` reads from a decoder (json.JSONDecoder's defaults)."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = _CONSTANTS.__getitem__
+    memo: dict[str, str] = {}  # noqa: RUF012 (read by the C scanner, which keeps its own memo per call)
+
+
+def _scanner() -> Any:
+    try:
+        import _json
+
+        return _json.make_scanner(_Context())  # type: ignore[arg-type]  # typeshed asks for a scanner; any object with the attributes works
+    except (ImportError, AttributeError, TypeError):
+        return None
+
+
+_SCAN = _scanner()
+
+
+def loads(text: str) -> Any:
+    """Like :func:`json.loads` for ``str`` input; raises ``ValueError`` (``json.JSONDecodeError`` is one) on bad
+    JSON."""
+    start = len(text) - len(text.lstrip(_WHITESPACE))
+    if _SCAN is not None:
+        try:
+            value, end = _SCAN(text, start)
+        except StopIteration:
+            pass  # not JSON at ``start``: json says where and why
+        except ValueError:
+            pass
+        else:
+            if not text[end:].strip(_WHITESPACE):
+                return value
+    import json
+
+    return json.loads(text)
+
+
+def dumps(value: Any, *, default: Callable[[Any], Any] | None = None, sort_keys: bool = False) -> str:
+    """Like ``json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=default,
+    sort_keys=sort_keys)``."""
+    try:
+        import _json
+
+        def refuse(o: Any) -> Any:
+            raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
+
+        encode = _json.make_encoder({}, default or refuse, _json.encode_basestring, None, ":", ",", sort_keys,
+                                    False, True)
+        return "".join(encode(value, 0))
+    except (ImportError, AttributeError, TypeError, ValueError, RecursionError):
+        import json
+
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=default, sort_keys=sort_keys)
