@@ -26,14 +26,14 @@ class _Context:
     parse_float = float
     parse_int = int
     parse_constant = _CONSTANTS.__getitem__
-    memo: dict[str, str] = {}  # noqa: RUF012 (read by the C scanner, which keeps its own memo per call)
 
 
 def _scanner() -> Any:
     try:
         import _json
 
-        return _json.make_scanner(_Context())  # type: ignore[arg-type]  # typeshed asks for a scanner; any object with the attributes works
+        # typeshed names a scanner as the argument; any object with the attributes above is what C reads
+        return _json.make_scanner(_Context())  # type: ignore[arg-type]
     except (ImportError, AttributeError, TypeError):
         return None
 
@@ -48,10 +48,8 @@ def loads(text: str) -> Any:
     if _SCAN is not None:
         try:
             value, end = _SCAN(text, start)
-        except StopIteration:
-            pass  # not JSON at ``start``: json says where and why
-        except ValueError:
-            pass
+        except (StopIteration, ValueError):
+            pass  # not JSON: json.loads below says where and why
         else:
             if not text[end:].strip(_WHITESPACE):
                 return value
