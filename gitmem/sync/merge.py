@@ -100,7 +100,9 @@ def merge_text(base: str | None, ours: str, theirs: str) -> str | None:
 
 
 # -- fields ---------------------------------------------------------------------------------------------
-def _three_way(base: T | None, has_base: bool, ours: T, theirs: T, resolve: Callable[[T, T], T]) -> T:
+def three_way(base: T | None, has_base: bool, ours: T, theirs: T, resolve: Callable[[T, T], T]) -> T:
+    """A three-way merge's easy cases (both sides agree, or only one changed from ``base``); ``resolve(ours,
+    theirs)`` decides when both changed."""
     if ours == theirs:
         return ours
     if has_base:
@@ -154,7 +156,7 @@ def _merge_extra(base: Memory | None, ours: Memory, theirs: Memory, winner: Memo
         def take_winner(_o: object, _t: object, won: object = won) -> object:
             return won
 
-        value = _three_way(b, base is not None, o, t, take_winner)
+        value = three_way(b, base is not None, o, t, take_winner)
         if value is not missing:
             result[key] = value
     of = {m.extra.get(CONFLICT_OF) for m in (ours, theirs) if m.extra.get(CONFLICT_OF)}
@@ -187,7 +189,7 @@ def merge_memories(base: Memory | None, ours: Memory, theirs: Memory) -> MergeRe
 
     def pick(name: str, resolve: Callable[[Any, Any], Any] | None = None) -> Any:
         b = getattr(base, name) if base is not None else None
-        return _three_way(b, has_base, getattr(ours, name), getattr(theirs, name),
+        return three_way(b, has_base, getattr(ours, name), getattr(theirs, name),
                           resolve or (lambda _o, _t: getattr(winner, name)))
 
     values: dict[str, Any] = {name: pick(name) for name in _SCALARS}
@@ -200,7 +202,7 @@ def merge_memories(base: Memory | None, ours: Memory, theirs: Memory) -> MergeRe
     def place(memory: Memory) -> tuple[Any, ...]:
         return tuple(getattr(memory, name) for name in placement)
 
-    values.update(zip(placement, _three_way(place(base) if base is not None else None, has_base, place(ours),
+    values.update(zip(placement, three_way(place(base) if base is not None else None, has_base, place(ours),
                                             place(theirs), lambda _o, _t: place(winner)), strict=True))
     values.update({name: pick(name, lambda o, t: o or t) for name in docs.field_names(merge="either")})
     # the reason and the successor follow the side that deprecated the memory
@@ -224,7 +226,7 @@ def merge_memories(base: Memory | None, ours: Memory, theirs: Memory) -> MergeRe
 
     extra = _merge_extra(base, ours, theirs, winner)
     versions: list[Memory] = []
-    siblings = sorted(_three_way(
+    siblings = sorted(three_way(
         _conflict_ids(base) if base is not None else None, has_base, _conflict_ids(ours), _conflict_ids(theirs),
         lambda o, t: sorted({*o, *t})))
     conflicted = bool(values.pop("conflicted"))  # and true when this merge meets a conflict of its own

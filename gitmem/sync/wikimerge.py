@@ -16,34 +16,22 @@ from typing import Any
 
 from gitmem.errors import DocumentError
 from gitmem.store import wikipage as wp
-from gitmem.sync.merge import merge_text
+from gitmem.sync.merge import merge_text, three_way
 
 CONFLICT_HEADING = "Conflicting version (kept by sync)"
 
 
 def _set_merge(base: tuple[str, ...] | None, ours: tuple[str, ...], theirs: tuple[str, ...]) -> tuple[str, ...]:
-    if ours == theirs:
-        return ours
-    if base is not None:
-        if ours == base:
-            return theirs
-        if theirs == base:
-            return ours
-    base_set = set(base or ())
-    removed = {item for item in base_set if item not in ours or item not in theirs}
-    return tuple(item for item in dict.fromkeys((*ours, *theirs)) if item not in removed)
+    def union(o: tuple[str, ...], t: tuple[str, ...]) -> tuple[str, ...]:
+        removed = {item for item in base or () if item not in o or item not in t}
+        return tuple(item for item in dict.fromkeys((*o, *t)) if item not in removed)
+
+    return three_way(base, base is not None, ours, theirs, union)
 
 
 def _pick(name: str, base: wp.WikiPage | None, ours: wp.WikiPage, theirs: wp.WikiPage, winner: wp.WikiPage) -> Any:
-    o, t = getattr(ours, name), getattr(theirs, name)
-    if o == t:
-        return o
-    if base is not None:
-        if o == getattr(base, name):
-            return t
-        if t == getattr(base, name):
-            return o
-    return getattr(winner, name)
+    return three_way(getattr(base, name, None), base is not None, getattr(ours, name), getattr(theirs, name),
+                     lambda _o, _t: getattr(winner, name))
 
 
 def merge_pages(base: wp.WikiPage | None, ours: wp.WikiPage, theirs: wp.WikiPage) -> tuple[wp.WikiPage, bool]:
