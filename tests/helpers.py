@@ -34,6 +34,16 @@ class Run:
     err: str
 
 
+def code_repo(parent: Path, subject: str) -> Path:
+    """A code project ``shop`` (a git repository whose origin is Acme/Shop on GitHub) with one empty commit."""
+    path = parent / "shop"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    git(path, "remote", "add", "origin", "git@github.com:Acme/Shop.git")
+    git(path, "commit", "-q", "--allow-empty", "-m", subject)
+    return path
+
+
 def run_cli(*args: str, stdin: bytes | str | None = None, cwd: Path | None = None,
             env: dict[str, str] | None = None, timeout: float = 60) -> Run:
     """Run the installed ``gitmem`` console script, as a user would."""

@@ -21,19 +21,14 @@ from gitmem.search.index import Hit
 from gitmem.search.scoring import ScoreParts
 from gitmem.store import document as docs
 from gitmem.store.layout import init_repo
-from tests.helpers import PROJECT, context_of, git, hook, payload, run_cli
+from tests.helpers import PROJECT, code_repo, context_of, git, hook, payload, run_cli
 
 OTHER = "github.com-acme-warehouse"
 
 
 @pytest.fixture
 def code(tmp_path: Path) -> Path:
-    path = tmp_path / "shop"
-    path.mkdir()
-    git(path, "init", "-q", "-b", "main")
-    git(path, "remote", "add", "origin", "git@github.com:Acme/Shop.git")
-    git(path, "commit", "-q", "--allow-empty", "-m", "Prepare release notes for 2.3")
-    return path
+    return code_repo(tmp_path, "Prepare release notes for 2.3")
 
 
 @pytest.fixture

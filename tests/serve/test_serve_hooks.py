@@ -12,7 +12,7 @@ import pytest
 
 from gitmem.api import Repository
 from gitmem.config import Config
-from tests.helpers import PROJECT, context_of, git, hook, payload
+from tests.helpers import PROJECT, code_repo, context_of, git, hook, payload
 from tests.serve.live import running_server
 
 TOKEN = "s3cret-token"
@@ -21,12 +21,7 @@ PROMPT = "Fix the Stripe webhook verification failing in production"
 
 @pytest.fixture
 def code(tmp_path: Path) -> Path:
-    path = tmp_path / "shop"
-    path.mkdir()
-    git(path, "init", "-q", "-b", "main")
-    git(path, "remote", "add", "origin", "git@github.com:Acme/Shop.git")
-    git(path, "commit", "-q", "--allow-empty", "-m", "Start")
-    return path
+    return code_repo(tmp_path, "Start")
 
 
 @pytest.fixture
