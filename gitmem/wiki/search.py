@@ -2,7 +2,10 @@
 
 Each folder gets a small tantivy index in ``.cache/<name>/`` (derived, rebuildable at any time), analysed with the
 search index's CJK-aware analyzer (:mod:`gitmem.search.scoring`: one token per Han/kana character, CJK pairs searched as
-phrases, English words stemmed), so an English and a Chinese query find pages in either language. A query first
+phrases, English words stemmed), so an English and a Chinese query find pages in either language. A long page is
+also cut with the memories' chunker (:mod:`gitmem.search.chunks`: sections, then sentences with overlap), one
+document per chunk beside the page's own: a page is scored by its best document, one hit per page, and the snippet
+comes from its best chunk, named by the chunk's section heading (``docs/search.md``, "Long memories"). A query first
 compares the folder's file names, sizes and mtimes with what the index holds (one ``stat`` a file) and re-indexes
 only what changed, under a lock so parallel processes do not write it twice. The opened index stays in the
 process, so a repeated query costs a few milliseconds (``bench/wiki.py``).
@@ -11,6 +14,7 @@ process, so a repeated query costs a few milliseconds (``bench/wiki.py``).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -24,7 +28,7 @@ from gitmem.errors import SearchError
 from gitmem.files.atomic import atomic_write, settled
 from gitmem.files.locks import LockTimeout, file_lock
 
-FORMAT = 1
+FORMAT = 2  # 2: one document per chunk of a long page beside the page's own
 _OPEN: dict[str, tuple[Any, Any]] = {}  # cache dir -> (tantivy index, schema), kept for the process's life
 _STAMPS: dict[str, str] = {}  # cache dir -> the stamp it was last found fresh at, in this process
 _ANALYZER: list[Any] = []
@@ -60,7 +64,9 @@ class Doc:
 
 @dataclass(frozen=True)
 class SearchHit:
-    """A matching document with its BM25 score and a snippet around the matched words."""
+    """A matching document with its BM25 score and a snippet around the matched words: for a long page, cut from
+    its best chunk, whose section heading is ``section`` ("" before the first heading or for a short page) and
+    whose number is ``chunk`` (1, 2, … in the page's order; 0: the page was searched whole)."""
 
     key: str
     name: str
@@ -70,10 +76,13 @@ class SearchHit:
     category: str = ""
     tags: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    section: str = ""
+    chunk: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"page": self.name, "title": self.title, "score": round(self.score, 4), "snippet": self.snippet,
-                "category": self.category, "tags": list(self.tags), "path": self.key, **self.extra}
+                "section": self.section, "chunk": self.chunk, "category": self.category, "tags": list(self.tags),
+                "path": self.key, **self.extra}
 
 
 def _schema() -> Any:
@@ -86,8 +95,61 @@ def _schema() -> Any:
         b.add_text_field(name, stored=name == "key", tokenizer_name="raw", index_option="basic")
     for name in ("name", "tags", "body"):
         b.add_text_field(name, tokenizer_name=ranking.TOKENIZER, index_option="position")
+    # which page a document belongs to and which of its chunks it is (0: the page itself), read for every
+    # matching document to keep one hit per page without loading the stored documents
+    for name in ("page", "part"):
+        b.add_unsigned_field(name, fast=True)
     b.add_bytes_field("doc", stored=True, indexed=False)
     return b.build()
+
+
+def _page_id(key: str) -> int:
+    """The ``page`` field of a file's documents: 64 bits of a hash of its key."""
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big")
+
+
+def _labelled(chunk: str, headings: set[str]) -> tuple[str, str]:
+    """(section heading, text) of a chunk: the chunker starts the chunks of a section with its heading's line."""
+    first, newline, rest = chunk.partition("\n")
+    return (first, rest) if newline and first in headings else ("", chunk)
+
+
+def _headings(body: str) -> set[str]:
+    """The texts of the Markdown headings in ``body``."""
+    return {line.lstrip("#").strip() for line in body.splitlines()
+            if line.startswith("#") and line.lstrip("#")[:1].isspace()}
+
+
+def _documents(key: str, doc: Doc) -> list[Any]:
+    """The tantivy documents of one file: the file itself (``part`` 0, the whole body), then for a long one a
+    document per chunk (``part`` 1, 2, …, with the title and the filter fields). Each stores what a hit shows:
+    the name, title, category, tags and extra fields, and its text (the body, or the chunk after its heading)."""
+    import tantivy
+
+    from gitmem.search import scoring as ranking
+    from gitmem.search.chunks import chunks
+
+    page = _page_id(key)
+    headings = _headings(doc.body)
+    texts = [("", doc.body), *(_labelled(c, headings) for c in chunks(doc.body))]
+    out = []
+    for part, (section, text) in enumerate(texts):
+        d = tantivy.Document()
+        d.add_text("key", key)
+        d.add_unsigned("page", page)
+        d.add_unsigned("part", part)
+        if doc.category:
+            d.add_text("category", doc.category)
+        for tag in doc.tags:
+            d.add_text("tag", tag)
+        body = f"{section}\n{text}" if section else text
+        for name, value in (("name", doc.title), ("tags", " ".join(doc.tags)), ("body", body)):
+            if value:
+                d.add_text(name, ranking.normalise(value))
+        d.add_bytes("doc", json.dumps([doc.name, doc.title, text, doc.category, list(doc.tags), doc.extra, section],
+                                      ensure_ascii=False).encode())
+        out.append(d)
+    return out
 
 
 class PageIndex:
@@ -217,10 +279,6 @@ class PageIndex:
         return len(changed)
 
     def _write(self, index: Any, changed: list[str], removed: list[str], known: dict[str, Any], fresh: bool) -> None:
-        import tantivy
-
-        from gitmem.search import scoring as ranking
-
         writer = index.writer(heap_size=16_000_000, num_threads=1)
         try:
             for key in [*changed, *removed]:
@@ -238,18 +296,8 @@ class PageIndex:
                 known[key] = [info.st_mtime_ns, info.st_size, seen]
                 if doc is None:
                     continue
-                d = tantivy.Document()
-                d.add_text("key", key)
-                if doc.category:
-                    d.add_text("category", doc.category)
-                for tag in doc.tags:
-                    d.add_text("tag", tag)
-                for name, value in (("name", doc.title), ("tags", " ".join(doc.tags)), ("body", doc.body)):
-                    if value:
-                        d.add_text(name, ranking.normalise(value))
-                d.add_bytes("doc", json.dumps([doc.name, doc.title, doc.body, doc.category, list(doc.tags),
-                                               doc.extra], ensure_ascii=False).encode())
-                writer.add_document(d)
+                for d in _documents(key, doc):
+                    writer.add_document(d)
             writer.commit()
             writer.wait_merging_threads()
         except BaseException:
@@ -281,18 +329,50 @@ class PageIndex:
             clauses.append((tantivy.Occur.Must, Q.const_score_query(
                 Q.term_query(schema, "tag", " ".join(tag.split()).lower()), 0.0)))
         searcher = index.searcher()
-        found = searcher.search(Q.boolean_query(clauses), limit=max(1, k), count=False).hits
+        best, chunk = _best_per_page(searcher, Q.boolean_query(clauses), max(1, k))
         highlight = terms.highlight_terms()
         hits: list[SearchHit] = []
-        for score, addr in found:
+        for page, (score, addr) in best.items():
             stored = searcher.doc(addr)
-            name, title, body, cat, doc_tags, extra = json.loads(bytes(stored["doc"][0]))
-            text, spans = ranking.snippet(_around(body, highlight), highlight, analyzer)
+            name, title, body, cat, doc_tags, extra, section = json.loads(bytes(stored["doc"][0]))
+            part = 0
+            if page in chunk:  # the snippet comes from the page's best chunk, even when the whole page scored higher
+                part, at = chunk[page]
+                winner = json.loads(bytes(searcher.doc(at)["doc"][0]))
+                body, section = winner[2], winner[6]
+            text, spans = ranking.snippet(body if part else _around(body, highlight), highlight, analyzer)
             if not spans:  # the words matched the title or tags: show the title's match
                 text = ranking.snippet(f"{title}. {body[:400]}", highlight, analyzer)[0]
-            hits.append(SearchHit(str(stored["key"][0]), name, title, float(score), text, cat, tuple(doc_tags),
-                                  extra))
+            hits.append(SearchHit(str(stored["key"][0]), name, title, float(score),
+                                  f"{section} — {text}" if section else text, cat, tuple(doc_tags), extra,
+                                  section, part))
         return hits
+
+
+_Best = dict[int, tuple[float, Any]]  # page → (score, address) of its best document
+_Chunks = dict[int, tuple[int, Any]]  # page → (number, address) of its best chunk
+
+
+def _best_per_page(searcher: Any, query: Any, k: int) -> tuple[_Best, _Chunks]:
+    """The ``k`` best pages for ``query``, each with its best document's score and address (best first), and the
+    best chunk of each that has one among the matches (its number and address). The chunks of a page can fill the
+    first places, so the search asks for more documents until ``k`` pages are found or none is left."""
+    limit = 4 * k
+    while True:
+        found = searcher.search(query, limit=limit, count=False).hits
+        addrs = [addr for _score, addr in found]
+        best: _Best = {}
+        chunk: _Chunks = {}
+        pages = searcher.fast_field_values("page", addrs)
+        parts = searcher.fast_field_values("part", addrs)
+        for (score, addr), page, part in zip(found, pages, parts, strict=True):
+            if page not in best and len(best) < k:
+                best[page] = (float(score), addr)
+            if part and page not in chunk:
+                chunk[page] = (int(part), addr)
+        if len(best) >= k or len(found) < limit:
+            return best, chunk
+        limit *= 4
 
 
 def _around(body: str, terms: set[str], width: int = 200) -> str:

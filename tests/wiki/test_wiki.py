@@ -95,6 +95,73 @@ def test_query_cli_contract(repo_path: Path) -> None:
     assert {"page", "title", "score", "snippet"} <= set(hits[0])
 
 
+RUNBOOK = [
+    ("Overview", "The payments service accepts card charges from the storefront and settles them with the acquiring "
+     "bank once a day. It owns the ledger tables and exposes a small HTTP interface to the checkout pages. Every "
+     "charge carries an idempotency key chosen by the storefront, so a charge sent twice is booked once."),
+    ("Architecture", "A stateless Go process sits behind the load balancer, three replicas in each region. The ledger "
+     "lives in Postgres with one primary and two streaming standbys; the outbox table feeds Kafka, and the "
+     "notification worker reads the topic to send receipts by email."),
+    ("Deployment", "Releases go out through the blue-green pipeline on Tuesdays and Thursdays. The canary takes five "
+     "percent of traffic for twenty minutes, and the pipeline promotes it when the error budget holds. Schema "
+     "changes ship one release ahead of the code that needs them."),
+    ("Monitoring", "Dashboards show authorisation latency, the decline rate by card network and the depth of the "
+     "outbox. An alert pages the on-call engineer when the decline rate doubles within ten minutes or the outbox "
+     "stops draining for longer than five minutes."),
+    ("Refund reconciliation", "Refunds that fail at the bank are retried by the reconciliation job at 02:30 UTC "
+     "every night. After three failed nights the refund moves to the manual review queue in the finance tool, "
+     "where an accountant settles it by hand and notes the reason."),
+    ("Contacts", "The team's channel is #payments-core; escalations go to the engineering manager on duty. The "
+     "acquiring bank's support desk answers within four hours on working days, and its account manager joins the "
+     "quarterly review of chargebacks and fees."),
+]
+
+
+RUNBOOK_ZH = [
+    ("概述", "支付服务接收商城的刷卡请求，每天与收单银行结算一次。"),
+    ("架构", "无状态进程部署在负载均衡之后，每个区域三个副本。"),
+    ("发布", "每周二和周四通过蓝绿流水线发布，金丝雀先承接百分之五的流量。"),
+    ("监控", "仪表盘展示授权延迟和拒付率，异常时通知值班工程师。"),
+    ("退款对账", "银行退款失败后，对账任务每晚两点半重试；连续三晚失败则转入人工审核队列。"),
+    ("联系人", "团队频道是支付核心组，升级找值班经理。"),
+]
+
+
+def test_a_long_page_is_found_and_shown_by_the_section_that_answers(repo_path: Path) -> None:
+    env = {"GITMEM_REPO": str(repo_path)}
+    body = "\n\n".join(wp.section(text, heading) for heading, text in RUNBOOK)
+    assert run_cli("wiki", "add", "--title", "Payments runbook", "--project", "shop", body, env=env).code == 0
+    run_cli("wiki", "add", "--title", "Refund policy", "--project", "shop",
+            "Customers may ask for a refund within thirty days of the purchase.", env=env)
+    out = run_cli("wiki", "query", "when are failed refunds retried by the bank job?", "--project", "shop", "--json",
+                  env=env)
+    hits = json.loads(out.out)
+    assert hits[0]["page"] == "payments-runbook" and hits[0]["section"] == "Refund reconciliation"
+    assert "02:30 UTC" in hits[0]["snippet"] and "storefront" not in hits[0]["snippet"]
+    assert hits[0]["snippet"].startswith("Refund reconciliation — ") and hits[0]["chunk"] >= 5
+    assert [h["page"] for h in hits].count("payments-runbook") == 1  # one hit per page, however many chunks match
+    # a Chinese page: the answer in its fifth section too
+    zh = "\n\n".join(wp.section(text * 3, heading) for heading, text in RUNBOOK_ZH)
+    Wiki(open_store(repo_path), "shop").add("支付手册", zh)
+    hit = Wiki(open_store(repo_path), "shop").query("退款失败什么时候重试？")[0]
+    assert hit.name == "支付手册" and hit.section == "退款对账" and "两点半重试" in hit.snippet
+
+
+def test_an_edited_long_page_is_searched_by_its_new_sections_only(repo: MemoryRepo) -> None:
+    book = Wiki(repo, "shop")
+    body = "\n\n".join(wp.section(text, heading) for heading, text in RUNBOOK)
+    book.add("Payments runbook", body)
+    assert book.query("reconciliation job retried")[0].section == "Refund reconciliation"
+    edited = body.replace("Refunds that fail at the bank are retried by the reconciliation job at 02:30 UTC every "
+                          "night.", "Failed refunds are now handled by the bank's own portal.")
+    book.add("Card limits", "Cards are limited to ten charges a minute.")
+    (book.dir / "payments-runbook.md").write_text(wp.dumps(replace(book.read("payments-runbook"), body=edited)))
+    git(repo.path, "commit", "-qam", "edit the runbook by hand")
+    hits = book.query("reconciliation job 02:30 retried")
+    assert [h.name for h in hits] == ["payments-runbook"]  # the old chunks went with the old version
+    assert "02:30" not in hits[0].snippet and "portal" in book.query("bank portal")[0].snippet
+
+
 def _plant(book: Wiki, name: str, title: str, body: str, **fields: object) -> None:
     page = wp.make_page(name, title, body, **fields)  # type: ignore[arg-type]
     (book.dir).mkdir(parents=True, exist_ok=True)
