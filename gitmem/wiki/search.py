@@ -187,8 +187,9 @@ class PageIndex:
     def _stamp(self) -> str:
         """What moves when a page is added, removed or renamed (the folders' mtimes) or anything is committed or
         checked out (the git index's mtime): while it stays, the per-file check is skipped. An edit made in
-        place and not committed is picked up at the next commit or the next file added or removed."""
-        parts: list[str] = []
+        place and not committed is picked up at the next commit or the next file added or removed. It starts with
+        the index's ``FORMAT``, so an index of another layout is never taken for fresh."""
+        parts: list[str] = [f"format:{FORMAT}"]
         folders = [self.folder]
         while folders:
             folder = folders.pop()

@@ -4,6 +4,7 @@ writers, the sync merge of pages, review, and what the session hooks do with the
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -160,6 +161,34 @@ def test_an_edited_long_page_is_searched_by_its_new_sections_only(repo: MemoryRe
     hits = book.query("reconciliation job 02:30 retried")
     assert [h.name for h in hits] == ["payments-runbook"]  # the old chunks went with the old version
     assert "02:30" not in hits[0].snippet and "portal" in book.query("bank portal")[0].snippet
+
+
+def test_an_index_of_the_previous_layout_is_rebuilt_on_the_next_query(repo_path: Path) -> None:
+    import tantivy
+
+    from gitmem.wiki.search import FORMAT
+
+    env = {"GITMEM_REPO": str(repo_path)}
+    body = "\n\n".join(wp.section(text, heading) for heading, text in RUNBOOK)
+    run_cli("wiki", "add", "--title", "Payments runbook", "--project", "shop", body, env=env)
+    run_cli("wiki", "query", "refunds", "--project", "shop", env=env)
+    # what the previous layout (format 1: one document a page, no chunks) left behind: its schema, its state
+    # listing the page as indexed, and its freshness stamp
+    cache = repo_path / ".cache" / "wiki" / "shop"
+    shutil.rmtree(cache / "tantivy")
+    (cache / "tantivy").mkdir()
+    old = tantivy.SchemaBuilder()
+    for name in ("key", "category", "tag", "name", "tags", "body"):
+        old.add_text_field(name, stored=name == "key")
+    old.add_bytes_field("doc", stored=True, indexed=False)
+    tantivy.Index(old.build(), path=str(cache / "tantivy"), reuse=False)
+    state = json.loads((cache / "state.json").read_text())
+    (cache / "state.json").write_text(json.dumps({**state, "format": 1}))
+    (cache / "stamp").write_text((cache / "stamp").read_text().removeprefix(f"format:{FORMAT} "))
+    out = run_cli("wiki", "query", "failed refunds retried", "--project", "shop", "--json", env=env)
+    assert out.code == 0, out.err
+    assert json.loads(out.out)[0]["section"] == "Refund reconciliation"
+    assert json.loads((cache / "state.json").read_text())["format"] == FORMAT
 
 
 def _plant(book: Wiki, name: str, title: str, body: str, **fields: object) -> None:

@@ -88,6 +88,28 @@ def test_search_finds_entities_in_both_languages(book: Writer) -> None:
     assert [h.name for h in book.search("honour", kind="character")] == ["lin-mei"]
 
 
+def test_a_long_note_is_shown_by_the_paragraph_that_matches(book: Writer) -> None:
+    notes = "\n\n".join([
+        "The old capital sits on a river delta, its streets laid out by the first emperor around the salt market. "
+        "Merchants from the northern passes trade furs and iron there every spring, and the guild halls line the "
+        "eastern bank where the barges unload.",
+        "The palace guard wears grey and carries short spears; its captains are chosen from the border families, "
+        "who swear an oath at the winter solstice and may not marry until they leave the service.",
+        "Scholars of the academy keep the calendar. They announce the festival days, record eclipses and floods, and "
+        "copy the chronicles by hand, since printing is forbidden inside the walls.",
+        "Farmers of the western hills grow barley and tea on narrow terraces. Their villages elect a headman each "
+        "autumn, pay the grain tax in kind, and send their younger sons to serve a year on the canal works.",
+        "The canal itself runs from the delta to the hill country, with locks every few miles kept by an old order "
+        "of engineers who pass their drawings from teacher to pupil and never write them down.",
+        "Lighthouse keepers on the southern cliffs burn whale oil, and every keeper learns the signal code of mirrors "
+        "by heart before the first night watch; a missed signal costs a keeper their post.",
+    ])
+    book.save("world", "The capital", notes=notes)
+    hits = book.search("mirror signal code of the keepers")
+    assert hits[0].name == "the-capital" and hits[0].chunk > 1
+    assert "mirrors" in hits[0].snippet and "delta" not in hits[0].snippet
+
+
 @pytest.mark.parametrize("name", ["../escape", "a/b", "/abs", "..", "CON", "x\x00y", "c:\\x"])
 def test_names_that_could_leave_the_work_are_refused(repo: MemoryRepo, tmp_path: Path, name: str) -> None:
     head = git(repo.path, "rev-parse", "HEAD")
