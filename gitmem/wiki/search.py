@@ -333,15 +333,14 @@ class PageIndex:
         best, chunk = _best_per_page(searcher, Q.boolean_query(clauses), max(1, k))
         highlight = terms.highlight_terms()
         hits: list[SearchHit] = []
-        for page, (score, addr) in best.items():
+        for page, (score, addr, part) in best.items():
             stored = searcher.doc(addr)
             name, title, body, cat, doc_tags, extra, section = json.loads(bytes(stored["doc"][0]))
-            part = 0
-            if page in chunk:  # the snippet comes from the page's best chunk, even when the whole page scored higher
+            if not part and page in chunk:  # the page as a whole scored higher: still show its best chunk
                 part, at = chunk[page]
                 winner = json.loads(bytes(searcher.doc(at)["doc"][0]))
                 body, section = winner[2], winner[6]
-            text, spans = ranking.snippet(body if part else _around(body, highlight), highlight, analyzer)
+            text, spans = ranking.snippet(body, highlight, analyzer)
             if not spans:  # the words matched the title or tags: show the title's match
                 text = ranking.snippet(f"{title}. {body[:400]}", highlight, analyzer)[0]
             hits.append(SearchHit(str(stored["key"][0]), name, title, float(score),
@@ -350,14 +349,15 @@ class PageIndex:
         return hits
 
 
-_Best = dict[int, tuple[float, Any]]  # page → (score, address) of its best document
+_Best = dict[int, tuple[float, Any, int]]  # page → (score, address, chunk number) of its best document
 _Chunks = dict[int, tuple[int, Any]]  # page → (number, address) of its best chunk
 
 
 def _best_per_page(searcher: Any, query: Any, k: int) -> tuple[_Best, _Chunks]:
-    """The ``k`` best pages for ``query``, each with its best document's score and address (best first), and the
-    best chunk of each that has one among the matches (its number and address). The chunks of a page can fill the
-    first places, so the search asks for more documents until ``k`` pages are found or none is left."""
+    """The ``k`` best pages for ``query``, each with its best document's score, address and chunk number (0: the
+    page itself), best first, and the best chunk of each page that has one among the matches (its number and
+    address). The chunks of a few pages can fill the first places, so the search asks for more documents until
+    ``k`` pages are found or none is left."""
     limit = 4 * k
     while True:
         found = searcher.search(query, limit=limit, count=False).hits
@@ -368,22 +368,10 @@ def _best_per_page(searcher: Any, query: Any, k: int) -> tuple[_Best, _Chunks]:
         parts = searcher.fast_field_values("part", addrs)
         for (score, addr), page, part in zip(found, pages, parts, strict=True):
             if page not in best and len(best) < k:
-                best[page] = (float(score), addr)
+                best[page] = (float(score), addr, int(part))
             if part and page not in chunk:
                 chunk[page] = (int(part), addr)
         if len(best) >= k or len(found) < limit:
             return best, chunk
         limit *= 4
 
-
-def _around(body: str, terms: set[str], width: int = 200) -> str:
-    """The part of ``body`` around the first place a query term occurs: a snippet is cut from it, and analysing
-    a little more than a snippet instead of a whole page keeps the snippets of a Chinese query cheap."""
-    if len(body) <= width:
-        return body
-    lower = body.lower()
-    places = [i for i in (lower.find(t) for t in terms if t) if i >= 0]
-    start = max(0, min(places) - width // 4) if places else 0
-    while 0 < start < len(body) and not body[start - 1].isspace():
-        start -= 1
-    return body[start:start + width]

@@ -168,13 +168,17 @@ def test_an_index_of_the_previous_layout_is_rebuilt_on_the_next_query(repo_path:
 
     from gitmem.wiki.search import FORMAT
 
-    env = {"GITMEM_REPO": str(repo_path)}
-    body = "\n\n".join(wp.section(text, heading) for heading, text in RUNBOOK)
-    run_cli("wiki", "add", "--title", "Payments runbook", "--project", "shop", body, env=env)
-    run_cli("wiki", "query", "refunds", "--project", "shop", env=env)
+    book = Wiki(open_store(repo_path), "shop")
+    book.add("Payments runbook", "\n\n".join(wp.section(text, heading) for heading, text in RUNBOOK))
+    assert book.query("refunds")
+    cache = repo_path / ".cache" / "wiki" / "shop"
+    for _ in range(40):  # the stamp is written once the folder's last change is older than a timestamp tick
+        if (cache / "stamp").exists():
+            break
+        time.sleep(0.05)
+        book.query("refunds")
     # what the previous layout (format 1: one document a page, no chunks) left behind: its schema, its state
     # listing the page as indexed, and its freshness stamp
-    cache = repo_path / ".cache" / "wiki" / "shop"
     shutil.rmtree(cache / "tantivy")
     (cache / "tantivy").mkdir()
     old = tantivy.SchemaBuilder()
@@ -185,7 +189,8 @@ def test_an_index_of_the_previous_layout_is_rebuilt_on_the_next_query(repo_path:
     state = json.loads((cache / "state.json").read_text())
     (cache / "state.json").write_text(json.dumps({**state, "format": 1}))
     (cache / "stamp").write_text((cache / "stamp").read_text().removeprefix(f"format:{FORMAT} "))
-    out = run_cli("wiki", "query", "failed refunds retried", "--project", "shop", "--json", env=env)
+    out = run_cli("wiki", "query", "failed refunds retried", "--project", "shop", "--json",
+                  env={"GITMEM_REPO": str(repo_path)})
     assert out.code == 0, out.err
     assert json.loads(out.out)[0]["section"] == "Refund reconciliation"
     assert json.loads((cache / "state.json").read_text())["format"] == FORMAT
