@@ -336,17 +336,27 @@ class PageIndex:
         for page, (score, addr, part) in best.items():
             stored = searcher.doc(addr)
             name, title, body, cat, doc_tags, extra, section = json.loads(bytes(stored["doc"][0]))
-            if not part and page in chunk:  # the page as a whole scored higher: still show its best chunk
-                part, at = chunk[page]
-                winner = json.loads(bytes(searcher.doc(at)["doc"][0]))
-                body, section = winner[2], winner[6]
-            text, spans = ranking.snippet(body, highlight, analyzer)
-            if not spans:  # the words matched the title or tags: show the title's match
-                text = ranking.snippet(f"{title}. {body[:400]}", highlight, analyzer)[0]
+            shown = [(part, section, body)]
+            if not part and page in chunk:  # the page as a whole scored higher: show its best chunk if it can
+                winner = json.loads(bytes(searcher.doc(chunk[page][1])["doc"][0]))
+                shown.insert(0, (chunk[page][0], winner[6], winner[2]))
+            part, section, snippet = _shown(shown, title, highlight, analyzer)
             hits.append(SearchHit(str(stored["key"][0]), name, title, float(score),
-                                  f"{section} — {text}" if section else text, cat, tuple(doc_tags), extra,
+                                  f"{section} — {snippet}" if section else snippet, cat, tuple(doc_tags), extra,
                                   section, part))
         return hits
+
+
+def _shown(texts: list[tuple[int, str, str]], title: str, terms: set[str], analyzer: Any) -> tuple[int, str, str]:
+    """(chunk number, section, snippet) of the first of ``texts`` (chunk number, section, text) in which a query
+    term occurs; when none does, only the title or tags matched: the title and the start of the last text."""
+    from gitmem.search import scoring as ranking
+
+    for part, section, text in texts:
+        snippet, spans = ranking.snippet(text, terms, analyzer)
+        if spans:
+            return part, section, snippet
+    return 0, "", ranking.snippet(f"{title}. {texts[-1][2][:400]}", terms, analyzer)[0]
 
 
 _Best = dict[int, tuple[float, Any, int]]  # page → (score, address, chunk number) of its best document

@@ -153,6 +153,8 @@ def test_an_edited_long_page_is_searched_by_its_new_sections_only(repo: MemoryRe
     body = "\n\n".join(wp.section(text, heading) for heading, text in RUNBOOK)
     book.add("Payments runbook", body)
     assert book.query("reconciliation job retried")[0].section == "Refund reconciliation"
+    by_title = book.query("runbook")[0]  # a word of the title only: no section matched
+    assert (by_title.section, by_title.chunk) == ("", 0) and by_title.snippet.startswith("Payments runbook.")
     edited = body.replace("Refunds that fail at the bank are retried by the reconciliation job at 02:30 UTC every "
                           "night.", "Failed refunds are now handled by the bank's own portal.")
     book.add("Card limits", "Cards are limited to ten charges a minute.")
