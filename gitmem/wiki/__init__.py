@@ -7,7 +7,8 @@ sync merge of pages is sync's (:mod:`gitmem.sync.wikimerge`), so that neither re
 
 May import: the memory store and its git layer (commits, lock), :mod:`gitmem.store.document` (names, times, tags),
 :mod:`gitmem.store.wikipage` (the page format), :mod:`gitmem.redact`, :mod:`gitmem.search.scoring` (CJK-aware
-analysis), :mod:`gitmem.store.local`/:mod:`gitmem.learn.patterns` (the session log), :mod:`gitmem.projects`
+analysis, snippets), :mod:`gitmem.search.chunks` (long pages cut as memories are),
+:mod:`gitmem.store.local`/:mod:`gitmem.learn.patterns` (the session log), :mod:`gitmem.projects`
 (``environment.md``, regenerated through :func:`.store.bridge_project` when the project memory changes).
 Never imported by the per-tool-call hook path.
 """

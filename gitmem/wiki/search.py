@@ -5,10 +5,10 @@ search index's CJK-aware analyzer (:mod:`gitmem.search.scoring`: one token per H
 phrases, English words stemmed), so an English and a Chinese query find pages in either language. A long page is
 also cut with the memories' chunker (:mod:`gitmem.search.chunks`: sections, then sentences with overlap), one
 document per chunk beside the page's own: a page is scored by its best document, one hit per page, and the snippet
-comes from its best chunk, named by the chunk's section heading (``docs/search.md``, "Long memories"). A query first
-compares the folder's file names, sizes and mtimes with what the index holds (one ``stat`` a file) and re-indexes
-only what changed, under a lock so parallel processes do not write it twice. The opened index stays in the
-process, so a repeated query costs a few milliseconds (``bench/wiki.py``).
+comes from its best chunk, named by the chunk's section heading (``docs/search.md``, "Wiki pages and writer
+notes"). A query first compares the folder's file names, sizes and mtimes with what the index holds (one ``stat``
+a file) and re-indexes only what changed, under a lock so parallel processes do not write it twice. The opened
+index stays in the process, so a repeated query costs a few milliseconds (``bench/wiki.py``).
 """
 
 from __future__ import annotations
@@ -66,7 +66,8 @@ class Doc:
 class SearchHit:
     """A matching document with its BM25 score and a snippet around the matched words: for a long page, cut from
     its best chunk, whose section heading is ``section`` ("" before the first heading or for a short page) and
-    whose number is ``chunk`` (1, 2, … in the page's order; 0: the page was searched whole)."""
+    whose number is ``chunk`` (1, 2, … in the page's order; 0: the page as a whole, for a short page or a match
+    on the title or tags alone)."""
 
     key: str
     name: str
