@@ -6,17 +6,17 @@ unittest", "prefer pathlib over os.path", "from now on, answer in English", 始�
 rules on sentence starts, so the check costs microseconds on every prompt and stays predictable: questions, very
 long sentences and common non-instructions ("never mind", "don't worry", 别人, 不要紧) are left alone.
 
-Only the standard library is used: this runs in the ``user-prompt-submit`` hook on every prompt.
+Only the standard library is used: this runs in the ``user-prompt-submit`` hook on every prompt, so importing it
+compiles nothing and loads neither :mod:`dataclasses` nor :mod:`hashlib` (the rules compile on first use, and
+only for a prompt that holds a word one of them needs).
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
-import unicodedata
-from dataclasses import dataclass
 
 from gitmem.text.lazyre import LazyPattern
+from gitmem.text.records import Record
 
 #: longest sentence taken as a directive (longer ones are usually explanations, not rules)
 MAX_DIRECTIVE_CHARS = 300
@@ -122,8 +122,7 @@ def _may_correct(text: str) -> bool:
     return folded.startswith("no") or any(word in folded for word in _CORRECTION_WORDS)
 
 
-@dataclass(frozen=True)
-class Directive:
+class Directive(Record):
     """One standing instruction: the sentence, ``high`` or ``normal`` priority, and its memory category."""
 
     text: str
@@ -176,7 +175,7 @@ def classify(sentence: str) -> Directive | None:
     if priority is None or (priority == "normal" and not standing and _BARE_TASK_EN.match(text)):
         return None
     preference = bool(re.search(r"prefer|rather than|instead of|优先|尽量|最好|宁可", text, re.IGNORECASE))
-    return Directive(_rule_text(text), priority, "preference" if preference else "constraint")
+    return Directive(text=_rule_text(text), priority=priority, category="preference" if preference else "constraint")
 
 
 def detect_directives(prompt: str) -> list[Directive]:
@@ -204,6 +203,9 @@ def detect_correction(prompt: str) -> str | None:
 
 def directive_key(text: str) -> str:
     """A key equal for the same instruction written with other case, spacing, punctuation or lead words."""
+    import hashlib
+    import unicodedata
+
     normal = unicodedata.normalize("NFKC", text).lower()
     normal = re.sub(r"^(?:(?:please|pls|ok(?:ay)?|also|and|from now on|going forward|请|以后|今后|从现在开始)\W*)+",
                     "", normal)
