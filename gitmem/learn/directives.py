@@ -89,17 +89,20 @@ _CLAUSES = LazyPattern(r"\s*[,，:：;；—]\s*|\s+-\s+")
 
 # The rules above are compiled only for text that holds a word one of them needs: compiling them all costs a
 # hook process more than its search (tens of milliseconds on a busy machine), and most prompts state no rule.
-# Each priority rule (_HIGH_*, _NORMAL_*, _FROM_NOW_ON_*) needs one of these words, and so does the correction
-# rule; tests/test_hooks.py checks with hypothesis that the scan never says no where a rule would match.
+# Each priority rule (_HIGH_*, _NORMAL_*, _FROM_NOW_ON_*) needs one of these words or phrases (looked for with
+# runs of whitespace read as one space, as the rules' \s+ read them), and so does the correction rule; words as
+# common as "from", "not", "have" or "this" count only in the phrase a rule needs ("from now on", "do not",
+# "have to", "this is"). tests/agents/claude/test_hooks.py and test_hook_imports.py check with hypothesis that
+# the scan never says no where a rule would match.
 _RULE_WORDS = (
-    "always", "ever", "must", "circumstances", "need", "have",  # _HIGH_EN ("ever": never, don't ever)
-    "don", "not", "avoid", "stop", "prefer", "instead", "rather",  # _NORMAL_EN
-    "from", "forward", "henceforth", "future",  # _FROM_NOW_ON_EN
+    "always", "never", "must", "circumstances", "need to", "have to",  # _HIGH_EN (don't/do not ever: below)
+    "don", "do not", "avoid", "stop", "prefer", "instead of", "rather than",  # _NORMAL_EN
+    "from now on", "from here on", "forward", "henceforth", "future",  # _FROM_NOW_ON_EN
     "始终", "永远", "一律", "绝", "决不", "千万", "必须", "务必", "总是", "禁止", "不许", "不准",  # _HIGH_CN
     "不要", "别", "优先", "尽量", "最好", "宁可",  # _NORMAL_CN
     "以后", "今后", "从现在开始", "从今以后", "每次",  # _FROM_NOW_ON_CN
 )
-_CORRECTION_WORDS = ("wrong", "that", "this", "correct", "actually", "instead",
+_CORRECTION_WORDS = ("wrong", "that's", "thats", "this is", "correct", "actually", "instead",
                      "不对", "错了", "搞错", "不是这", "应该", "改成", "改为", "换成")
 #: the non-ASCII characters that re.IGNORECASE matches to an ASCII letter (İ and ı to i, the Kelvin sign to k,
 #: the long s to s); everything else case-insensitive in the rules is ASCII, which str.lower() folds
@@ -107,6 +110,8 @@ _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u212a": "k", "\u017f": "s
 
 
 def _fold(text: str) -> str:
+    """``text`` lower-cased as the rules' re.IGNORECASE reads it, with each run of whitespace one space."""
+    text = " ".join(text.split())
     return text.lower() if text.isascii() else text.translate(_FOLD).lower()
 
 

@@ -75,7 +75,7 @@ def parse(text: str) -> ProjectFile:
                     raw = value.strip()
                     try:
                         result.meta[key.strip()] = quickjson.loads(raw) if raw else ""
-                    except ValueError:
+                    except (ValueError, SystemError):  # SystemError: _json's scanner on some damaged text
                         result.meta[key.strip()] = raw.strip("'")
                 elif line.strip():
                     result.extra_meta.append(line)

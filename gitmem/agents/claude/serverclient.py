@@ -36,7 +36,7 @@ def ask_server(ctx: Context, path: str, body: dict[str, Any]) -> dict[str, Any] 
     (then the caller works in-process)."""
     try:
         record = quickjson.loads((ctx.local / SERVER_FILE).read_text("utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, SystemError):  # SystemError: _json's scanner on some damaged text
         return None  # no server recorded: the usual case, not worth a log line
     from http.client import HTTPConnection
     from urllib.parse import urlsplit
