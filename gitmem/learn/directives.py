@@ -95,7 +95,7 @@ _CLAUSES = LazyPattern(r"\s*[,，:：;；—]\s*|\s+-\s+")
 # "have to", "this is"). tests/agents/claude/test_hooks.py and test_hook_imports.py check with hypothesis that
 # the scan never says no where a rule would match.
 _RULE_WORDS = (
-    "always", "never", "must", "circumstances", "need to", "have to",  # _HIGH_EN (don't/do not ever: below)
+    "always", "never", "must", "circumstances", "need to", "have to",  # _HIGH_EN (its "don't ever": next line)
     "don", "do not", "avoid", "stop", "prefer", "instead of", "rather than",  # _NORMAL_EN
     "from now on", "from here on", "forward", "henceforth", "future",  # _FROM_NOW_ON_EN
     "始终", "永远", "一律", "绝", "决不", "千万", "必须", "务必", "总是", "禁止", "不许", "不准",  # _HIGH_CN
