@@ -15,15 +15,16 @@ and the working directory; the library itself only ever receives a finished :cla
 
 from __future__ import annotations
 
-import dataclasses
 import os
-import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
 
 from gitmem.errors import ConfigError
+from gitmem.text.records import Record, replace
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hooks read the configuration on every prompt
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 #: every ``GITMEM_*`` environment variable gitmem reads, with what it does: the one table (``docs/config.md``
 #: is generated from it, ``tests/test_config.py`` fails when the code names a flag that is not here). Only entry
@@ -55,8 +56,7 @@ REPO_CONFIG_NAME = "gitmem.toml"
 MEMREPO_NAME = ".memrepo"
 
 
-@dataclass(frozen=True)
-class RankingConfig:
+class RankingConfig(Record):
     """Weights of ``score = w_sim·similarity + w_imp·importance/5 + w_rec·exp(−decay_lambda·days)``."""
 
     w_sim: float = 0.5
@@ -65,8 +65,7 @@ class RankingConfig:
     decay_lambda: float = 0.02
 
 
-@dataclass(frozen=True)
-class RecallConfig:
+class RecallConfig(Record):
     """Token budgets of the context block injected into a session."""
 
     budget: int = 2000
@@ -80,8 +79,7 @@ class RecallConfig:
     """let the embedding model join the prompt's search (slower: the model loads in every prompt's hook)"""
 
 
-@dataclass(frozen=True)
-class SyncConfig:
+class SyncConfig(Record):
     """How ``gitmem sync`` publishes: ``direct`` pushes to the main branch, ``review`` to a branch for a PR."""
 
     mode: str = "direct"
@@ -90,15 +88,13 @@ class SyncConfig:
     branch: str = "main"
 
 
-@dataclass(frozen=True)
-class RedactionConfig:
+class RedactionConfig(Record):
     """Secrets are always redacted; ``extra_patterns`` adds regular expressions of your own."""
 
     extra_patterns: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class EmbeddingConfig:
+class EmbeddingConfig(Record):
     """Which embedding model to use: ``auto``, ``none``, a model name, or a directory/``.onnx`` ``path``."""
 
     model: str = "auto"
@@ -107,8 +103,7 @@ class EmbeddingConfig:
     models_dir: str = ""
 
 
-@dataclass(frozen=True)
-class LifecycleConfig:
+class LifecycleConfig(Record):
     """Time-to-live of raw memories by type (days, 0 = never expires) and garbage-collection thresholds."""
 
     ttl_user: int = 0
@@ -119,8 +114,7 @@ class LifecycleConfig:
     gc_max_importance: int = 2
 
 
-@dataclass(frozen=True)
-class WikiConfig:
+class WikiConfig(Record):
     """The project wiki: session-log capture at session end, and the thresholds ``gitmem wiki lint`` uses."""
 
     auto_capture: bool = True
@@ -128,21 +122,20 @@ class WikiConfig:
     max_page_size: int = 10240
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(Record):
     """Everything gitmem needs to know; build it with :func:`discover` or :func:`load`."""
 
     repo: Path
     remote: str = ""
     project: str = ""
     author: str = ""
-    recall: RecallConfig = field(default_factory=RecallConfig)
-    ranking: RankingConfig = field(default_factory=RankingConfig)
-    sync: SyncConfig = field(default_factory=SyncConfig)
-    redaction: RedactionConfig = field(default_factory=RedactionConfig)
-    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
-    lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
-    wiki: WikiConfig = field(default_factory=WikiConfig)
+    recall: RecallConfig = RecallConfig()
+    ranking: RankingConfig = RankingConfig()
+    sync: SyncConfig = SyncConfig()
+    redaction: RedactionConfig = RedactionConfig()
+    embedding: EmbeddingConfig = EmbeddingConfig()
+    lifecycle: LifecycleConfig = LifecycleConfig()
+    wiki: WikiConfig = WikiConfig()
     #: the files the values came from, for messages
     sources: tuple[Path, ...] = ()
 
@@ -150,7 +143,7 @@ class Config:
         return replace(self, repo=repo)
 
 
-_SECTIONS: dict[str, type[Any]] = {
+_SECTIONS: dict[str, type[Record]] = {
     "recall": RecallConfig,
     "ranking": RankingConfig,
     "sync": SyncConfig,
@@ -183,6 +176,8 @@ def find_memrepo(start: Path) -> Path | None:
 
 def read_toml(path: Path) -> dict[str, Any]:
     """Parse a TOML file, turning every failure into a :class:`ConfigError` that names the file."""
+    import tomllib  # here: a hook process that reads the settings' snapshot never parses TOML
+
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
@@ -221,7 +216,7 @@ def _apply(base: Config, data: Mapping[str, Any], path: Path, *, allow_repo: boo
             if not isinstance(value, dict):
                 raise ConfigError(f"{path}: '{key}' must be a table", f"write it as [{key}]")
             section = getattr(base, key)
-            allowed = {f.name: getattr(section, f.name) for f in fields(section)}
+            allowed = {name: getattr(section, name) for name in section.FIELDS}
             changes: dict[str, Any] = {}
             for sub, subvalue in value.items():
                 if sub not in allowed:
@@ -306,6 +301,57 @@ def discover(
     return load_repo_settings(config, override_files=[(user_file, user_data), (memrepo, memrepo_data)])
 
 
+#: the hooks' snapshot of the resolved settings, under the memory repository (derived: rebuilt when stale)
+SNAPSHOT_FILE = ".cache/hook-settings.json"
+
+
+def discover_cached(*, env: Mapping[str, str], cwd: Path, home: Path, repo: Path | None = None,
+                    snapshot: Path) -> Config:
+    """:func:`discover`, served from the JSON file ``snapshot`` of the settings it resolved while the files they
+    came from (the user config, the repository's ``gitmem.toml``) and the environment that chooses them are
+    unchanged: a hook on every prompt then neither imports the TOML parser nor validates the files again. The
+    snapshot is keyed by each file's mtime and size; a missing, damaged or stale one is rebuilt by the full loader,
+    whose errors reach the caller as before. For a caller that ruled out a ``.memrepo`` file above ``cwd`` (the
+    hooks' fast path, :func:`gitmem.agents.claude.toolcall.fast_repo`): such a file is not part of the key."""
+    import time
+
+    from gitmem.files.atomic import atomic_write, settled
+    from gitmem.text import quickjson
+
+    user_file = default_user_config_path(env, home)
+    files = [str(user_file)]
+    key: list[Any] = [str(home), str(repo or ""), *(env.get(k, "") for k in _SNAPSHOT_ENV)]
+    try:
+        data = quickjson.loads(snapshot.read_text("utf-8"))
+        files.append(data["config"]["repo"] + "/" + REPO_CONFIG_NAME)
+        stats = [_stat(path) for path in files]
+        if data["key"] == [*key, *files, *stats] and all(settled(s[0], data["seen"]) for s in stats if s):
+            return from_dict(data["config"])
+    except Exception:  # no snapshot, a damaged one, one of another version: the full loader below
+        pass
+    seen = time.time_ns()
+    config = discover(env=env, cwd=cwd, home=home, repo=repo)
+    files[1:] = [str(config.repo / REPO_CONFIG_NAME)]
+    record = {"key": [*key, *files, *(_stat(path) for path in files)], "seen": seen, "config": as_dict(config)}
+    try:  # noqa: SIM105 - not contextlib: imported for this line alone
+        atomic_write(snapshot, quickjson.dumps(record).encode("utf-8"))
+    except OSError:
+        pass  # a snapshot that cannot be written only costs the next hook the full loader
+    return config
+
+
+#: the environment variables :func:`discover` reads besides ``GITMEM_CONFIG`` (whose file is part of the key)
+_SNAPSHOT_ENV = ("GITMEM_REPO", "GITMEM_CONFIG", "XDG_CONFIG_HOME", "XDG_DATA_HOME")
+
+
+def _stat(path: str) -> list[int] | None:
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return [info.st_mtime_ns, info.st_size]
+
+
 def load(repo: Path, *, overrides: Mapping[str, Any] | None = None) -> Config:
     """A configuration for ``repo`` from the repository's ``gitmem.toml`` alone (plus ``overrides``)."""
     config = load_repo_settings(Config(repo=Path(repo).expanduser().resolve()), override_files=[])
@@ -327,12 +373,26 @@ def load_repo_settings(config: Config, override_files: list[tuple[Path | None, d
 
 
 def as_dict(config: Config) -> dict[str, Any]:
-    """A JSON-friendly view of the configuration (for ``gitmem config --json``)."""
-    data = dataclasses.asdict(config)
-    data["repo"] = str(config.repo)
-    data["sources"] = [str(p) for p in config.sources]
-    data["redaction"]["extra_patterns"] = list(config.redaction.extra_patterns)
+    """A JSON-friendly view of the configuration (for ``gitmem config --json``); :func:`from_dict` reads it back."""
+    def plain(value: Any) -> Any:
+        if isinstance(value, Record):
+            return {name: plain(getattr(value, name)) for name in value.FIELDS}
+        if isinstance(value, tuple):
+            return [plain(v) for v in value]
+        return str(value) if isinstance(value, Path) else value
+
+    data: dict[str, Any] = plain(config)
     return data
+
+
+def from_dict(data: Mapping[str, Any]) -> Config:
+    """The configuration :func:`as_dict` gave; raises ``TypeError``, ``KeyError`` or ``ValueError`` on anything
+    else (a record of another version, a damaged file)."""
+    values: dict[str, Any] = {**data, "repo": Path(data["repo"]), "sources": tuple(Path(p) for p in data["sources"])}
+    for key, section in _SECTIONS.items():
+        values[key] = section(**{name: tuple(value) if isinstance(getattr(section, name, None), tuple) else value
+                                 for name, value in data[key].items()})
+    return Config(**values)
 
 
 def environment() -> dict[str, str]:

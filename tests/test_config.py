@@ -78,3 +78,37 @@ def test_every_environment_variable_the_code_names_is_in_the_one_table() -> None
     assert doc == runpy.run_path(str(root / "scripts" / "doc_tables.py"))["doc_text"]("config.md", doc), \
         "docs/config.md is stale: run python scripts/doc_tables.py"
     assert all(f"| `{name}` |" in doc for name in ENV_FLAGS)
+
+
+def test_the_hooks_snapshot_gives_the_same_settings_until_a_file_changes(tmp_path: Path) -> None:
+    """``discover_cached`` serves what ``discover`` resolved (tuples, paths and sources included) from its JSON
+    snapshot, and reads the files again when one of them changes."""
+    import os
+    import time
+
+    from gitmem.config import as_dict, discover_cached, from_dict
+
+    home, repo = tmp_path / "home", tmp_path / "mem"
+    repo.mkdir()
+    (repo / "gitmem.toml").write_text("[recall]\nbudget = 1500\n[redaction]\nextra_patterns = ['acme-[0-9]+']\n")
+    user = home / ".config" / "gitmem" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text('author = "Ada <ada@example.com>"\n')
+    old = time.time() - 10  # files written well before the snapshot is taken (a same-tick change cannot hide)
+    for path in (user, repo / "gitmem.toml"):
+        os.utime(path, (old, old))
+    env = {"GITMEM_REPO": str(repo)}
+    snapshot = repo / ".cache" / "hook-settings.json"
+    full = discover(env=env, cwd=tmp_path, home=home)
+    assert from_dict(as_dict(full)) == full
+    assert discover_cached(env=env, cwd=tmp_path, home=home, snapshot=snapshot) == full
+    assert snapshot.is_file()
+    # served from the snapshot: a value planted in it shows (the files were not read again)
+    planted = snapshot.read_text().replace('"budget":1500', '"budget":1234')
+    snapshot.write_text(planted)
+    assert discover_cached(env=env, cwd=tmp_path, home=home, snapshot=snapshot).recall.budget == 1234
+    user.write_text('author = "Grace <grace@example.com>"\n')  # a changed file: read again, snapshot rewritten
+    changed = discover_cached(env=env, cwd=tmp_path, home=home, snapshot=snapshot)
+    assert changed.author == "Grace <grace@example.com>" and changed.recall.budget == 1500
+    assert changed.redaction.extra_patterns == ("acme-[0-9]+",)
+    assert changed == discover(env=env, cwd=tmp_path, home=home)

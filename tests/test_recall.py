@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from gitmem.config import Config, EmbeddingConfig, RecallConfig
 from gitmem.recall import recall
 from gitmem.store.layout import init_repo
 from gitmem.store.local import read_usage
+from gitmem.text.records import replace
 from gitmem.text.tokens import count_tokens
 from tests.helpers import git, run_cli
 

@@ -4,13 +4,12 @@ Shared by the session-start recall (:mod:`gitmem.recall`) and each prompt's reca
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
-
 from gitmem.store.document import CATEGORY_ORDER, bullet
-from gitmem.text.tokens import count_tokens
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook avoids importing typing
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
     from gitmem.search.index import Hit
 
 HEADINGS = {
@@ -33,12 +32,17 @@ def render(groups: dict[str, list[str]], title: str) -> str:
 
 
 def build_block(hits: Iterable[Hit], budget: int, title: str,
-                count: Callable[[str], int] = count_tokens) -> tuple[str, list[Hit], int, int]:
+                count: Callable[[str], int] | None = None) -> tuple[str, list[Hit], int, int]:
     """Add memories in score order while the rendered block stays within ``budget`` tokens.
 
     The block's lines are joined by newlines, and the tokenizer splits at whitespace, so the block's count is
     the sum of its lines' counts: each line is counted once (``count`` may answer from a cache).
+    ``count`` defaults to the tokenizer's count (:func:`gitmem.text.tokens.count_tokens`, loaded then).
     Returns (text, hits used, tokens, number left out)."""
+    if count is None:
+        from gitmem.text.tokens import count_tokens
+
+        count = count_tokens
     groups: dict[str, list[str]] = {}
     used: list[Hit] = []
     left_out = 0

@@ -5,9 +5,15 @@ loading the memory documents' module)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
-_NEGATED = re.compile(
+from gitmem.text.lazyre import LazyPattern
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a session start's hook process imports this module
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+#: compiled on first use: a session start served from its cache never needs it
+_NEGATED = LazyPattern(
     r"(?:\b(?:not|never|no\s+longer|don'?t|do\s+not|instead\s+of|rather\s+than|avoid|stop)\s+"
     r"(?:(?:use|using|run|running|call|calling|with|the|a)\s+)?|(?:不要|别|不用|不再|而不是|禁止|不能)(?:用|使用|运行)?\s*)"
     r"[`'\"]?([\w@./+-]*\w)", re.IGNORECASE)

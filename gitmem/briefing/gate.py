@@ -12,13 +12,13 @@ English memories were never a needed memory).
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import TYPE_CHECKING
-
 from gitmem.errors import SearchError
 from gitmem.text import scripts
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook avoids importing typing
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from gitmem.search.index import Hit, Index
 
 #: raw BM25 score a hit needs (about two shared words of medium rarity, or one rare one) ...

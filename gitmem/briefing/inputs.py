@@ -5,7 +5,6 @@ conflicted memories, and the recall block, cached per repository state and prepa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from gitmem.agents.claude.context import Context, log, spawn_detached
@@ -15,6 +14,7 @@ from gitmem.store import local as observe
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
     from typing import Any
 
     from gitmem.recall import RecallResult

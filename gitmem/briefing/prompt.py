@@ -14,14 +14,14 @@ far more than the search).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
-from gitmem.briefing.block import build_block
 from gitmem.briefing.gate import OWN_PROJECT, relevant_hits
 from gitmem.text import scripts
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook avoids importing typing
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from gitmem.search.index import Hit, IndexedRepo
 
 #: memories a prompt adds at most
@@ -121,6 +121,8 @@ def prompt_recall(repo: IndexedRepo, prompt: str, *, project: str, seen: Iterabl
                          exclude=set(seen), mode="hybrid" if vectors else "bm25", own_project=OWN_PROJECT)
     if not hits:
         return "", []
+    from gitmem.briefing.block import build_block  # here: a prompt that finds nothing renders nothing
+
     text, used, _tokens, _left = build_block(hits, settings.prompt_budget,
                                              "## Memories related to this prompt (gitmem)", estimate_tokens)
     return text, used

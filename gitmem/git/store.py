@@ -11,20 +11,27 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
 
 from gitmem.errors import LockTimeoutError, RepoError, RepoNotFoundError
 from gitmem.files.atomic import crash_point
+from gitmem.text.lazyre import LazyPattern
+from gitmem.text.records import Record
 
+# Neither typing nor dataclasses at run time, and no regular expression compiled at import: a prompt's hook process
+# opens the store (to read the search index) and pays for every import here.
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # dulwich and filelock load on first use: reading HEAD or a file needs neither
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
+    from typing import Any, cast
+
     from dulwich.objects import Blob, ShaFile
-    from dulwich.refs import Ref
+    from dulwich.refs import Ref  # noqa: F401 - named by the cast() calls
     from dulwich.repo import Repo
+else:
+    def cast(_type: str, value: bytes) -> bytes:  # typing.cast
+        return value
 
 BRANCH = cast("Ref", b"refs/heads/main")
 HEAD = cast("Ref", b"HEAD")
@@ -34,11 +41,10 @@ JOURNAL_NAME = "gitmem-journal.json"
 #: a git lock file older than this, with no gitmem writer running, is left over from a killed process
 STALE_LOCK_SECONDS = 120.0
 _HOST = os.uname().nodename if hasattr(os, "uname") else ""
-TRAILER = re.compile(r"^(Gitmem-[A-Za-z-]+):\s*(.*)$")
+TRAILER = LazyPattern(r"^(Gitmem-[A-Za-z-]+):\s*(.*)$")
 
 
-@dataclass(frozen=True)
-class LogEntry:
+class LogEntry(Record):
     """One commit of the memory repository, with its gitmem trailers parsed."""
 
     sha: str
@@ -46,7 +52,7 @@ class LogEntry:
     author: str
     subject: str
     body: str
-    trailers: dict[str, list[str]] = field(default_factory=dict)
+    trailers: dict[str, list[str]]
     paths: tuple[str, ...] = ()
 
     @property
@@ -755,8 +761,7 @@ def _prune_empty_dirs(directory: Path, root: Path) -> None:
         directory = directory.parent
 
 
-@dataclass(frozen=True)
-class CodeRepoInfo:
+class CodeRepoInfo(Record):
     """What recall needs from the code repository the agent works in."""
 
     root: Path
@@ -792,9 +797,9 @@ def code_repo_info(start: Path, subjects: int = 3) -> CodeRepoInfo | None:
                 pass
     except (NotGitRepository, OSError):
         return None
-    return CodeRepoInfo(root, url.decode("utf-8", "replace"), branch_ref.decode().removeprefix("refs/heads/"),
-                        tuple(titles))
+    return CodeRepoInfo(root=root, remote=url.decode("utf-8", "replace"),
+                        branch=branch_ref.decode().removeprefix("refs/heads/"), subjects=tuple(titles))
 
 
-_AUTHOR = re.compile(r"^[^<>\n]+ <[^<>\n]*>$")
+_AUTHOR = LazyPattern(r"^[^<>\n]+ <[^<>\n]*>$")
 DEFAULT_AUTHOR = "gitmem <gitmem@localhost>"

@@ -6,17 +6,17 @@ unittest", "prefer pathlib over os.path", "from now on, answer in English", 始�
 rules on sentence starts, so the check costs microseconds on every prompt and stays predictable: questions, very
 long sentences and common non-instructions ("never mind", "don't worry", 别人, 不要紧) are left alone.
 
-Only the standard library is used: this runs in the ``user-prompt-submit`` hook on every prompt.
+Only the standard library is used: this runs in the ``user-prompt-submit`` hook on every prompt, so importing it
+compiles nothing and loads neither :mod:`dataclasses` nor :mod:`hashlib` (the rules compile on first use, and
+only for a prompt that holds a word one of them needs).
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
-import unicodedata
-from dataclasses import dataclass
 
 from gitmem.text.lazyre import LazyPattern
+from gitmem.text.records import Record
 
 #: longest sentence taken as a directive (longer ones are usually explanations, not rules)
 MAX_DIRECTIVE_CHARS = 300
@@ -89,17 +89,20 @@ _CLAUSES = LazyPattern(r"\s*[,，:：;；—]\s*|\s+-\s+")
 
 # The rules above are compiled only for text that holds a word one of them needs: compiling them all costs a
 # hook process more than its search (tens of milliseconds on a busy machine), and most prompts state no rule.
-# Each priority rule (_HIGH_*, _NORMAL_*, _FROM_NOW_ON_*) needs one of these words, and so does the correction
-# rule; tests/test_hooks.py checks with hypothesis that the scan never says no where a rule would match.
+# Each priority rule (_HIGH_*, _NORMAL_*, _FROM_NOW_ON_*) needs one of these words or phrases (looked for with
+# runs of whitespace read as one space, as the rules' \s+ read them), and so does the correction rule; words as
+# common as "from", "not", "have" or "this" count only in the phrase a rule needs ("from now on", "do not",
+# "have to", "this is"). tests/agents/claude/test_hooks.py and test_hook_imports.py check with hypothesis that
+# the scan never says no where a rule would match.
 _RULE_WORDS = (
-    "always", "ever", "must", "circumstances", "need", "have",  # _HIGH_EN ("ever": never, don't ever)
-    "don", "not", "avoid", "stop", "prefer", "instead", "rather",  # _NORMAL_EN
-    "from", "forward", "henceforth", "future",  # _FROM_NOW_ON_EN
+    "always", "never", "must", "circumstances", "need to", "have to",  # _HIGH_EN (its "don't ever": next line)
+    "don", "do not", "avoid", "stop", "prefer", "instead of", "rather than",  # _NORMAL_EN
+    "from now on", "from here on", "forward", "henceforth", "future",  # _FROM_NOW_ON_EN
     "始终", "永远", "一律", "绝", "决不", "千万", "必须", "务必", "总是", "禁止", "不许", "不准",  # _HIGH_CN
     "不要", "别", "优先", "尽量", "最好", "宁可",  # _NORMAL_CN
     "以后", "今后", "从现在开始", "从今以后", "每次",  # _FROM_NOW_ON_CN
 )
-_CORRECTION_WORDS = ("wrong", "that", "this", "correct", "actually", "instead",
+_CORRECTION_WORDS = ("wrong", "that's", "thats", "this is", "correct", "actually", "instead",
                      "不对", "错了", "搞错", "不是这", "应该", "改成", "改为", "换成")
 #: the non-ASCII characters that re.IGNORECASE matches to an ASCII letter (İ and ı to i, the Kelvin sign to k,
 #: the long s to s); everything else case-insensitive in the rules is ASCII, which str.lower() folds
@@ -107,6 +110,8 @@ _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u212a": "k", "\u017f": "s
 
 
 def _fold(text: str) -> str:
+    """``text`` lower-cased as the rules' re.IGNORECASE reads it, with each run of whitespace one space."""
+    text = " ".join(text.split())
     return text.lower() if text.isascii() else text.translate(_FOLD).lower()
 
 
@@ -122,8 +127,7 @@ def _may_correct(text: str) -> bool:
     return folded.startswith("no") or any(word in folded for word in _CORRECTION_WORDS)
 
 
-@dataclass(frozen=True)
-class Directive:
+class Directive(Record):
     """One standing instruction: the sentence, ``high`` or ``normal`` priority, and its memory category."""
 
     text: str
@@ -176,7 +180,7 @@ def classify(sentence: str) -> Directive | None:
     if priority is None or (priority == "normal" and not standing and _BARE_TASK_EN.match(text)):
         return None
     preference = bool(re.search(r"prefer|rather than|instead of|优先|尽量|最好|宁可", text, re.IGNORECASE))
-    return Directive(_rule_text(text), priority, "preference" if preference else "constraint")
+    return Directive(text=_rule_text(text), priority=priority, category="preference" if preference else "constraint")
 
 
 def detect_directives(prompt: str) -> list[Directive]:
@@ -204,6 +208,9 @@ def detect_correction(prompt: str) -> str | None:
 
 def directive_key(text: str) -> str:
     """A key equal for the same instruction written with other case, spacing, punctuation or lead words."""
+    import hashlib
+    import unicodedata
+
     normal = unicodedata.normalize("NFKC", text).lower()
     normal = re.sub(r"^(?:(?:please|pls|ok(?:ay)?|also|and|from now on|going forward|请|以后|今后|从现在开始)\W*)+",
                     "", normal)

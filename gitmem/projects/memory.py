@@ -13,19 +13,20 @@ either.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import re
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from gitmem.files.atomic import read_inside
 from gitmem.redact.engine import redact
 from gitmem.store import local as observe
+from gitmem.text import quickjson
 
+# plain classes below, no json, no typing at run time: a session start reads the summary in a hook process
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # the scanner and the note learner load only when a scan or a session's learning runs
+    from typing import Any
+
     from gitmem.projects.scan import Scan
     from gitmem.store.memories import MemoryRepo
 
@@ -47,14 +48,15 @@ def project_path(project: str) -> str:
     return f"projects/{safe_name(project)}.md"
 
 
-@dataclass
 class ProjectFile:
     """A parsed project file: frontmatter lines (kept verbatim for unknown keys) and sections in order."""
 
-    meta: dict[str, Any] = field(default_factory=dict)
-    extra_meta: list[str] = field(default_factory=list)
-    title: str = ""
-    sections: dict[str, str] = field(default_factory=dict)
+    def __init__(self, *, meta: dict[str, Any] | None = None, extra_meta: list[str] | None = None, title: str = "",
+                 sections: dict[str, str] | None = None) -> None:
+        self.meta = meta if meta is not None else {}
+        self.extra_meta = extra_meta if extra_meta is not None else []
+        self.title = title
+        self.sections = sections if sections is not None else {}
 
 
 _META_KEYS = ("project", "name", "root", "scanned_at", "schema_version")
@@ -72,8 +74,8 @@ def parse(text: str) -> ProjectFile:
                 if sep and key.strip() in _META_KEYS and not line.startswith(" "):
                     raw = value.strip()
                     try:
-                        result.meta[key.strip()] = json.loads(raw) if raw else ""
-                    except ValueError:
+                        result.meta[key.strip()] = quickjson.loads(raw) if raw else ""
+                    except (ValueError, SystemError):  # SystemError: _json's scanner on some damaged text
                         result.meta[key.strip()] = raw.strip("'")
                 elif line.strip():
                     result.extra_meta.append(line)
@@ -93,7 +95,7 @@ def parse(text: str) -> ProjectFile:
 
 
 def render(pf: ProjectFile) -> str:
-    meta = [f"{key}: {json.dumps(pf.meta[key], ensure_ascii=False)}" for key in _META_KEYS if key in pf.meta]
+    meta = [f"{key}: {quickjson.dumps(pf.meta[key])}" for key in _META_KEYS if key in pf.meta]
     parts = ["---", *meta, *pf.extra_meta, "---", f"# {pf.title or 'Project memory'}", ""]
     for name, content in pf.sections.items():
         parts += [f"## {name}", content.strip("\n") or "- (none yet)", ""]
@@ -159,8 +161,10 @@ def _record_scan(repo_path: Path, project: str, now: float) -> None:
         for key in sorted(data, key=lambda k: data[k] if isinstance(data[k], int | float) else 0)[:-200]:
             data.pop(key, None)
 
-    with contextlib.suppress(Exception):
+    try:  # noqa: SIM105 - not contextlib: imported for this line alone on the session-start path
         observe.update_json(_scans_file(repo_path), apply, timeout=2.0)
+    except Exception:  # the record only spares a rescan: a busy or broken state file costs one
+        pass
 
 
 def directive_refs(repo_path: Path, project: str) -> str:
@@ -194,13 +198,12 @@ def hot_paths_section(repo_path: Path, project: str, root: str) -> str:
     return "\n".join(f"- `{p}`" for p in shown) or "- (none yet)"
 
 
-@dataclass
 class WriteResult:
-    project: str
-    path: str
-    sha: str = ""
-    changed: bool = False
-    scan: Scan | None = None
+    """What :func:`scan_and_write` did."""
+
+    def __init__(self, project: str, path: str, sha: str = "", changed: bool = False,
+                 scan: Scan | None = None) -> None:
+        self.project, self.path, self.sha, self.changed, self.scan = project, path, sha, changed, scan
 
     def to_dict(self) -> dict[str, Any]:
         return {"project": self.project, "path": self.path, "commit": self.sha, "changed": self.changed,
@@ -344,11 +347,11 @@ def add_notes(repo: MemoryRepo, project: str, notes: list[str], *, source: str =
     return sha
 
 
-@dataclass
 class LearnResult:
-    session: str
-    notes: dict[str, list[str]] = field(default_factory=dict)
-    sha: str = ""
+    """What :func:`learn_from_session` added, per project, and its commit."""
+
+    def __init__(self, session: str, notes: dict[str, list[str]] | None = None, sha: str = "") -> None:
+        self.session, self.notes, self.sha = session, notes if notes is not None else {}, sha
 
     def to_dict(self) -> dict[str, Any]:
         return {"session": self.session, "notes": self.notes, "commit": self.sha}

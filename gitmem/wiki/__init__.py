@@ -15,9 +15,10 @@ Never imported by the per-tool-call hook path.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a session start's hook process imports this package
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitmem.store.wikipage import WikiPage
     from gitmem.wiki.store import Wiki, WriteResult
 

@@ -18,11 +18,11 @@ import itertools
 import re
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from gitmem.text import scripts
 from gitmem.text.lazyre import LazyPattern
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: every session start's hook process imports this module
 if TYPE_CHECKING:
     from gitmem.store.memories import MemoryRepo
     from gitmem.wiki.store import IndexEntry

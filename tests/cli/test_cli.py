@@ -199,22 +199,22 @@ def test_author_comes_from_config_then_git_config(tmp_path: Path) -> None:
 
 def test_memrepo_example_documents_every_setting() -> None:
     import tomllib
-    from dataclasses import fields
 
     from gitmem.config import Config
+    from gitmem.text.records import Record
 
     example = tomllib.loads((ROOT / ".memrepo.example").read_text())
     defaults = Config(repo=Path("~/.gitmem"))
-    for f in fields(Config):
-        if f.name in ("sources",):
+    for name in Config.FIELDS:
+        if name in ("sources",):
             continue
-        assert f.name in example, f"{f.name} missing from .memrepo.example"
-        section = getattr(defaults, f.name)
-        if hasattr(section, "__dataclass_fields__"):
-            for sub in fields(section):
-                documented = example[f.name][sub.name]
-                default = getattr(section, sub.name)
-                assert documented == (list(default) if isinstance(default, tuple) else default), f"{f.name}.{sub.name}"
+        assert name in example, f"{name} missing from .memrepo.example"
+        section = getattr(defaults, name)
+        if isinstance(section, Record):
+            for sub in section.FIELDS:
+                documented = example[name][sub]
+                default = getattr(section, sub)
+                assert documented == (list(default) if isinstance(default, tuple) else default), f"{name}.{sub}"
 
 
 def test_doctor_reports_whether_claude_hooks_are_installed(tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ and detached helper processes. Shared by :mod:`gitmem.agents.claude.handlers` (t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 from gitmem.agents.claude import toolcall
@@ -13,6 +12,7 @@ from gitmem.store import local as observe
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from gitmem.api import Repository
@@ -44,11 +44,14 @@ class Context:
         self._project: str | None = None
         #: the directive and conflict files of the memory repository, once listed (gitmem.briefing.inputs)
         self.special_files: list[Path] | None = None
+        #: whether the repository was found without reading a setting (then the settings' snapshot may serve)
+        self.fast = False
         self.repo, self.extra_patterns, self.project_override = self._settings()
 
     def _settings(self) -> tuple[Path, tuple[str, ...], str]:
         fast = self._fast_repo()
         if fast is not None:
+            self.fast = True
             return fast, (), ""
         config = self.config
         return config.repo, tuple(config.redaction.extra_patterns), config.project
@@ -76,9 +79,13 @@ class Context:
     @property
     def config(self) -> Config:
         if self._config is None:
-            from gitmem.config import discover
+            from gitmem.config import SNAPSHOT_FILE, discover, discover_cached
 
-            self._config = discover(env=self.env, cwd=self.cwd, home=self.home, repo=self.repo_option)
+            if self.fast and self.exists:  # no .memrepo, no setting naming the repository: the snapshot serves
+                self._config = discover_cached(env=self.env, cwd=self.cwd, home=self.home, repo=self.repo_option,
+                                               snapshot=self.repo / SNAPSHOT_FILE)
+            else:
+                self._config = discover(env=self.env, cwd=self.cwd, home=self.home, repo=self.repo_option)
         return self._config
 
     @property

@@ -28,7 +28,6 @@ load only for the events that need them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 from gitmem.agents.claude import events
@@ -52,6 +51,7 @@ from gitmem.store import local as observe
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 __all__ = ["EVENTS", "Context", "HookInputError", "dispatch", "event_name", "make_context"]

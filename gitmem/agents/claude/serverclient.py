@@ -13,11 +13,10 @@ Standard library only, loaded lazily by the two events that use it: the per-tool
 
 from __future__ import annotations
 
-import json
 import os
-from contextlib import suppress
 
 from gitmem.agents.claude.context import Context, log
+from gitmem.text import quickjson
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: see gitmem.agents.claude.handlers
 if TYPE_CHECKING:
@@ -36,8 +35,8 @@ def ask_server(ctx: Context, path: str, body: dict[str, Any]) -> dict[str, Any] 
     """The JSON answer of the running server to ``POST path`` with ``body``; None when no server answers in time
     (then the caller works in-process)."""
     try:
-        record = json.loads((ctx.local / SERVER_FILE).read_text("utf-8"))
-    except (OSError, ValueError):
+        record = quickjson.loads((ctx.local / SERVER_FILE).read_text("utf-8"))
+    except (OSError, ValueError, SystemError):  # SystemError: _json's scanner on some damaged text
         return None  # no server recorded: the usual case, not worth a log line
     from http.client import HTTPConnection
     from urllib.parse import urlsplit
@@ -57,12 +56,12 @@ def ask_server(ctx: Context, path: str, body: dict[str, Any]) -> dict[str, Any] 
         token = ctx.env.get("GITMEM_TOKEN")
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        connection.request("POST", path, body=json.dumps(body).encode(), headers=headers)
+        connection.request("POST", path, body=quickjson.dumps(body).encode(), headers=headers)
         response = connection.getresponse()
         data = response.read()
         if response.status != 200:
             raise ValueError(f"HTTP {response.status}: {data[:200].decode('utf-8', 'replace')}")
-        answer = json.loads(data)
+        answer = quickjson.loads(data.decode("utf-8", "replace"))
         if not isinstance(answer, dict):
             raise ValueError("the answer is not a JSON object")
         return answer
@@ -76,5 +75,7 @@ def ask_server(ctx: Context, path: str, body: dict[str, Any]) -> dict[str, Any] 
 
 def _alive(pid: int) -> None:
     """Raise ProcessLookupError when no process ``pid`` runs (a server that died without removing its record)."""
-    with suppress(PermissionError):  # it runs, as another user
+    try:  # noqa: SIM105 - not contextlib: the prompt hook would import it for this line alone
         os.kill(pid, 0)
+    except PermissionError:  # it runs, as another user
+        pass

@@ -1,0 +1,185 @@
+"""What the prompt and session-start hook processes load: a hook runs as a new Python process on every prompt and
+at every session start, so the shell around the work (entry, handlers, context, settings, directives, the briefing)
+must not load modules only a rare path needs. The import tests run the real hook entry under ``python -X importtime``
+and read which module loaded which; the last ones check that the directive rules compile only for a prompt that
+may state one."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from gitmem.agents.claude.context import recent_errors
+from gitmem.api import Repository
+from gitmem.config import SNAPSHOT_FILE, Config
+from tests.helpers import PROJECT, context_of, git, hook, payload
+
+#: standard modules that cost a hook process milliseconds each and that the shell does without
+HEAVY = ("dataclasses", "inspect", "typing", "tomllib", "json", "hashlib")
+#: the modules whose imports are the work of a prompt's search, not the shell's (the search index, the memory
+#: document it returns, the embedding runtime and the tokenizer it may consult)
+SEARCH = ("gitmem.search", "gitmem.store.base", "gitmem.store.document", "gitmem.embeddings", "gitmem.text.tokens",
+          "tantivy")
+
+
+@pytest.fixture
+def code(tmp_path: Path) -> Path:
+    path = tmp_path / "shop"
+    path.mkdir()
+    git(path, "init", "-q")
+    git(path, "remote", "add", "origin", "git@github.com:Acme/Shop.git")
+    return path
+
+
+@pytest.fixture
+def env(repo_path: Path) -> dict[str, str]:
+    (repo_path / "gitmem.toml").write_text('[embedding]\nmodel = "none"\n', "utf-8")  # BM25: no model to load
+    git(repo_path, "add", "gitmem.toml")
+    git(repo_path, "commit", "-qm", "settings: BM25 only")
+    Repository(Config(repo=repo_path)).remember("Stripe webhooks are verified with the signing secret",
+                                                project=PROJECT, category="constraint")
+    return {"GITMEM_REPO": str(repo_path), "GITMEM_PROJECT_SCAN": "0", "GITMEM_LEARN": "0", "GITMEM_WARM": "0"}
+
+
+def importers(report: str) -> dict[str, str]:
+    """module → the module whose import loaded it ("" when the script or a function body imported it), from the
+    stderr of ``python -X importtime`` (which prints a module after the modules it loaded, one level deeper)."""
+    loaded: dict[str, str] = {}
+    waiting: list[tuple[int, str]] = []
+    for line in report.splitlines():
+        if not line.startswith("import time:") or line.rstrip().endswith("imported package"):
+            continue
+        field = line.rsplit("|", 1)[1]
+        depth, name = (len(field) - len(field.lstrip()) - 1) // 2, field.strip()
+        for _level, child in [w for w in waiting if w[0] == depth + 1]:
+            loaded[child] = name
+        waiting = [w for w in waiting if w[0] != depth + 1] + [(depth, name)]
+    loaded.update({child: "" for _level, child in waiting})
+    return loaded
+
+
+def loaded_by_the_shell(report: str) -> set[str]:
+    """The modules of :data:`HEAVY` that the process loaded other than on behalf of the search."""
+    loaded = importers(report)
+    found = set()
+    for module in HEAVY:
+        if module not in loaded:
+            continue
+        chain, current = [], module
+        while current:
+            chain.append(current)
+            current = loaded.get(current, "")
+        if not any(name.startswith(SEARCH) for name in chain):
+            found.add(" <- ".join(chain))
+    return found
+
+
+def run_hook(event: str, data: str, env: dict[str, str], cwd: Path) -> tuple[str, str]:
+    """(stdout, the import report) of the real hook entry, run as the installed settings run it."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "gitmem.agents.claude.entry", event],
+                          input=data, capture_output=True, text=True, cwd=cwd, env={**os.environ, **env}, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout, proc.stderr
+
+
+def test_a_session_start_served_from_its_cache_loads_no_recall_and_no_heavy_module(
+        repo_path: Path, code: Path, env: dict[str, str]) -> None:
+    for session in ("s0", "s1"):  # computed and cached, with the settings' snapshot (taken well after the files)
+        first = hook("session-start", payload("SessionStart", code, session=session, source="startup"), env, cwd=code)
+    assert "signing secret" in context_of(first.stdout)
+    out, report = run_hook("session-start", payload("SessionStart", code, session="s2", source="startup"), env, code)
+    assert context_of(out) == context_of(first.stdout)
+    loaded = importers(report)
+    assert not {"gitmem.recall", "gitmem.api", "gitmem.search.index", "gitmem.wiki.store", "gitmem.projects.scan",
+                "gitmem.sync.round", "gitmem.agents.claude.serverclient", "tantivy", "yaml", "dulwich"} & set(loaded)
+    assert not {"dataclasses", "typing", "tomllib", "json", "inspect"} & set(loaded)
+
+
+def test_a_prompt_loads_nothing_heavy_beyond_what_its_search_needs(repo_path: Path, code: Path,
+                                                                     env: dict[str, str]) -> None:
+    hook("session-start", payload("SessionStart", code, source="startup"), env, cwd=code)
+    for session, prompt in (("p1", "Fix the Stripe webhook verification"), ("p2", "rename the variable please")):
+        out, report = run_hook("user-prompt-submit", payload("UserPromptSubmit", code, session=session,
+                                                             prompt=prompt), env, code)
+        assert ("signing secret" in out) == (session == "p1")
+        assert not loaded_by_the_shell(report), loaded_by_the_shell(report)
+        loaded = set(importers(report))
+        assert "tomllib" not in loaded  # the settings come from their snapshot
+
+
+def test_the_import_report_is_read_right() -> None:
+    """The reader above on a report of a known shape: ``json`` loads ``json.decoder``, which loads ``re``."""
+    report = "\n".join([
+        "import time: self [us] | cumulative | imported package",
+        "import time:       100 |        100 |     re",
+        "import time:       100 |        200 |   json.decoder",
+        "import time:       100 |        300 | json",
+        "import time:       100 |        100 |   hashlib",
+        "import time:       100 |        200 | gitmem.search.index",
+    ])
+    assert importers(report) == {"re": "json.decoder", "json.decoder": "json", "json": "",
+                                 "gitmem.search.index": "", "hashlib": "gitmem.search.index"}
+    assert loaded_by_the_shell(report) == {"json"}
+
+
+def test_a_changed_settings_file_takes_effect_at_the_next_hook(repo_path: Path, code: Path,
+                                                              env: dict[str, str]) -> None:
+    prompt = "Fix the Stripe webhook verification"
+    first = hook("user-prompt-submit", payload("UserPromptSubmit", code, session="a", prompt=prompt), env, cwd=code)
+    assert "signing secret" in context_of(first.stdout, "UserPromptSubmit")
+    assert (repo_path / SNAPSHOT_FILE).is_file()
+    # a prompt's memories may now take 5 tokens: none fits
+    (repo_path / "gitmem.toml").write_text('[embedding]\nmodel = "none"\n[recall]\nprompt_budget = 5\n', "utf-8")
+    second = hook("user-prompt-submit", payload("UserPromptSubmit", code, session="b", prompt=prompt), env, cwd=code)
+    assert second.returncode == 0 and second.stdout.strip() == "", second.stdout
+    (repo_path / "gitmem.toml").write_text("[recall\n", "utf-8")  # broken: the hook logs why, as without a snapshot
+    third = hook("user-prompt-submit", payload("UserPromptSubmit", code, session="c", prompt=prompt), env, cwd=code)
+    assert third.returncode == 0 and third.stdout.strip() == ""
+    assert any("gitmem.toml: not valid TOML" in line for line in recent_errors(repo_path))
+    (repo_path / "gitmem.toml").write_text('[embedding]\nmodel = "none"\n', "utf-8")
+    (repo_path / SNAPSHOT_FILE).write_text("{damaged", "utf-8")  # a damaged snapshot: the full loader serves
+    fourth = hook("user-prompt-submit", payload("UserPromptSubmit", code, session="d", prompt=prompt), env, cwd=code)
+    assert "signing secret" in context_of(fourth.stdout, "UserPromptSubmit")
+
+
+_WORDS = st.sampled_from([
+    "from", "now", "on", "here", "do", "not", "don't", "ever", "never", "have", "need", "to", "you", "must",
+    "instead", "of", "rather", "than", "that's", "thats", "this", "is", "that", "wrong", "correct", "actually",
+    "should", "be", "no", "use", "x", "prefer", "going", "forward", "in", "the", "future", "stop", "avoid",
+    "FROM", "Now", "ſtop", "İn", "不要", "以后", "应该是",
+])
+_SPACES = st.sampled_from([" ", "  ", "\t", "\n", "\u00a0", "\u2003", " \r\n ", ",", ", ", ""])
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(_WORDS, _SPACES), max_size=8).map(lambda pairs: "".join(w + s for w, s in pairs)))
+@example("from\u00a0now\ton, x")
+@example("you have\n\nto x")
+@example("this\u2003is wrong")
+def test_the_rule_prescan_reads_any_run_of_whitespace_as_the_rules_do(text: str) -> None:
+    """The scan looks for phrases ("from now on", "do not", "this is"): with any whitespace between their words
+    (tabs, line breaks, non-breaking spaces), it says "no" only where no priority rule and not the correction
+    rule can match."""
+    from gitmem.learn import directives as d
+
+    if not d._may_hold_rule(text):
+        for rule in (d._HIGH_EN, d._NORMAL_EN, d._FROM_NOW_ON_EN, d._HIGH_CN, d._NORMAL_CN, d._FROM_NOW_ON_CN):
+            assert rule.search(text) is None, rule.pattern
+    if not d._may_correct(text):
+        assert d._CORRECTION.search(text) is None
+
+
+def test_a_task_prompt_with_common_words_compiles_no_rule() -> None:
+    """Words as common as "from", "not", "have" and "this" no longer make a prompt pay for the rules."""
+    code = ("from gitmem.learn import directives as d\n"
+            "prompt = 'This page does not load the avatars from the CDN; every user would have seen it'\n"
+            "assert d.detect_directives(prompt) == [] and d.detect_correction(prompt) is None\n"
+            "print(sum(v.compiled for v in vars(d).values() if isinstance(v, d.LazyPattern)))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["0"]

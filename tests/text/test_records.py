@@ -1,0 +1,46 @@
+"""Frozen records without dataclasses: fields in declaration order, defaults, immutability, comparison, copies
+with changes, and clear errors for a missing or unknown field."""
+
+from __future__ import annotations
+
+import pytest
+
+from gitmem.config import Config, RecallConfig
+from gitmem.text.records import Record, replace
+
+
+class Point(Record):
+    x: int
+    y: int = 0
+    label: str = ""
+
+
+def test_fields_are_the_annotated_names_in_order_with_their_defaults() -> None:
+    assert Point.FIELDS == ("x", "y", "label")
+    assert Config.FIELDS[:2] == ("repo", "remote") and "recall" in Config.FIELDS and RecallConfig.FIELDS
+    point = Point(x=1)
+    assert (point.x, point.y, point.label) == (1, 0, "")
+    assert repr(point) == "Point(x=1, y=0, label='')"
+
+
+def test_records_are_frozen_compare_by_value_and_hash() -> None:
+    point = Point(x=1, y=2)
+    with pytest.raises(AttributeError, match="frozen"):
+        point.x = 3  # type: ignore[misc]
+    assert point == Point(x=1, y=2) and point != Point(x=1, y=3) and hash(point) == hash(Point(x=1, y=2))
+    assert len({point, Point(x=1, y=2)}) == 1
+
+
+def test_replace_copies_with_changes_and_keeps_the_original() -> None:
+    point = Point(x=1, y=2, label="a")
+    moved = replace(point, y=5)
+    assert moved == Point(x=1, y=5, label="a") and point.y == 2
+
+
+def test_a_missing_or_unknown_field_says_which() -> None:
+    with pytest.raises(TypeError, match="'x'"):
+        Point()  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="'z'"):
+        Point(x=1, z=2)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="'z'"):
+        replace(Point(x=1), z=2)
