@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 from gitmem.text.lazyre import LazyPattern
@@ -34,24 +33,56 @@ _DATE_ANCHOR = LazyPattern(r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov
 #: "day": most recent, these days; "now": nowadays): ASCII text with none of them asks for no order
 _ORDER_WORDS = ("before", "after", "prior", "first", "earliest", "initially", "originally", "start", "begin",
                 "latest", "recent", "newest", "current", "now", "day", "last")
+#: the same for the Chinese forms: text with none of these nor of :data:`_ORDER_WORDS` asks for no order
+_CJK_ORDER_WORDS = ("最早", "最初", "第一次", "一开始", "起初", "当初", "最近", "最新", "最后", "目前", "现在", "如今",
+                    "之前", "以前", "之后", "以后")
+# IGNORECASE lets these match the ASCII letters of _ORDER_WORDS (Python's ``re`` documents exactly these four)
+_FOLDED = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 
 Kind = Literal["first", "last", "before", "after"]
 
 
-@dataclass(frozen=True)
 class Order:
     """What a question asks about order: the ``first`` or ``last`` (latest) memory on its subject, or the ones
-    ``before``/``after`` the memory that ``anchor`` describes."""
+    ``before``/``after`` the memory that ``anchor`` describes. Read-only once made."""
 
+    # a plain class, not a dataclass: every search imports this module (see gitmem.search.scoring.QueryTerms)
+    __slots__ = ("anchor", "kind")
     kind: Kind
-    anchor: str = ""
+    anchor: str
+
+    def __init__(self, kind: Kind, anchor: str = "") -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "anchor", anchor)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Order is read-only: cannot set {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Order) and (self.kind, self.anchor) == (other.kind, other.anchor)
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.anchor))
+
+    def __repr__(self) -> str:
+        return f"Order(kind={self.kind!r}, anchor={self.anchor!r})"
+
+
+def asks_order(question: str) -> bool:
+    """Whether ``question`` may ask about order (cheap; never False where :func:`parse_order` finds an order)."""
+    text = question.lower()
+    if not text.isascii():
+        if any(word in question for word in _CJK_ORDER_WORDS):
+            return True
+        text = text.translate(_FOLDED)
+    return any(word in text for word in _ORDER_WORDS)
 
 
 def parse_order(question: str) -> Order | None:
     """The order a question asks for, or None (most questions)."""
-    text = question.lower()
-    if text.isascii() and not any(word in text for word in _ORDER_WORDS):
+    if not asks_order(question):
         return None  # most questions: answered without compiling the patterns below
+    text = question.lower()
     match = _BEFORE_AFTER.search(text)
     if match and not _DATE_ANCHOR.search(match.group(2)):
         return Order("before" if match.group(1) in ("before", "prior to") else "after", match.group(2).strip())

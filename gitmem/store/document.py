@@ -27,7 +27,6 @@ The format is a public contract (users review it in pull requests); change it on
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
 from dataclasses import Field, asdict, dataclass, field, fields, replace
@@ -160,6 +159,8 @@ def file_stem(memory_id: str) -> str:
     slug plus a hash of the original, so two different ids never share a file and no id escapes its folder."""
     if is_safe_id(memory_id) and not memory_id.endswith((".", ".md")):
         return memory_id
+    import hashlib  # loads OpenSSL (~3 ms): only an id that is not a file name as it is needs it
+
     digest = hashlib.sha1(memory_id.encode("utf-8")).hexdigest()[:10]
     slug = slugify(memory_id, 60)
     return f"{slug}-{digest}" if slug else f"id-{digest}"
