@@ -27,7 +27,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import tantivy
 
@@ -44,7 +43,10 @@ from gitmem.store import document as docs
 
 # The vector side (the model runtime, the second-stage ranker, the vector cache, numpy) is imported inside the
 # methods that use a model: a BM25 search, the prompt hook's, never loads it.
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
 if TYPE_CHECKING:
+    from typing import Any, Literal, Protocol
+
     from gitmem.config import Config
     from gitmem.embeddings.runtime import Embedder
     from gitmem.git.store import GitStore
@@ -52,10 +54,15 @@ if TYPE_CHECKING:
     from gitmem.search.vectors import VectorStore
     from gitmem.store.document import Memory
 
+    Mode = Literal["hybrid", "bm25", "vector"]
+    # a state entry (see SHA, GROUP, … below)
+    _Entry = list[Any]
+else:
+    Protocol = object
+
 __all__ = ["Hit", "Index", "IndexedRepo", "RefreshStats", "ScoreParts", "open_index"]
 
 MEMORY_PREFIX = f"{docs.MEMORIES_DIR}/"
-Mode = Literal["hybrid", "bm25", "vector"]
 #: called with the number of memories just embedded (``tqdm.update`` fits)
 Progress = Callable[[int], object]
 _MAX_SEGMENTS = 12
@@ -159,7 +166,6 @@ class RefreshStats:
 
 # A state entry is a list (cheap to load for 100k files): [blob sha, source group, created, neighbour
 # signature, readable, id, position in its group, distinct analyzed words of its text joined by spaces].
-_Entry = list[Any]
 SHA, GROUP, CREATED, SIG, OK, ID, SEQ, TOKS = range(8)
 
 
@@ -188,7 +194,7 @@ def _rmtree(path: Path, *, ignore_errors: bool) -> None:
 
 # -- the index -------------------------------------------------------------------------------------------
 
-class IndexedRepo(Protocol):
+class IndexedRepo(Protocol):  # a typing.Protocol for type checkers, a plain class at run time
     """What the index reads of a memory repository: its folder, its settings and its git files (a
     :class:`~gitmem.store.memories.MemoryRepo` is one; :class:`~gitmem.store.base.StoredRepo` is the cheap one the
     hooks open)."""

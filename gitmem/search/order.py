@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Literal
 
 from gitmem.text.lazyre import LazyPattern
 
@@ -39,7 +38,11 @@ _CJK_ORDER_WORDS = ("最早", "最初", "第一次", "一开始", "起初", "当
 # IGNORECASE lets these match the ASCII letters of _ORDER_WORDS (Python's ``re`` documents exactly these four)
 _FOLDED = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 
-Kind = Literal["first", "last", "before", "after"]
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
+if TYPE_CHECKING:
+    from typing import Literal
+
+    Kind = Literal["first", "last", "before", "after"]
 
 
 class Order:
@@ -80,8 +83,12 @@ def asks_order(question: str) -> bool:
 
 def parse_order(question: str) -> Order | None:
     """The order a question asks for, or None (most questions)."""
-    if not asks_order(question):
-        return None  # most questions: answered without compiling the patterns below
+    # most questions are answered by the cheap check, without compiling the patterns
+    return _order(question) if asks_order(question) else None
+
+
+def _order(question: str) -> Order | None:
+    """:func:`parse_order` without the cheap check first."""
     text = question.lower()
     match = _BEFORE_AFTER.search(text)
     if match and not _DATE_ANCHOR.search(match.group(2)):

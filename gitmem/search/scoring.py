@@ -15,7 +15,6 @@ import unicodedata
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
 
 import tantivy
 
@@ -23,13 +22,15 @@ from gitmem.errors import SearchError
 from gitmem.text import scripts
 from gitmem.text.lazyre import LazyPattern
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
 if TYPE_CHECKING:
     from datetime import datetime
+    from typing import Any, TypeVar
 
     from gitmem.config import RankingConfig
     from gitmem.search.timeexpr import TimeRange
 
-K = TypeVar("K")
+    K = TypeVar("K")
 
 #: the ``project`` term of memories with no project (global scope)
 GLOBAL_PROJECT = "@global"

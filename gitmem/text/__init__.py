@@ -1,4 +1,4 @@
 """Text facts every layer shares: Unicode script ranges (scripts: CJK, kana, Hangul), token counts for budgets
-(tokens) and regular expressions compiled on first use (lazyre).
+(tokens), regular expressions compiled on first use (lazyre) and blake2b without OpenSSL (digest).
 
 May import: gitmem.errors only (tokenizers lazily)."""
