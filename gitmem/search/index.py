@@ -36,6 +36,7 @@ from gitmem.files.locks import LockTimeout, file_lock
 from gitmem.search import schema as idoc
 from gitmem.search import scoring as ranking
 from gitmem.search.order import Order, order_bonus, parse_order
+from gitmem.search.record import Record
 from gitmem.search.scoring import DEFAULT_TUNING, QueryTerms, ScoreParts, Tuning
 from gitmem.search.snapshot import Key, Snapshot
 from gitmem.search.timeexpr import TimeRange, parse_time_expression
@@ -72,7 +73,7 @@ _EMBED_CHUNK = 64
 _SHARD = 512
 
 
-class Hit:
+class Hit(Record):
     """One search result: the memory, its score and a snippet of its text (``highlights`` are character ranges
     of matched terms inside ``snippet``). The snippet is cut on first use: recall never needs one.
 
@@ -80,8 +81,8 @@ class Hit:
     query's analyzed terms), ``chunk``: the chunk of a long memory that matched best (1, 2, …;
     :func:`gitmem.search.schema.memory_chunks`), 0: the memory as a whole. Read-only once made."""
 
-    # a plain class, not a dataclass: see the note above gitmem.search.scoring.QueryTerms
     __slots__ = ("_cut", "analyzer", "chunk", "id", "memory", "parts", "path", "score", "terms")
+    _FIELDS = ("id", "score", "memory", "parts", "path", "terms", "chunk")
     id: str
     score: float
     memory: Memory
@@ -94,24 +95,8 @@ class Hit:
 
     def __init__(self, id: str, score: float, memory: Memory, parts: ScoreParts, path: str = "",
                  terms: frozenset[str] = frozenset(), analyzer: Any = None, chunk: int = 0) -> None:
-        for name, value in (("id", id), ("score", score), ("memory", memory), ("parts", parts), ("path", path),
-                            ("terms", terms), ("analyzer", analyzer), ("chunk", chunk), ("_cut", None)):
-            object.__setattr__(self, name, value)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"Hit is read-only: cannot set {name!r}")
-
-    def _key(self) -> tuple[Any, ...]:
-        return self.id, self.score, self.memory, self.parts, self.path, self.terms, self.chunk
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Hit) and self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        return f"Hit(id={self.id!r}, score={self.score!r}, path={self.path!r}, chunk={self.chunk!r})"
+        self._set(id=id, score=score, memory=memory, parts=parts, path=path, terms=terms, analyzer=analyzer,
+                  chunk=chunk, _cut=None)
 
     def _snippet(self) -> tuple[str, tuple[tuple[int, int], ...]]:
         cut = self._cut
@@ -125,7 +110,7 @@ class Hit:
             else:
                 text, marks = ranking.snippet(text, set(self.terms), self.analyzer)
                 cut = text, tuple(marks)
-            object.__setattr__(self, "_cut", cut)
+            self._set(_cut=cut)
         return cut
 
     @property

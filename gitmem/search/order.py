@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from gitmem.search.record import Record
 from gitmem.text.lazyre import LazyPattern
 
 _UNITS = (r"(?:week|weekend|month|year|night|time|day|season|summer|winter|spring|fall|autumn"
@@ -45,30 +46,16 @@ if TYPE_CHECKING:
     Kind = Literal["first", "last", "before", "after"]
 
 
-class Order:
+class Order(Record):
     """What a question asks about order: the ``first`` or ``last`` (latest) memory on its subject, or the ones
     ``before``/``after`` the memory that ``anchor`` describes. Read-only once made."""
 
-    # a plain class, not a dataclass: every search imports this module (see gitmem.search.scoring.QueryTerms)
-    __slots__ = ("anchor", "kind")
+    __slots__ = _FIELDS = ("kind", "anchor")
     kind: Kind
     anchor: str
 
     def __init__(self, kind: Kind, anchor: str = "") -> None:
-        object.__setattr__(self, "kind", kind)
-        object.__setattr__(self, "anchor", anchor)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"Order is read-only: cannot set {name!r}")
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Order) and (self.kind, self.anchor) == (other.kind, other.anchor)
-
-    def __hash__(self) -> int:
-        return hash((self.kind, self.anchor))
-
-    def __repr__(self) -> str:
-        return f"Order(kind={self.kind!r}, anchor={self.anchor!r})"
+        self._set(kind=kind, anchor=anchor)
 
 
 def asks_order(question: str) -> bool:

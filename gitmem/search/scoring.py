@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import tantivy
 
 from gitmem.errors import SearchError
+from gitmem.search.record import Record
 from gitmem.text import scripts
 from gitmem.text.lazyre import LazyPattern
 
@@ -93,15 +94,12 @@ def normalise(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
 
-# The records every search makes (QueryTerms, ScoreParts) are plain classes, not dataclasses: a prompt hook is a
-# new process for every prompt, and each dataclass costs it about a millisecond at import (its generated methods
-# are compiled then). Tuning stays one: ``dataclasses.replace`` is how callers change a knob.
-
 class QueryTerms:
     """A question turned into weighted search units: ``words`` (analyzed, stemmed word → weight, how often the
     question uses it), ``bigrams`` (overlapping CJK character pairs, searched as two-token phrases) and ``chars``
     (every CJK character left after stopword removal, searched as weak terms)."""
 
+    # a plain class, not a dataclass: see gitmem.search.record
     __slots__ = ("bigrams", "chars", "words")
 
     def __init__(self, words: dict[str, float] | None = None, bigrams: dict[tuple[str, str], float] | None = None,
@@ -109,15 +107,6 @@ class QueryTerms:
         self.words: dict[str, float] = words if words is not None else {}
         self.bigrams: dict[tuple[str, str], float] = bigrams if bigrams is not None else {}
         self.chars: dict[str, float] = chars if chars is not None else {}
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, QueryTerms) and (self.words, self.bigrams, self.chars) == \
-            (other.words, other.bigrams, other.chars)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it was
-
-    def __repr__(self) -> str:
-        return f"QueryTerms(words={self.words!r}, bigrams={self.bigrams!r}, chars={self.chars!r})"
 
     @property
     def empty(self) -> bool:
@@ -176,6 +165,7 @@ def _cjk(run: str, terms: QueryTerms) -> None:
 
 # -- scoring ---------------------------------------------------------------------------------------------
 
+# a dataclass still (unlike the records of gitmem.search.record): ``dataclasses.replace`` is how callers change a knob
 @dataclass(frozen=True)
 class Tuning:
     """Knobs of the ranking, chosen by measurement on LoCoMo (``bench/locomo.py``, ``docs/search.md``).
@@ -271,14 +261,14 @@ def time_clause(schema: Any, when: TimeRange) -> tuple[Any, Any]:
 
 # -- scores ----------------------------------------------------------------------------------------------
 
-class ScoreParts:
+class ScoreParts(Record):
     """Why a hit ranks where it does (``gitmem search --explain``).
 
     ``score = w_sim·similarity + w_imp·importance/5 + w_rec·recency``; ``similarity`` is the fusion of ``bm25``
     and ``vector`` (cosine) plus the ``context`` and ``time`` bonuses; ``signals`` are the second stage's inputs
     (:mod:`gitmem.search.rerank`), when it ranked this hit. Read-only once made."""
 
-    __slots__ = _PARTS = ("bm25", "vector", "similarity", "importance", "recency", "context", "time", "signals")
+    __slots__ = _FIELDS = ("bm25", "vector", "similarity", "importance", "recency", "context", "time", "signals")
     bm25: float
     vector: float | None
     similarity: float
@@ -290,28 +280,12 @@ class ScoreParts:
 
     def __init__(self, bm25: float, vector: float | None, similarity: float, importance: float, recency: float,
                  context: float = 0.0, time: float = 0.0, signals: tuple[tuple[str, float], ...] = ()) -> None:
-        for name, value in zip(self._PARTS, (bm25, vector, similarity, importance, recency, context, time, signals),
-                               strict=True):
-            object.__setattr__(self, name, value)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"ScoreParts is read-only: cannot set {name!r}")
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ScoreParts) and self._values() == other._values()
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        return "ScoreParts(" + ", ".join(f"{n}={v!r}" for n, v in zip(self._PARTS, self._values(), strict=True)) + ")"
-
-    def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self._PARTS)
+        self._set(bm25=bm25, vector=vector, similarity=similarity, importance=importance, recency=recency,
+                  context=context, time=time, signals=signals)
 
     def items(self) -> list[tuple[str, float]]:
         """(name, value) pairs for printing; ``vector`` is left out when no model took part."""
-        plain = [(name, float(v)) for name in self._PARTS
+        plain = [(name, float(v)) for name in self._FIELDS
                  if name != "signals" and (v := getattr(self, name)) is not None]
         return plain + [(f"model.{name}", float(value)) for name, value in self.signals]
 

@@ -8,6 +8,7 @@ import re
 import unicodedata
 from datetime import UTC, datetime, timedelta
 
+from gitmem.search.record import Record
 from gitmem.text.lazyre import LazyPattern
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
@@ -17,31 +18,16 @@ if TYPE_CHECKING:
 __all__ = ["TimeRange", "names_time", "parse_time_expression"]
 
 
-class TimeRange:
+class TimeRange(Record):
     """A period a question names, ``[start, end)`` in UTC, and the words that named it. Read-only once made."""
 
-    # a plain class, not a dataclass: every search imports this module (see gitmem.search.scoring.QueryTerms)
-    __slots__ = ("end", "start", "text")
+    __slots__ = _FIELDS = ("start", "end", "text")
     start: datetime
     end: datetime
     text: str
 
     def __init__(self, start: datetime, end: datetime, text: str) -> None:
-        for name, value in (("start", start), ("end", end), ("text", text)):
-            object.__setattr__(self, name, value)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"TimeRange is read-only: cannot set {name!r}")
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, TimeRange) and (self.start, self.end, self.text) == \
-            (other.start, other.end, other.text)
-
-    def __hash__(self) -> int:
-        return hash((self.start, self.end, self.text))
-
-    def __repr__(self) -> str:
-        return f"TimeRange(start={self.start!r}, end={self.end!r}, text={self.text!r})"
+        self._set(start=start, end=end, text=text)
 
     def contains(self, moment: datetime) -> bool:
         return self.start <= moment < self.end
