@@ -36,8 +36,9 @@ _ORDER_WORDS = ("before", "after", "prior", "first", "earliest", "initially", "o
 #: the same for the Chinese forms: text with none of these nor of :data:`_ORDER_WORDS` asks for no order
 _CJK_ORDER_WORDS = ("最早", "最初", "第一次", "一开始", "起初", "当初", "最近", "最新", "最后", "目前", "现在", "如今",
                     "之前", "以前", "之后", "以后")
-# IGNORECASE lets these match the ASCII letters of _ORDER_WORDS (Python's ``re`` documents exactly these four)
-_FOLDED = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+# under IGNORECASE ``re`` matches ı (dotless i) and ſ (long s) to the ASCII letters of _ORDER_WORDS (İ and the
+# Kelvin sign too, but lower() has already turned those into i and k)
+_FOLDED = str.maketrans({"\u0131": "i", "\u017f": "s"})
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
 if TYPE_CHECKING:

@@ -61,11 +61,13 @@ def test_the_order_check_never_hides_an_order(question: str) -> None:
 
 
 def test_numbers_alone_name_no_time_and_ask_no_order() -> None:
-    """A prompt such as "which tool for task3 and topic 3" compiles none of the patterns."""
-    for question in ("which tool for task3 and topic 3", "fix issue 1234 in the parser", "数据库用的是什么"):
-        assert not timeexpr.names_time(question) or "1234" in question
+    """A prompt such as "which tool for task3 and topic 3" compiles none of the patterns; four digits may be a
+    year, so they pass the check, and the parser decides."""
+    for question in ("which tool for task3 and topic 3", "数据库用的是什么"):
+        assert not timeexpr.names_time(question)
         assert not order.asks_order(question)
-        assert timeexpr.parse_time_expression(question, NOW) is None
+    assert timeexpr.names_time("fix issue 1234 in the parser")
+    assert timeexpr.parse_time_expression("fix issue 1234 in the parser", NOW) is None
     assert timeexpr.parse_time_expression("what changed in 2024", NOW) is not None
 
 
