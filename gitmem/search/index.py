@@ -19,46 +19,51 @@ one memory, a rename or a branch switch back embeds nothing. BM25-only searches 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import marshal
 import os
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
-from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import tantivy
 
-from gitmem.embeddings.runtime import covers, readable
 from gitmem.errors import DocumentError, GitmemError, SearchError, ValidationError
 from gitmem.files.atomic import atomic_write, settled
 from gitmem.files.locks import LockTimeout, file_lock
-from gitmem.search import rerank
 from gitmem.search import schema as idoc
 from gitmem.search import scoring as ranking
 from gitmem.search.order import Order, order_bonus, parse_order
+from gitmem.search.record import Record
 from gitmem.search.scoring import DEFAULT_TUNING, QueryTerms, ScoreParts, Tuning
 from gitmem.search.snapshot import Key, Snapshot
 from gitmem.search.timeexpr import TimeRange, parse_time_expression
-from gitmem.search.vectors import VectorStore
 from gitmem.store import document as docs
-from gitmem.store.document import Memory
 
+# The vector side (the model runtime, the second-stage ranker, the vector cache, numpy) is imported inside the
+# methods that use a model: a BM25 search, the prompt hook's, never loads it.
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
 if TYPE_CHECKING:
+    from typing import Any, Literal, Protocol
 
     from gitmem.config import Config
     from gitmem.embeddings.runtime import Embedder
     from gitmem.git.store import GitStore
+    from gitmem.search import rerank
+    from gitmem.search.vectors import VectorStore
+    from gitmem.store.document import Memory
+
+    Mode = Literal["hybrid", "bm25", "vector"]
+    # a state entry (see SHA, GROUP, … below)
+    _Entry = list[Any]
+else:
+    Protocol = object
 
 __all__ = ["Hit", "Index", "IndexedRepo", "RefreshStats", "ScoreParts", "open_index"]
 
 MEMORY_PREFIX = f"{docs.MEMORIES_DIR}/"
-Mode = Literal["hybrid", "bm25", "vector"]
 #: called with the number of memories just embedded (``tqdm.update`` fits)
 Progress = Callable[[int], object]
 _MAX_SEGMENTS = 12
@@ -68,61 +73,84 @@ _EMBED_CHUNK = 64
 _SHARD = 512
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(Record):
     """One search result: the memory, its score and a snippet of its text (``highlights`` are character ranges
-    of matched terms inside ``snippet``). The snippet is cut on first use: recall never needs one."""
+    of matched terms inside ``snippet``). The snippet is cut on first use: recall never needs one.
 
+    ``id``, ``score``, ``memory``, ``parts`` (:class:`ScoreParts`), ``path`` (of the memory file), ``terms`` (the
+    query's analyzed terms), ``chunk``: the chunk of a long memory that matched best (1, 2, …;
+    :func:`gitmem.search.schema.memory_chunks`), 0: the memory as a whole. Read-only once made."""
+
+    __slots__ = ("_cut", "analyzer", "chunk", "id", "memory", "parts", "path", "score", "terms")
+    _FIELDS = ("id", "score", "memory", "parts", "path", "terms", "chunk")
     id: str
     score: float
     memory: Memory
     parts: ScoreParts
-    path: str = ""
-    terms: frozenset[str] = frozenset()
-    analyzer: Any = field(default=None, repr=False, compare=False)
-    chunk: int = 0
-    """the chunk of a long memory that matched best (1, 2, …; :func:`gitmem.search.schema.memory_chunks`), 0: the
-    memory as a whole"""
+    path: str
+    terms: frozenset[str]
+    analyzer: Any
+    chunk: int
+    _cut: tuple[str, tuple[tuple[int, int], ...]] | None
 
-    @cached_property
-    def _cut(self) -> tuple[str, tuple[tuple[int, int], ...]]:
-        text = self.memory.text
-        if self.chunk:
-            parts = idoc.memory_chunks(self.memory)
-            text = parts[self.chunk - 1] if self.chunk <= len(parts) else text
-        if self.analyzer is None:
-            return text[:160], ()
-        text, marks = ranking.snippet(text, set(self.terms), self.analyzer)
-        return text, tuple(marks)
+    def __init__(self, id: str, score: float, memory: Memory, parts: ScoreParts, path: str = "",
+                 terms: frozenset[str] = frozenset(), analyzer: Any = None, chunk: int = 0) -> None:
+        self._set(id=id, score=score, memory=memory, parts=parts, path=path, terms=terms, analyzer=analyzer,
+                  chunk=chunk, _cut=None)
+
+    def _snippet(self) -> tuple[str, tuple[tuple[int, int], ...]]:
+        cut = self._cut
+        if cut is None:
+            text = self.memory.text
+            if self.chunk:
+                parts = idoc.memory_chunks(self.memory)
+                text = parts[self.chunk - 1] if self.chunk <= len(parts) else text
+            if self.analyzer is None:
+                cut = text[:160], ()
+            else:
+                text, marks = ranking.snippet(text, set(self.terms), self.analyzer)
+                cut = text, tuple(marks)
+            self._set(_cut=cut)
+        return cut
 
     @property
     def snippet(self) -> str:
         """About 160 characters around the densest cluster of matched words (in the best chunk of a long
         memory)."""
-        return self._cut[0]
+        return self._snippet()[0]
 
     @property
     def highlights(self) -> tuple[tuple[int, int], ...]:
         """Character ranges of the matched words inside :attr:`snippet`."""
-        return self._cut[1]
+        return self._snippet()[1]
 
 
-@dataclass
 class RefreshStats:
-    """What a refresh did."""
+    """What a refresh did: memories ``indexed``, ``removed`` and ``embedded`` (in ``embed_seconds``), the
+    ``unreadable`` files, the ``seconds`` it took and whether the index was ``rebuilt``. ``vars()`` gives them in
+    that order."""
 
-    indexed: int = 0
-    removed: int = 0
-    embedded: int = 0
-    embed_seconds: float = 0.0
-    unreadable: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    rebuilt: bool = False
+    def __init__(self, indexed: int = 0, removed: int = 0, embedded: int = 0, embed_seconds: float = 0.0,
+                 unreadable: list[str] | None = None, seconds: float = 0.0, rebuilt: bool = False) -> None:
+        self.indexed = indexed
+        self.removed = removed
+        self.embedded = embedded
+        self.embed_seconds = embed_seconds
+        self.unreadable: list[str] = unreadable if unreadable is not None else []
+        self.seconds = seconds
+        self.rebuilt = rebuilt
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RefreshStats) and vars(self) == vars(other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return "RefreshStats(" + ", ".join(f"{k}={v!r}" for k, v in vars(self).items()) + ")"
 
 
 # A state entry is a list (cheap to load for 100k files): [blob sha, source group, created, neighbour
 # signature, readable, id, position in its group, distinct analyzed words of its text joined by spaces].
-_Entry = list[Any]
 SHA, GROUP, CREATED, SIG, OK, ID, SEQ, TOKS = range(8)
 
 
@@ -151,7 +179,7 @@ def _rmtree(path: Path, *, ignore_errors: bool) -> None:
 
 # -- the index -------------------------------------------------------------------------------------------
 
-class IndexedRepo(Protocol):
+class IndexedRepo(Protocol):  # a typing.Protocol for type checkers, a plain class at run time
     """What the index reads of a memory repository: its folder, its settings and its git files (a
     :class:`~gitmem.store.memories.MemoryRepo` is one; :class:`~gitmem.store.base.StoredRepo` is the cheap one the
     hooks open)."""
@@ -449,6 +477,9 @@ class Index:
         """Which files to (re)index, each with its position in its source group and its neighbours' paths.
 
         A file is re-indexed when its blob changed or when the neighbours its context field holds changed."""
+        import hashlib  # a refresh that re-indexes pays for these, a search does not
+        import json
+
         window = self.tuning.context_window
         plan: dict[str, tuple[int, list[str]]] = {}
         members: dict[str, list[str]] = {g: [] for g in groups}
@@ -512,14 +543,21 @@ class Index:
         safe = re.sub(r"[^A-Za-z0-9._@-]+", "_", model_id)
         return self.root / "vectors" / f"{safe}.r{idoc.VECTOR_RECIPE}"
 
+    def _store(self, model_id: str, part: str = "") -> VectorStore:
+        """The vector cache of a model (``part="sentences"``: of its sentence vectors)."""
+        from gitmem.search.vectors import VectorStore
+
+        folder = self._vector_dir(model_id)
+        return VectorStore(folder / part if part else folder)
+
     def _ensure_vectors(self, head: str, progress: Progress | None = None, total: Progress | None = None) -> int:
         """Embed every indexed memory whose blob SHA has no vector yet; returns how many were embedded."""
         embedder = self.embedder
         if embedder is None:
             return 0
         scripts = getattr(embedder, "scripts", ())
-        store = VectorStore(self._vector_dir(embedder.model_id))
-        sentences = VectorStore(self._vector_dir(embedder.model_id) / "sentences")
+        store = self._store(embedder.model_id)
+        sentences = self._store(embedder.model_id, "sentences")
         with contextlib.suppress(OSError):
             if store.complete.read_text("utf-8") == head:
                 return 0
@@ -553,6 +591,8 @@ class Index:
                         # a memory in a script the model does not cover is embedded by its words in the model's
                         # scripts, if any, else kept as a zero vector: BM25 alone finds it, and the zero row marks
                         # it as such for the ranking (``_load_vectors``)
+                        from gitmem.embeddings.runtime import readable
+
                         read = {s: readable(scripts, texts[s][0]) for s in shas}
                         seen = [s for s in shas if read[s]]
                         # one call for the memories and their sentences: one tokenizer pass, and batches of
@@ -590,6 +630,8 @@ class Index:
         """What to embed for each blob: the memory's :func:`~gitmem.search.schema.embedding_text`, then its parts
         with their cache keys: the chunks of a long memory (``<sha>#c<n>``, each after the memory's name), else
         its sentences if several (``<sha>#<n>``)."""
+        from gitmem.search import rerank
+
         query = tantivy.Query.boolean_query([
             (tantivy.Occur.Must, tantivy.Query.term_set_query(self._schema, "sha", shas)),
             (tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "part", 0))])
@@ -611,7 +653,7 @@ class Index:
         if self._snapshot().vectors == embedder.model_id:
             return
         head = self._seen or self._current_head()
-        store = VectorStore(self._vector_dir(embedder.model_id))
+        store = self._store(embedder.model_id)
         if self.embed_missing:
             self._ensure_vectors(head, self.progress)  # may reload: the snapshot to mark is the one after it
         with contextlib.suppress(OSError):
@@ -629,7 +671,7 @@ class Index:
         change."""
         if self._vectors is not None and self._snapshot().vectors == embedder.model_id:
             return self._vectors[1:]  # loaded once the vectors covered this state: nothing changed since
-        store = VectorStore(self._vector_dir(embedder.model_id))
+        store = self._store(embedder.model_id)
         marker = store.marker()
         if self._vectors is None or self._vectors[0] != marker:
             import numpy as np
@@ -649,7 +691,7 @@ class Index:
 
         if self._sentences is not None and self._snapshot().vectors == embedder.model_id:
             return self._sentences[1:]
-        store = VectorStore(self._vector_dir(embedder.model_id) / "sentences")
+        store = self._store(embedder.model_id, "sentences")
         marker = store.marker()
         if self._sentences is None or self._sentences[0] != marker:
             keys, matrix = store.load()
@@ -673,6 +715,8 @@ class Index:
         return hood
 
     def _hood_for(self, marker: str) -> rerank.Neighbourhood:
+        from gitmem.search import rerank
+
         if self._hood is None or self._hood[0] != marker:
             loaded = self._load_state()
             entries = loaded[0] if loaded else {}
@@ -737,7 +781,7 @@ class Index:
         now = (now or datetime.now(UTC)).astimezone(UTC)
         self.refresh()
         embedder = self.embedder if mode != "bm25" else None
-        if embedder is not None and not covers(getattr(embedder, "scripts", ()), query):
+        if embedder is not None and not _covers(embedder, query):
             embedder = None  # a query the model cannot read (Chinese for an English model): its cosines are noise
         if mode == "vector" and embedder is None:
             mode = "bm25"
@@ -766,7 +810,7 @@ class Index:
         if embedder is not None and mode != "bm25":
             admitted = snap.admits((type, category, tuple(tag_list), project, include_deprecated), filters)
             vector, vectors = self._vector(snap, embedder, query, admitted, n)
-        model = rerank.weights_for(embedder.model_id) if embedder is not None else None
+        model = _model_weights(embedder.model_id) if embedder is not None else None
         second = vectors is not None and model is not None and mode == "hybrid" and tuning.fusion == "ltr"
         order = parse_order(query) if tuning.order_weight > 0 else None
         anchor: float | None = None
@@ -809,6 +853,8 @@ class Index:
                 n: int) -> tuple[dict[Key, float], rerank.QueryVectors | None]:
         import numpy as np
 
+        from gitmem.search import rerank
+
         shas, matrix, row_of, row_sha64 = self._load_vectors(embedder)
         if matrix is None or not shas:
             return {}, None
@@ -844,6 +890,8 @@ class Index:
     def _signals(self, searcher: Any, keys: list[tuple[int, int]], columns: dict[str, list[Any]],
                  fused: dict[tuple[int, int], float], bm25: dict[tuple[int, int], float], when: TimeRange | None,
                  terms: QueryTerms, vectors: rerank.QueryVectors) -> dict[str, list[float]]:
+        from gitmem.search import rerank
+
         words = list(terms.words) + list(terms.chars)
         total = searcher.num_docs
         weights = rerank.idf({w: searcher.doc_freq("body", w) for w in words}, total)
@@ -879,6 +927,8 @@ class Index:
         columns = {name: searcher.fast_field_values(name, addrs) for name in wanted}
         signals: dict[str, list[float]] = {}
         if vectors is not None:  # the second stage: the model over every signal replaces the fused similarity
+            from gitmem.search import rerank
+
             signals = self._signals(searcher, keys, columns, fused, bm25, when, terms, vectors)
             fused = dict(zip(keys, rerank.combine(signals, model or rerank.WEIGHTS), strict=True))
             tuning = replace(tuning, context_weight=0.0, time_boost=0.0)  # both are signals of the model
@@ -907,6 +957,19 @@ def _write_vectors(store: VectorStore, sentences: VectorStore, shas: list[str], 
     if keys:  # sentences first: a memory with a vector is never embedded again
         sentences.add(keys, np.concatenate(parts))
     store.add(shas, np.concatenate(blocks))
+
+
+def _covers(embedder: Embedder, text: str) -> bool:
+    """Whether the model reads ``text``'s script (only asked when a model takes part)."""
+    from gitmem.embeddings.runtime import covers
+
+    return covers(getattr(embedder, "scripts", ()), text)
+
+
+def _model_weights(model_id: str) -> dict[str, float] | None:
+    from gitmem.search import rerank
+
+    return rerank.weights_for(model_id)
 
 
 def _in_period(created: list[Any] | None, when: TimeRange | None, n: int) -> list[bool]:

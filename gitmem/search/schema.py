@@ -7,11 +7,7 @@ embedding model sees.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import fields
 from datetime import datetime
-from typing import Any
 
 import tantivy
 
@@ -19,12 +15,17 @@ from gitmem.search import scoring as ranking
 from gitmem.search.chunks import chunks
 from gitmem.store import document as docs
 from gitmem.store.document import Memory
+from gitmem.text.digest import blake2b
 
-_MEMORY_NAMES = tuple(f.name for f in fields(Memory))
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
+if TYPE_CHECKING:
+    from typing import Any
+
+_MEMORY_NAMES = tuple(f.name for f in docs.MEMORY_FIELDS)
 _TIMES = docs.TIME_FIELDS
 #: bump when the schema, the analyzer or what goes into a field changes: the index is then rebuilt (it also
 #: changes by itself with the fields of Memory, which the stored documents list in order)
-FORMAT = "6." + hashlib.blake2b(",".join(_MEMORY_NAMES).encode(), digest_size=4).hexdigest()
+FORMAT = "6." + blake2b(",".join(_MEMORY_NAMES).encode(), digest_size=4).hexdigest()
 #: bump when the text given to the embedding model changes: vectors are then recomputed (3: a memory in a script
 #: the model does not cover is stored as a zero vector, see :func:`gitmem.embeddings.runtime.covers`; 4: a long memory's
 #: chunks instead of its sentences)
@@ -62,7 +63,7 @@ def grp_hash(group: str) -> int:
     """A source as a non-zero 64-bit number (0: no source)."""
     if not group:
         return 0
-    return int.from_bytes(hashlib.blake2b(group.encode(), digest_size=8).digest(), "big") or 1
+    return int.from_bytes(blake2b(group.encode(), digest_size=8).digest(), "big") or 1
 
 
 def sha64(sha: str) -> int:
@@ -90,6 +91,8 @@ def embedding_text(memory: Memory) -> str:
 def memory_json(memory: Memory) -> bytes:
     """The memory as a JSON array in :data:`_MEMORY_NAMES` order: decoding an array is 2.5 times faster than an
     object with the same values (no keys to decode), and every hit of every search decodes one."""
+    import json  # here and in memory_from_json: a search that finds nothing never needs it
+
     values: list[Any] = []
     for name in _MEMORY_NAMES:
         value = getattr(memory, name)
@@ -103,6 +106,8 @@ def memory_json(memory: Memory) -> bytes:
 
 def memory_from_json(raw: bytes) -> Memory:
     """The memory :func:`memory_json` stored."""
+    import json
+
     values = json.loads(raw)
     data = dict(zip(_MEMORY_NAMES, values, strict=True))
     data["tags"] = tuple(data["tags"])
@@ -153,4 +158,6 @@ def _document(memory: Memory, path: str, sha: str, grp: int, seq: int, text: dic
 
 def git_blob_sha(data: bytes) -> str:
     """The SHA git gives a blob with these bytes."""
+    import hashlib  # only a refresh that reads files needs it
+
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()

@@ -14,21 +14,24 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass
 
 import tantivy
 
 from gitmem.errors import SearchError
-from gitmem.search.timeexpr import TimeRange
+from gitmem.search.record import Record
 from gitmem.text import scripts
 from gitmem.text.lazyre import LazyPattern
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
 if TYPE_CHECKING:
-    from gitmem.config import RankingConfig
+    from datetime import datetime
+    from typing import Any, TypeVar
 
-K = TypeVar("K")
+    from gitmem.config import RankingConfig
+    from gitmem.search.timeexpr import TimeRange
+
+    K = TypeVar("K")
 
 #: the ``project`` term of memories with no project (global scope)
 GLOBAL_PROJECT = "@global"
@@ -91,16 +94,19 @@ def normalise(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
 
-@dataclass
 class QueryTerms:
-    """A question turned into weighted search units."""
+    """A question turned into weighted search units: ``words`` (analyzed, stemmed word → weight, how often the
+    question uses it), ``bigrams`` (overlapping CJK character pairs, searched as two-token phrases) and ``chars``
+    (every CJK character left after stopword removal, searched as weak terms)."""
 
-    words: dict[str, float] = field(default_factory=dict)
-    """analyzed (stemmed) word → weight (how often the question uses it)"""
-    bigrams: dict[tuple[str, str], float] = field(default_factory=dict)
-    """overlapping CJK character pairs, searched as two-token phrases"""
-    chars: dict[str, float] = field(default_factory=dict)
-    """every CJK character left after stopword removal, searched as weak terms"""
+    # a plain class, not a dataclass: see gitmem.search.record
+    __slots__ = ("bigrams", "chars", "words")
+
+    def __init__(self, words: dict[str, float] | None = None, bigrams: dict[tuple[str, str], float] | None = None,
+                 chars: dict[str, float] | None = None) -> None:
+        self.words: dict[str, float] = words if words is not None else {}
+        self.bigrams: dict[tuple[str, str], float] = bigrams if bigrams is not None else {}
+        self.chars: dict[str, float] = chars if chars is not None else {}
 
     @property
     def empty(self) -> bool:
@@ -159,6 +165,7 @@ def _cjk(run: str, terms: QueryTerms) -> None:
 
 # -- scoring ---------------------------------------------------------------------------------------------
 
+# a dataclass still (unlike the records of gitmem.search.record): ``dataclasses.replace`` is how callers change a knob
 @dataclass(frozen=True)
 class Tuning:
     """Knobs of the ranking, chosen by measurement on LoCoMo (``bench/locomo.py``, ``docs/search.md``).
@@ -254,27 +261,32 @@ def time_clause(schema: Any, when: TimeRange) -> tuple[Any, Any]:
 
 # -- scores ----------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class ScoreParts:
+class ScoreParts(Record):
     """Why a hit ranks where it does (``gitmem search --explain``).
 
     ``score = w_sim·similarity + w_imp·importance/5 + w_rec·recency``; ``similarity`` is the fusion of ``bm25``
-    and ``vector`` (cosine) plus the ``context`` and ``time`` bonuses."""
+    and ``vector`` (cosine) plus the ``context`` and ``time`` bonuses; ``signals`` are the second stage's inputs
+    (:mod:`gitmem.search.rerank`), when it ranked this hit. Read-only once made."""
 
+    __slots__ = _FIELDS = ("bm25", "vector", "similarity", "importance", "recency", "context", "time", "signals")
     bm25: float
     vector: float | None
     similarity: float
     importance: float
     recency: float
-    context: float = 0.0
-    time: float = 0.0
-    signals: tuple[tuple[str, float], ...] = ()
-    """the second stage's inputs (:mod:`gitmem.search.rerank`), when it ranked this hit"""
+    context: float
+    time: float
+    signals: tuple[tuple[str, float], ...]
+
+    def __init__(self, bm25: float, vector: float | None, similarity: float, importance: float, recency: float,
+                 context: float = 0.0, time: float = 0.0, signals: tuple[tuple[str, float], ...] = ()) -> None:
+        self._set(bm25=bm25, vector=vector, similarity=similarity, importance=importance, recency=recency,
+                  context=context, time=time, signals=signals)
 
     def items(self) -> list[tuple[str, float]]:
         """(name, value) pairs for printing; ``vector`` is left out when no model took part."""
-        plain = [(f.name, float(v)) for f in fields(self)
-                 if f.name != "signals" and (v := getattr(self, f.name)) is not None]
+        plain = [(name, float(v)) for name in self._FIELDS
+                 if name != "signals" and (v := getattr(self, name)) is not None]
         return plain + [(f"model.{name}", float(value)) for name, value in self.signals]
 
 

@@ -8,20 +8,24 @@ to how large-model tokenizers treat the same text. Characters/2 style estimates 
 from __future__ import annotations
 
 import contextlib
-import gzip
-import hashlib
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from gitmem.files.atomic import atomic_write
+from gitmem.text.digest import blake2b
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hooks count tokens without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 _TOKENIZER = Path(__file__).resolve().parents[1] / "data" / "all-MiniLM-L6-v2.tokenizer.json.gz"
 
 
 @lru_cache(maxsize=1)
 def _tokenizer() -> Any:
+    import gzip
+
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_str(gzip.decompress(_TOKENIZER.read_bytes()).decode("utf-8"))
@@ -54,7 +58,7 @@ class TokenCounter:
                 self.counts = {}
 
     def __call__(self, text: str) -> int:
-        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
+        key = blake2b(text.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
         found = self.counts.pop(key, None)  # re-insert: the dict's order is the recency order
         if found is None:
             found = count_tokens(text)
