@@ -54,7 +54,10 @@ def test_every_user_keeps_a_cjk_letter_as_a_word(ch: str) -> None:
     assert _ANALYZER.analyze(f"word{ch}{ch}word") == ["word", ch, ch, "word"]
 
 
-@given(st.characters(codec="utf-8").filter(lambda ch: not scripts.is_cjk(ch)))
+# a compatibility character NFKC folds into a CJK one (U+3038 HANGZHOU NUMERAL TEN is 十) is read as that one, on
+# the way into the index and into a question alike
+@given(st.characters(codec="utf-8").filter(
+    lambda ch: not scripts.is_cjk(ch) and not scripts.is_cjk(unicodedata.normalize("NFKC", ch))))
 @settings(max_examples=300, deadline=None)
 def test_no_user_counts_other_characters_as_cjk(ch: str) -> None:
     assert scripts.count_cjk(ch * 3) == 0
