@@ -68,26 +68,49 @@ def summarise(value: Any, limit: int = SUMMARY_CHARS, extra_patterns: tuple[str,
     """A one-line, secret-free, truncated text form of a tool input or output."""
     if value is None:
         return ""
+    cut = limit * 4 + 1024  # the text that may reach the summary; more is cut before redacting
     if isinstance(value, str):
-        text = value
+        text = _clip(value, cut, limit * 4)
     else:
         # Redact the parsed values first, line breaks and all: in JSON text, escaped quotes and newlines would
-        # hide ``{"api_key": "..."}`` or a quoted password inside a command from the rules.
-        value = redact_value(value, extra_patterns=extra_patterns)[0]
+        # hide ``{"api_key": "..."}`` or a quoted password inside a command from the rules. Only as much of them
+        # as may reach the summary: a Read's output is the whole file.
+        value = redact_value(_clip_strings(value, cut, limit * 4, [cut]), extra_patterns=extra_patterns)[0]
         try:
-            text = quickjson.dumps(value, default=str)
+            text = _clip(quickjson.dumps(value, default=str), cut, limit * 4)
         except (TypeError, ValueError):
-            text = str(value)
-    cut = limit * 4 + 1024
-    if len(text) > cut:  # cut at a space, so no secret is cut into a prefix the rules no longer recognise
-        space = max(text.rfind(" ", 0, cut), text.rfind("\n", 0, cut))
-        text = text[: space if space > limit * 4 else cut]
+            text = _clip(str(value), cut, limit * 4)
     if isinstance(value, str):  # before the line breaks go (a YAML block value needs them)
         text = redact(text, extra_patterns=extra_patterns).text
     text = redact(" ".join(text.split()), extra_patterns=extra_patterns).text
     if len(text) > limit:
         text = text[:limit] + f"…[+{len(text) - limit}]"
     return text
+
+
+def _clip(text: str, cut: int, least: int) -> str:
+    """``text`` cut to at most ``cut`` characters, at the last space or line break past ``least`` if there is one,
+    so that no secret is cut into a prefix the rules no longer recognise."""
+    if len(text) <= cut:
+        return text
+    space = max(text.rfind(" ", 0, cut), text.rfind("\n", 0, cut))
+    return text[: space if space > least else cut]
+
+
+def _clip_strings(value: Any, cut: int, least: int, budget: list[int], depth: int = 0) -> Any:
+    """``value`` with its strings clipped (:func:`_clip`) and, once the strings so far hold ``cut`` characters
+    (``budget`` counts down), the later ones emptied: in its JSON text they start past the part that is kept."""
+    if isinstance(value, str):
+        clipped = _clip(value, cut, least) if budget[0] > 0 else ""
+        budget[0] -= len(clipped)
+        return clipped
+    if depth > 64:  # deeper than any tool's output: redact_value redacts it whole
+        return value
+    if isinstance(value, dict):
+        return {key: _clip_strings(item, cut, least, budget, depth + 1) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clip_strings(item, cut, least, budget, depth + 1) for item in value]
+    return value
 
 
 def append_line(path: Where, record: Any) -> int:

@@ -93,3 +93,17 @@ def test_a_damaged_line_counts_for_nothing(tmp_path: Path) -> None:
         fh.write('["/src/half.py", 1.0, 18000\n{"not": "a use"}\n42\n')
     observe.touch_hot_path(tmp_path, "p", "/src/util.py", now=1_800_000_001.0)
     assert observe.hot_paths(tmp_path, "p", now=1_800_000_002.0) == ["/src/util.py", "/src/cart.py"]
+
+
+def test_a_large_output_is_summarised_from_its_start_with_its_secrets_redacted() -> None:
+    """A Read of a whole file or a long list of files: the summary is its start, secrets there redacted, and the
+    rest (which cannot reach the summary) costs nothing to redact."""
+    token = "ghp" + "_" + "aB3dE5fG7hJ9kL1m" * 2 + "nP4q"
+    content = f'GITHUB_TOKEN = "{token}"\n' + "def handler(event):\n    return event\n" * 6000
+    read = {"type": "text", "file": {"filePath": "/src/app.py", "content": content + token, "numLines": 12001}}
+    summary = observe.summarise(read)
+    assert token not in summary and "[REDACTED:github-token]" in summary
+    assert summary.startswith('{"type":"text","file":{"filePath":"/src/app.py","content":"GITHUB_TOKEN = ')
+    assert len(summary) < observe.SUMMARY_CHARS + 20 and summary.endswith("]") and "…[+" in summary
+    listing = observe.summarise({"filenames": [f"/src/f{i}.py" for i in range(20000)], "numFiles": 20000})
+    assert listing.startswith('{"filenames":["/src/f0.py","/src/f1.py",') and "…[+" in listing
