@@ -30,9 +30,10 @@ Design
 ------
 * :data:`gitmem.redact.rules.RULES` is the one table of patterns, in priority
   order.  Each rule has cheap *triggers*, lower-case substrings that the
-  lower-cased text must contain for the rule to possibly match.  A rule is
-  compiled here on first use, once per process; text that triggers no rule
-  costs a few substring scans.
+  lower-cased text must contain for the rule to possibly match, and some a
+  *run* its matches always hold (so many letters and digits in a row).  A
+  rule is compiled here on first use, once per process; text that triggers
+  no rule costs a few substring scans, and ``re`` is imported only then.
 * One left-to-right pass finds, like ``re.sub`` over the alternation of all the
   triggered rules, the leftmost match, and at the same position the earlier
   rule; but each rule is compiled and searched on its own, so its literal
@@ -370,8 +371,8 @@ def _triggered(lowered: str, *, specific_only: bool = False) -> list[int]:
 
 
 def _longest_run(lowered: str, chars: str) -> int:
-    """The most characters of ``chars`` in a row in ``lowered`` (the lower-cased text, whose runs hold those of the
-    text: lower-casing keeps ASCII characters ASCII and in place).
+    """The most characters of ``chars`` (ASCII) in a row in ``lowered``; lower-casing turns each ASCII character
+    of the text into one ASCII character, so every run of the text is one of ``lowered``.
 
     Some rules' triggers are common ("-", "==", "pat" in ``file_path``) and their matches always hold a long run
     (32 hex digits); this check, a few C-level passes over the text, spares such texts the rule's compilation and

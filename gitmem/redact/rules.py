@@ -415,7 +415,8 @@ RULES: tuple[Rule, ...] = (
         generic=True,
     ),
     _rule("password", _NETRC, ("login",), also=("password",), generic=True),
-    _rule("password", _SHORT_FLAG, ("mysql", "sshpass", "-u", "--user"), generic=True),
+    # "-u" with what must follow it: a path such as my-utils/ would trigger the rule otherwise
+    _rule("password", _SHORT_FLAG, ("mysql", "sshpass", "-u ", "-u\t", "-u=", "--user"), generic=True),
     _rule("password", _XML, ("password>", "passwd>", "secret>", "token>", "key>"), generic=True),
     _rule("password", _CLI_FLAG, ("--",), also=("pass", "secret", "token", "key"), generic=True),
     _rule(

@@ -1,5 +1,6 @@
-"""The runs some rules declare (every match holds so many characters of one class in a row): each is one the
-pattern guarantees, a text without the run never hides a match, and a tool call's ordinary words compile nothing.
+"""The triggers and runs that let a text skip a rule uncompiled (a run: every match holds so many characters of one
+class in a row): each declared run is one the pattern guarantees, a rule is never skipped where it would match,
+and a tool call's ordinary words compile nothing.
 
 No fake secret below is written out as a literal (see ``test_redact.py``)."""
 
@@ -105,26 +106,27 @@ def test_every_declared_run_is_one_the_pattern_guarantees(index: int) -> None:
     assert guaranteed_run(RULES[index][1], chars) >= length
 
 
-_SECRETS = [secret for kind, _, secret in CASES if kind in RUN_KINDS]
+_CASE_TEXTS = [piece for _, text, secret in CASES for piece in (text, secret)]
 _PIECES = st.one_of(
-    st.sampled_from(_SECRETS),
-    st.builds(lambda secret, cut: secret[:cut] if cut > 0 else secret[cut:], st.sampled_from(_SECRETS),
+    st.sampled_from(_CASE_TEXTS),
+    st.builds(lambda text, cut: text[:cut] if cut > 0 else text[cut:], st.sampled_from(_CASE_TEXTS),
               st.integers(-100, 100)),
     st.sampled_from(["file_path", "old_string", "task-runner", "a == b", "pat", "sk", "AC", "-us1", ":A", "SG.",
                      "EAAB", "dp.pt.", "ntn_", "key-", " ", "-", "\n", "/", "+", "_", "=", "==", ".", "İ", "\u212a",
-                     "密钥", "0123456789abcdef", "ABCDEF", "zz"]),
+                     "密钥", "0123456789abcdef", "ABCDEF", "zz", "my-utils/", "-u ", "-u=", "curl -u ", "admin:",
+                     "Sup3rPw", "mysql -p", "password: ", "token=", "a:b@", "://"]),
     st.text(alphabet="0123456789abcdefABCDEF+/_-=.:", max_size=40),
 )
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(_PIECES, max_size=8).map("".join))
-def test_a_text_without_the_run_never_hides_a_match(text: str) -> None:
-    """Skipping a rule for want of its run only happens where the rule itself would find nothing."""
+def test_a_rule_skipped_for_its_triggers_or_run_would_find_nothing(text: str) -> None:
+    """Skipping a rule (no trigger, or no run) only happens where the rule itself would find nothing."""
     triggered = set(_triggered(text.lower()))
-    for index in WITH_RUN:
+    for index, (kind, pattern, *_) in enumerate(RULES):
         if index not in triggered:
-            assert re.search(RULES[index][1], text) is None, RULES[index][0]
+            assert re.search(pattern, text) is None, kind
 
 
 @pytest.mark.parametrize("kind", sorted(RUN_KINDS))
