@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from gitmem.store import local as observe
-from tests.helpers import PROJECT, git, hook, payload
+from tests.helpers import PROJECT, code_repo, hook, payload
 
 #: modules a tool call's hook needs only when its input holds something a redaction rule must check
 NOT_FOR_ORDINARY_CALLS = {"re", "json", "enum", "pathlib", "functools", "collections", "heapq", "math", "typing",
@@ -24,11 +24,7 @@ NOT_FOR_ORDINARY_CALLS = {"re", "json", "enum", "pathlib", "functools", "collect
 
 @pytest.fixture
 def code(tmp_path: Path) -> Path:
-    path = tmp_path / "shop"
-    path.mkdir()
-    git(path, "init", "-q")
-    git(path, "remote", "add", "origin", "git@github.com:Acme/Shop.git")
-    return path
+    return code_repo(tmp_path, "Start")
 
 
 @pytest.fixture
