@@ -7,16 +7,16 @@ pass`` measured in the same run with the same interpreter (runs interleaved), th
 less sensitive to a busy machine) and its ratio, and the machine's load average. ``--entry`` picks how the hook is
 started: ``script`` (the ``gitmem-hook`` console script, which ``gitmem install claude`` writes into Claude Code's
 settings when it is installed; the default), ``module`` (``python -m gitmem.agents.claude.entry``) or ``cli``
-(``gitmem hook``, through click). ``--tool-calls`` times only the per-tool-call events (a Bash call, an Edit that
-counts a hot path) beside ``python -c pass`` and ``python -c "import json"`` (the floor: the hook must parse its
-JSON). Measure in a regular install (``pip install .``): an editable install's import finder slows every interpreter
-start and flatters the ratios. ``session-start`` is measured with BM25 only (``[embedding] model = "none"``) and
-with the configured model (``auto``), both right after a commit to the memory repository (so the recall-block cache
-misses), then once more with nothing changed (``cached block``); each run is a new session, so the per-session
-injection cache never short-cuts it. The warm path is timed too: after a session's stop commits, the warm-up the
-stop hook starts detached (``gitmem warm``, run here in the foreground with the configured model) and the session
-start that follows it. Bytecode is cached under a temporary ``PYTHONPYCACHEPREFIX``, as an installed package has its
-``.pyc`` files."""
+(``gitmem hook``, through click). ``--tool-calls`` times only the per-tool-call events (a Bash call before and
+after, an Edit that counts a hot path, a Read of a whole source file) beside ``python -c pass`` and ``python -c
+"import json"`` (what parsing the input with ``json`` alone would cost). Measure in a regular install (``pip install
+.``): an editable install's import finder slows every interpreter start and flatters the ratios. ``session-start``
+is measured with BM25 only (``[embedding] model = "none"``) and with the configured model (``auto``), both right
+after a commit to the memory repository (so the recall-block cache misses), then once more with nothing changed
+(``cached block``); each run is a new session, so the per-session injection cache never short-cuts it. The warm path
+is timed too: after a session's stop commits, the warm-up the stop hook starts detached (``gitmem warm``, run here
+in the foreground with the configured model) and the session start that follows it. Bytecode is cached under a
+temporary ``PYTHONPYCACHEPREFIX``, as an installed package has its ``.pyc`` files."""
 
 from __future__ import annotations
 
@@ -96,6 +96,11 @@ def measure(size: int, runs: int, entry: list[str], tool_calls: bool = False) ->
         edit = {"tool_name": "Edit", "tool_input": {"file_path": str(code / "cart.py"), "old_string": "a",
                                                     "new_string": "b"},
                 "tool_response": {"filePath": str(code / "cart.py"), "success": True}, "tool_use_id": "toolu_2"}
+        source = "".join(f"def total_{n}(cart):\n    \"\"\"The sum of the cart's prices.\"\"\"\n"
+                         f"    return sum(item.price * item.quantity for item in cart.items)\n\n" for n in range(300))
+        read = {"tool_name": "Read", "tool_input": {"file_path": str(code / "cart.py")},
+                "tool_response": {"type": "text", "file": {"filePath": str(code / "cart.py"), "content": source,
+                                                           "numLines": source.count("\n")}}, "tool_use_id": "toolu_3"}
         results: dict[str, list[tuple[float, float]]] = {}
 
         def run(name: str, args: list[str], data: bytes) -> None:
@@ -109,6 +114,8 @@ def measure(size: int, runs: int, entry: list[str], tool_calls: bool = False) ->
             run("post-tool-use", [*entry, "post-tool-use"], payload("PostToolUse", "s", **tool))
             run("pre-tool-use", [*entry, "pre-tool-use"], payload("PreToolUse", "s", **tool))
             run("post-tool-use (Edit, hot path)", [*entry, "post-tool-use"], payload("PostToolUse", "s", **edit))
+            run(f"post-tool-use (Read, {len(source) // 1000} KB file)", [*entry, "post-tool-use"],
+                payload("PostToolUse", "s", **read))
             if tool_calls:
                 run('python -c "import json"', [sys.executable, "-c", "import json"], b"")
                 continue

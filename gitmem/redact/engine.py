@@ -30,9 +30,10 @@ Design
 ------
 * :data:`gitmem.redact.rules.RULES` is the one table of patterns, in priority
   order.  Each rule has cheap *triggers*, lower-case substrings that the
-  lower-cased text must contain for the rule to possibly match.  A rule is
-  compiled here on first use, once per process; text that triggers no rule
-  costs a few substring scans.
+  lower-cased text must contain for the rule to possibly match, and some a
+  *run* its matches always hold (so many letters and digits in a row).  A
+  rule is compiled here on first use, once per process; text that triggers
+  no rule costs a few substring scans, and ``re`` is imported only then.
 * One left-to-right pass finds, like ``re.sub`` over the alternation of all the
   triggered rules, the leftmost match, and at the same position the earlier
   rule; but each rule is compiled and searched on its own, so its literal
@@ -105,10 +106,6 @@ token glued to a longer word (``xAKIA...``) is not taken for a token.
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Sequence
-from functools import cache, lru_cache
-
 from gitmem.errors import ConfigError
 from gitmem.redact.rules import (
     ASSIGNMENT_RULE,
@@ -123,12 +120,61 @@ from gitmem.redact.rules import (
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
     import re
+    from collections.abc import Callable, Sequence
+    from functools import cache, lru_cache
     from typing import Any
 
 __all__ = [
     "PatternError", "Redaction", "compile_pattern", "contains_secret", "find_secrets", "looks_like_secret", "redact",
     "redact_value",
 ]
+
+
+class _CacheInfo:
+    """What ``functools``' ``cache_info()`` answers."""
+
+    __slots__ = ("currsize", "hits", "maxsize", "misses")
+
+    def __init__(self, hits: int, misses: int, maxsize: int | None, currsize: int) -> None:
+        self.hits, self.misses, self.maxsize, self.currsize = hits, misses, maxsize, currsize
+
+
+class _Memo:
+    """``functools.cache`` / ``lru_cache`` (oldest entry dropped past ``maxsize``) for the functions below.
+
+    ``functools`` loads ``collections``, ``operator``, ``reprlib``, ``keyword`` and ``types`` (~3 ms of a tool
+    call's hook process, a tenth of starting Python), and a hook that finds no secret needs none of them."""
+
+    __slots__ = ("function", "hits", "maxsize", "misses", "values")
+
+    def __init__(self, function: Callable[..., Any], maxsize: int | None = None) -> None:
+        self.function, self.maxsize = function, maxsize
+        self.values: dict[tuple[Any, ...], Any] = {}
+        self.hits = self.misses = 0
+
+    def __call__(self, *args: Any) -> Any:
+        try:
+            value = self.values[args]
+        except KeyError:
+            self.misses += 1
+            value = self.function(*args)
+            if self.maxsize is not None and len(self.values) >= self.maxsize:
+                del self.values[next(iter(self.values))]
+            self.values[args] = value
+            return value
+        self.hits += 1
+        return value
+
+    def cache_info(self) -> _CacheInfo:
+        return _CacheInfo(self.hits, self.misses, self.maxsize, len(self.values))
+
+
+if not TYPE_CHECKING:  # the type checker reads functools' signatures; the process runs _Memo
+    def cache(function):
+        return _Memo(function)
+
+    def lru_cache(maxsize):
+        return lambda function: _Memo(function, maxsize)
 
 
 class Redaction:
@@ -290,19 +336,56 @@ class _Matches:
         return self.matches[i] if i < len(self.matches) else None
 
 
+# Every trigger of the table once, and each rule's trigger groups as sets: a text is searched for each trigger
+# once, then each rule is one set test per group (a Python loop over every rule's triggers took ~0.3 ms a text,
+# and a tool call's input and output are dozens of texts).
+_TRIGGERS = tuple({t: None for rule in RULES for group in rule[2] for t in group})
+_TRIGGER_SETS = tuple(tuple(frozenset(group) for group in rule[2]) for rule in RULES)
+
+
 def _triggered(lowered: str, *, specific_only: bool = False) -> list[int]:
-    """Indices of the rules one of whose triggers occurs in ``lowered``.
+    """Indices of the rules one of whose triggers occurs in ``lowered`` (and that could find their run there).
 
     With ``specific_only``, only rules for specific token formats count, not
     the marker and not the generic rules.
     """
-    return [
-        i
-        for i, (kind, _, triggers, generic) in enumerate(RULES)
-        if not (specific_only and (generic or not kind))
-        and all(any(t in lowered for t in group) for group in triggers)
-        and (i != ASSIGNMENT_RULE or _assignment_possible(lowered))
-    ]
+    present = {t for t in _TRIGGERS if t in lowered}
+    if not present:
+        return []
+    longest: dict[str, int] = {}  # per class of run: computed once per text, and only if a rule asks
+    found = []
+    for i, groups in enumerate(_TRIGGER_SETS):
+        if any(map(present.isdisjoint, groups)):
+            continue
+        kind, _, _, generic, (chars, length) = RULES[i]
+        if specific_only and (generic or not kind):
+            continue
+        if length:
+            if chars not in longest:
+                longest[chars] = _longest_run(lowered, chars)
+            if longest[chars] < length:
+                continue
+        if i != ASSIGNMENT_RULE or _assignment_possible(lowered):
+            found.append(i)
+    return found
+
+
+def _longest_run(lowered: str, chars: str) -> int:
+    """The most characters of ``chars`` (ASCII) in a row in ``lowered``; lower-casing turns each ASCII character
+    of the text into one ASCII character, so every run of the text is one of ``lowered``.
+
+    Some rules' triggers are common ("-", "==", "pat" in ``file_path``) and their matches always hold a long run
+    (32 hex digits); this check, a few C-level passes over the text, spares such texts the rule's compilation and
+    the tool call's hook the import of ``re``."""
+    table = _RUN_TABLES.get(chars)
+    if table is None:
+        kept = {ord(ch) for ch in chars.lower()}
+        table = _RUN_TABLES[chars] = bytes(b if b in kept else 32 for b in range(256))
+    return max(map(len, lowered.encode("ascii", "replace").translate(table).split()), default=0)
+
+
+# byte translation tables of :func:`_longest_run`: the class's lower-case characters kept, every other byte a space
+_RUN_TABLES: dict[str, bytes] = {}
 
 
 def _assignment_possible(lowered: str) -> bool:
@@ -460,7 +543,7 @@ def _replacement(index: int, match: Any) -> tuple[str, str, int, str] | None:
         if match.end() <= match.start():
             return None
         return CUSTOM, f"[REDACTED:{CUSTOM}]", match.end(), match.group(0)
-    kind, _, _, generic = RULES[index]
+    kind, _, _, generic, _ = RULES[index]
     if not kind:  # an existing marker
         return None
     _, secret_groups, keyword_group = _compiled(index)
@@ -538,6 +621,8 @@ def _scan(text: str, found: list[str], customs: Sequence[Any] = (), *, first_onl
             heap.append((match.start(), i, match))
     if all(i == 0 for _, i, _ in heap):  # nothing, or only markers
         return text
+    import heapq  # only once something may be replaced: most texts of a tool call's hook have no secret
+
     heapq.heapify(heap)
     pieces: list[str] = []
     copied = 0

@@ -36,14 +36,19 @@ Writing a rule
 * Every pattern must stay linear: repetitions are bounded, or cannot fail once started, or start at an anchor that
   occurs once per run of characters.
 * A specific rule whose shortest match is shorter than :data:`SHORTEST_SPECIFIC` must lower it.
+* A rule whose triggers are common in ordinary text (``-``, ``==``, ``pat``, ``sk``) names the *run* every match of
+  it holds: at least so many characters in a row of one class (:data:`ALNUM`, :data:`BASE64`, :data:`URLSAFE`),
+  such as the 32 hex digits of a Mailgun key.  A text without such a run skips the rule without compiling it, so
+  a tool call's ``file_path`` or ``a == b`` costs the hook no ``re``.  A test derives the run from the pattern and
+  fails if a declared one is longer.
 """
 
 from __future__ import annotations
 
-__all__ = ["ASSIGNMENT_RULE", "BARE_GROUPS", "CHECKED_GROUPS", "CUSTOM", "KEY_ENDINGS", "KINDS", "RULES",
-           "SHORTEST_SPECIFIC", "Rule"]
+__all__ = ["ALNUM", "ASSIGNMENT_RULE", "BARE_GROUPS", "BASE64", "CHECKED_GROUPS", "CUSTOM", "KEY_ENDINGS", "KINDS",
+           "RULES", "SHORTEST_SPECIFIC", "URLSAFE", "Rule"]
 
-# A row of the pattern table: (kind, pattern, triggers, generic).
+# A row of the pattern table: (kind, pattern, triggers, generic, run).
 #
 # * ``pattern`` names its groups with a leading underscore.  Groups whose name
 #   starts with ``_s`` hold the secret: the first of them that took part in
@@ -54,8 +59,14 @@ __all__ = ["ASSIGNMENT_RULE", "BARE_GROUPS", "CHECKED_GROUPS", "CUSTOM", "KEY_EN
 # * ``generic`` rules (assignments, URL passwords, bearer tokens) have their
 #   value checked for placeholders and refined to a more specific kind (by
 #   :mod:`gitmem.redact`).
+# * ``run`` is (characters, n): every match holds n characters of that class in a row (n = 0: no such claim).
 # * The marker rule has an empty kind: its matches are copied unchanged.
-Rule = tuple[str, str, tuple[tuple[str, ...], ...], bool]
+Rule = tuple[str, str, tuple[tuple[str, ...], ...], bool, tuple[str, int]]
+
+#: ``[A-Za-z0-9]``, ``[A-Za-z0-9+/]`` and ``[A-Za-z0-9_-]``: the classes of the runs a rule can name
+ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+BASE64 = ALNUM + "+/"
+URLSAFE = ALNUM + "_-"
 
 # --- building blocks ------------------------------------------------------
 
@@ -168,10 +179,11 @@ _PRIVATE_KEY = (
 
 
 def _rule(
-    kind: str, pattern: str, triggers: tuple[str, ...], *, also: tuple[str, ...] = (), generic: bool = False
+    kind: str, pattern: str, triggers: tuple[str, ...], *, also: tuple[str, ...] = (), generic: bool = False,
+    run: tuple[str, int] = ("", 0),
 ) -> Rule:
-    """A table row; the text must contain one of ``triggers`` and, if given, one of ``also``."""
-    return (kind, pattern, (triggers, also) if also else (triggers,), generic)
+    """A table row; the text must contain one of ``triggers``, if given one of ``also``, and the ``run``."""
+    return (kind, pattern, (triggers, also) if also else (triggers,), generic, run)
 
 
 def _word(prefix: str, body: str, before: str = "A-Za-z0-9_-") -> str:
@@ -214,7 +226,8 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "openai-key",
         _word("sk-", r"(?:(?:proj|svcacct|admin)-)?(?=[A-Za-z0-9_-]{0,300}?[A-Z0-9])[A-Za-z0-9_-]{20,}"),
-        ("sk-",),
+        ("sk-",),  # also in "task-", "disk-"
+        run=(URLSAFE, 23),
     ),
     _rule(
         "github-token",
@@ -244,15 +257,16 @@ RULES: tuple[Rule, ...] = (
         "aws-access-key",
         _word("A", r"(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])", "A-Za-z0-9"),
         ("akia", "asia", "abia", "acca", "a3t"),
+        run=(ALNUM, 20),
     ),
     _rule("google-api-key", _word("AIza", r"[0-9A-Za-z_-]{35}"), ("aiza",)),
-    _rule("npm-token", _word("npm_", r"[A-Za-z0-9]{36}", "A-Za-z0-9_"), ("npm_",)),
+    _rule("npm-token", _word("npm_", r"[A-Za-z0-9]{36}", "A-Za-z0-9_"), ("npm_",), run=(ALNUM, 36)),
     _rule(
         "pypi-token",
         _word("pypi-AgE", r"(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50,}"),
         ("pypi-ageichlwas5vcmc", "pypi-agendgvzdc5wexbplm9yzw"),
     ),
-    _rule("huggingface-token", _word("hf_", r"[A-Za-z0-9]{30,}", "A-Za-z0-9_"), ("hf_",)),
+    _rule("huggingface-token", _word("hf_", r"[A-Za-z0-9]{30,}", "A-Za-z0-9_"), ("hf_",), run=(ALNUM, 30)),
     _rule("huggingface-token", _word("api_org_", r"[A-Za-z]{30,}", "A-Za-z0-9_"), ("api_org_",)),
     # Cloud providers.
     _rule(
@@ -281,6 +295,7 @@ RULES: tuple[Rule, ...] = (
         r"(?<![A-Za-z0-9+/=-])(?<!sha512-)(?=[A-Za-z0-9+/]{0,85}[0-9])(?=[A-Za-z0-9+/]{0,85}[A-Z])"
         r"[A-Za-z0-9+/]{86}==(?![A-Za-z0-9+/=])",
         ("==",),
+        run=(BASE64, 86),
     ),
     _rule(
         "gcp-service-account-key",
@@ -300,7 +315,8 @@ RULES: tuple[Rule, ...] = (
     _rule("digitalocean-token", _word("do", r"[opr]_v1_[a-f0-9]{64}"), ("_v1_",)),
     _rule("heroku-key", _word("HRKU-", r"[A-Za-z0-9_-]{20,}"), ("hrku-",)),
     _rule("vault-token", _word("hv", r"[sbr]\.[A-Za-z0-9_-]{24,}"), ("hvs.", "hvb.", "hvr.")),
-    _rule("doppler-token", _word("dp.", r"(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"), ("dp.",)),
+    _rule("doppler-token", _word("dp.", r"(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"), ("dp.",),
+          run=(ALNUM, 40)),
     _rule("pulumi-token", _word("pul-", r"[a-f0-9]{40}(?![A-Za-z0-9])"), ("pul-",)),
     _rule("planetscale-token", _word("pscale_", r"(?:tkn|pw|oauth)_[A-Za-z0-9_.=-]{32,}"), ("pscale_",)),
     _rule("supabase-token", _word("sb", r"(?:p_[a-f0-9]{40}|_secret_[A-Za-z0-9_-]{20,})"), ("sbp_", "sb_secret_")),
@@ -322,16 +338,20 @@ RULES: tuple[Rule, ...] = (
     _rule("atlassian-token", _word("ATATT", r"[A-Za-z0-9_=-]{100,}") + "|" + _word("ATCTT", r"[A-Za-z0-9_=-]{100,}"),
           ("atatt", "atctt")),
     # Messaging, e-mail, payments, commerce.
-    _rule("sendgrid-key", _word("SG.", r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,50}"), ("sg.",)),
+    _rule("sendgrid-key", _word("SG.", r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,50}"), ("sg.",),
+          run=(URLSAFE, 30)),
     _rule("mailgun-key", _word("key-", r"[0-9a-z]{32}(?![A-Za-z0-9])") + "|"
-          + r"(?<![A-Za-z0-9-])[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}(?![A-Za-z0-9-])", ("key-", "-")),
-    _rule("mailchimp-key", r"(?<![A-Za-z0-9])[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9])", ("-us",)),
+          + r"(?<![A-Za-z0-9-])[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}(?![A-Za-z0-9-])", ("key-", "-"),
+          run=(ALNUM, 32)),
+    _rule("mailchimp-key", r"(?<![A-Za-z0-9])[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9])", ("-us",), run=(ALNUM, 32)),
     _rule(
         "twilio-key",
         r"(?:SK|AC)(?<![A-Za-z0-9_-](?:SK|AC))[0-9a-f]{32}(?![A-Za-z0-9])",
         ("sk", "ac"),
+        run=(ALNUM, 34),
     ),
-    _rule("telegram-bot-token", r"(?<![0-9])[0-9]{5,16}:A[A-Za-z0-9_-]{34}(?![A-Za-z0-9_-])", (":a",)),
+    _rule("telegram-bot-token", r"(?<![0-9])[0-9]{5,16}:A[A-Za-z0-9_-]{34}(?![A-Za-z0-9_-])", (":a",),
+          run=(URLSAFE, 35)),
     _rule("shopify-token", _word("shp", r"(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"), ("shpat_", "shpca_", "shppa_", "shpss_")),
     _rule("square-token",
           _word("sq0", r"(?:csp|atp|idp)-[A-Za-z0-9_-]{22,}") + "|" + _word("EAAA", r"[A-Za-z0-9_-]{40,}"),
@@ -339,7 +359,7 @@ RULES: tuple[Rule, ...] = (
     _rule("postman-key", _word("PMAK-", r"[A-Za-z0-9]{24}-[A-Za-z0-9]{34}"), ("pmak-",)),
     _rule("notion-token",
           _word("ntn_", r"[A-Za-z0-9]{40,}") + "|" + _word("secret_", r"[A-Za-z0-9]{43}(?![A-Za-z0-9])"),
-          ("ntn_", "secret_")),
+          ("ntn_", "secret_"), run=(ALNUM, 40)),
     _rule("linear-key", _word("lin_", r"(?:api|oauth)_[A-Za-z0-9]{40}"), ("lin_api_", "lin_oauth_")),
     # Developer platforms and AI services.
     _rule("rubygems-key", _word("rubygems_", r"[a-f0-9]{48}"), ("rubygems_",)),
@@ -353,9 +373,9 @@ RULES: tuple[Rule, ...] = (
     _rule("langsmith-key", _word("lsv2_", r"(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}"), ("lsv2_",)),
     _rule("pinecone-key", _word("pcsk_", r"[A-Za-z0-9_]{40,}"), ("pcsk_",)),
     _rule("openshift-token", _word("sha256~", r"[A-Za-z0-9_-]{43}"), ("sha256~",)),
-    _rule("facebook-token", _word("EAA", r"[BCDGIMOSUZ][A-Za-z0-9]{90,}"), ("eaa",)),
+    _rule("facebook-token", _word("EAA", r"[BCDGIMOSUZ][A-Za-z0-9]{90,}"), ("eaa",), run=(ALNUM, 94)),
     _rule("easypost-key", _word("EZ", r"[AT]K[A-Za-z0-9]{54}"), ("ezak", "eztk")),
-    _rule("airtable-token", _word("pat", r"[A-Za-z0-9]{14}\.[a-f0-9]{64}"), ("pat",)),
+    _rule("airtable-token", _word("pat", r"[A-Za-z0-9]{14}\.[a-f0-9]{64}"), ("pat",), run=(ALNUM, 64)),
     _rule("buildkite-token", _word("bk", r"ua_[a-f0-9]{40}"), ("bkua_",)),
     _rule("netlify-token", _word("nfp_", r"[A-Za-z0-9]{36,}"), ("nfp_",)),
     _rule("sourcegraph-token", _word("sgp_", r"(?:[a-f0-9]{16}_)?[a-f0-9]{40}"), ("sgp_",)),
@@ -395,7 +415,8 @@ RULES: tuple[Rule, ...] = (
         generic=True,
     ),
     _rule("password", _NETRC, ("login",), also=("password",), generic=True),
-    _rule("password", _SHORT_FLAG, ("mysql", "sshpass", "-u", "--user"), generic=True),
+    # "-u" with what must follow it: a path such as my-utils/ would trigger the rule otherwise
+    _rule("password", _SHORT_FLAG, ("mysql", "sshpass", "-u ", "-u\t", "-u=", "--user"), generic=True),
     _rule("password", _XML, ("password>", "passwd>", "secret>", "token>", "key>"), generic=True),
     _rule("password", _CLI_FLAG, ("--",), also=("pass", "secret", "token", "key"), generic=True),
     _rule(

@@ -8,7 +8,8 @@
 - ``sessions.json``: per-session state (project, injected projects, directives not committed yet), the last
   :data:`MAX_SESSIONS` sessions, oldest dropped first.
 - ``cwd-projects.json``: project id per working directory, so the per-tool-call hook need not open the code repo.
-- ``hotpaths/<project>.json``: up to :data:`MAX_HOT_PATHS` files the agent touched, with decaying counts.
+- ``hotpaths/<project>.jsonl``: up to :data:`MAX_HOT_PATHS` files the agent touched, with decaying counts: a log
+  of uses, one line appended per use, folded into one line per file past :data:`HOT_LOG_BYTES`.
 
 Everything here uses the standard library and :mod:`gitmem.redact` only: it runs on every tool call, so it does
 not import ``pathlib``, ``contextlib`` or the lock module at load time (they cost a tool call's hook process ~5 ms),
@@ -17,7 +18,6 @@ and its functions take a folder as a ``str`` or a ``Path`` alike (the files insi
 
 from __future__ import annotations
 
-import math
 import os
 import time
 
@@ -68,20 +68,18 @@ def summarise(value: Any, limit: int = SUMMARY_CHARS, extra_patterns: tuple[str,
     """A one-line, secret-free, truncated text form of a tool input or output."""
     if value is None:
         return ""
+    cut = limit * 4 + 1024  # the text that may reach the summary; more is cut before redacting
     if isinstance(value, str):
-        text = value
+        text = _clip(value, cut, limit * 4)
     else:
         # Redact the parsed values first, line breaks and all: in JSON text, escaped quotes and newlines would
-        # hide ``{"api_key": "..."}`` or a quoted password inside a command from the rules.
-        value = redact_value(value, extra_patterns=extra_patterns)[0]
+        # hide ``{"api_key": "..."}`` or a quoted password inside a command from the rules. Only as much of them
+        # as may reach the summary: a Read's output is the whole file.
+        value = redact_value(_clip_strings(value, cut, limit * 4, [cut]), extra_patterns=extra_patterns)[0]
         try:
-            text = quickjson.dumps(value, default=str)
+            text = _clip(quickjson.dumps(value, default=str), cut, limit * 4)
         except (TypeError, ValueError):
-            text = str(value)
-    cut = limit * 4 + 1024
-    if len(text) > cut:  # cut at a space, so no secret is cut into a prefix the rules no longer recognise
-        space = max(text.rfind(" ", 0, cut), text.rfind("\n", 0, cut))
-        text = text[: space if space > limit * 4 else cut]
+            text = _clip(str(value), cut, limit * 4)
     if isinstance(value, str):  # before the line breaks go (a YAML block value needs them)
         text = redact(text, extra_patterns=extra_patterns).text
     text = redact(" ".join(text.split()), extra_patterns=extra_patterns).text
@@ -90,8 +88,34 @@ def summarise(value: Any, limit: int = SUMMARY_CHARS, extra_patterns: tuple[str,
     return text
 
 
-def append_line(path: Where, record: dict[str, Any]) -> None:
-    """Append one JSON line with a single ``write`` on an ``O_APPEND`` descriptor (parallel hooks never mix)."""
+def _clip(text: str, cut: int, least: int) -> str:
+    """``text`` cut to at most ``cut`` characters, at the last space or line break past ``least`` if there is one,
+    so that no secret is cut into a prefix the rules no longer recognise."""
+    if len(text) <= cut:
+        return text
+    space = max(text.rfind(" ", 0, cut), text.rfind("\n", 0, cut))
+    return text[: space if space > least else cut]
+
+
+def _clip_strings(value: Any, cut: int, least: int, budget: list[int], depth: int = 0) -> Any:
+    """``value`` with its strings clipped (:func:`_clip`) and, once the strings so far hold ``cut`` characters
+    (``budget`` counts down), the later ones emptied: in its JSON text they start past the part that is kept."""
+    if isinstance(value, str):
+        clipped = _clip(value, cut, least) if budget[0] > 0 else ""
+        budget[0] -= len(clipped)
+        return clipped
+    if depth > 64:  # deeper than any tool's output: redact_value redacts it whole
+        return value
+    if isinstance(value, dict):
+        return {key: _clip_strings(item, cut, least, budget, depth + 1) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clip_strings(item, cut, least, budget, depth + 1) for item in value]
+    return value
+
+
+def append_line(path: Where, record: Any) -> int:
+    """Append one JSON line with a single ``write`` on an ``O_APPEND`` descriptor (parallel hooks never mix);
+    returns the file's size after it."""
     data = (quickjson.dumps(record) + "\n").encode("utf-8")
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -100,6 +124,7 @@ def append_line(path: Where, record: dict[str, Any]) -> None:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         os.write(fd, data)
+        return os.lseek(fd, 0, os.SEEK_CUR)  # O_APPEND wrote at the end: this is where the file ends now
     finally:
         os.close(fd)
 
@@ -292,28 +317,82 @@ def remember_project(local: Where, cwd: str, project: str, limit: int = 500) -> 
 
 
 # -- hot paths ---------------------------------------------------------------------------------------------
+#: past this size the log of a project's hot paths is folded into one line per path (at most MAX_HOT_PATHS)
+HOT_LOG_BYTES = 32 * 1024
+
+
 def _hot_file(local: Where, project: str) -> str:
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in project)[:100] or "_"
-    return os.path.join(local, "hotpaths", f"{safe}.json")
+    return os.path.join(local, "hotpaths", f"{safe}.jsonl")
 
 
 def _decayed(score: float, then: float, now: float) -> float:
-    return score * math.pow(0.5, max(0.0, now - then) / (HOT_HALF_LIFE_DAYS * 86400))
+    factor: float = 0.5 ** (max(0.0, now - then) / (HOT_HALF_LIFE_DAYS * 86400))  # not math.pow: one import less
+    return score * factor
 
 
-def touch_hot_path(local: Where, project: str, path: str, now: float | None = None) -> None:
-    """Count one use of ``path`` (its older counts decay with a half-life of a week); keep the top 50."""
-    moment = time.time() if now is None else now
+def touch_hot_path(local: Where, project: str, path: str, now: float | None = None, *,
+                   max_log_bytes: int = HOT_LOG_BYTES) -> None:
+    """Count one use of ``path`` (its older counts decay with a half-life of a week); the top 50 are kept.
+
+    The use is one line appended to the project's log (``[path, 1, time]``): rewriting a file costs a tool call's
+    hook ~3 ms (ext4 flushes a file replaced by a rename), an append ~10 µs. Past ``max_log_bytes`` the log is
+    folded into one line per path, the same counts :func:`hot_paths` reads."""
     file = _hot_file(local, project)
-    data = read_json(file)
-    entry = data.get(path)
-    score = _decayed(float(entry[0]), float(entry[1]), moment) if isinstance(entry, list) and len(entry) == 2 else 0
-    data[path] = [score + 1.0, moment]
-    if len(data) > MAX_HOT_PATHS:
-        ranked = sorted(data.items(), key=lambda kv: _decayed(float(kv[1][0]), float(kv[1][1]), moment),
-                        reverse=True)
-        data = dict(ranked[:MAX_HOT_PATHS])
-    write_json(file, data)
+    if append_line(file, [path, 1.0, time.time() if now is None else now]) > max_log_bytes:
+        _fold_hot_paths(file)
+
+
+def _hot_counts(data: bytes) -> dict[str, list[float]]:
+    """``{path: [score, time]}`` from the lines of a hot-path log, replayed in order as each use was counted:
+    the score decays to the line's time and grows by its count, and past MAX_HOT_PATHS the lowest goes."""
+    counts: dict[str, list[float]] = {}
+    for line in data.splitlines():
+        try:
+            path, count, moment = quickjson.loads(line.decode("utf-8", "replace"))
+            count, moment = float(count), float(moment)
+        except (ValueError, TypeError, RecursionError):  # a damaged line (a crash mid-write) counts for nothing
+            continue
+        if not isinstance(path, str):
+            continue
+        entry = counts.get(path)
+        counts[path] = [(_decayed(entry[0], entry[1], moment) if entry else 0.0) + count, moment]
+        if len(counts) > MAX_HOT_PATHS:
+            del counts[min(counts, key=lambda p: _decayed(counts[p][0], counts[p][1], moment))]
+    return counts
+
+
+def _read_hot_log(file: str) -> tuple[bytes, bytes]:
+    """(the lines of the file an earlier version kept, ``<project>.json`` with one ``[score, time]`` per path; the
+    log's lines), missing files counting as empty."""
+    earlier = "".join(quickjson.dumps([path, entry[0], entry[1]]) + "\n" for path, entry in read_json(file[:-1]).items()
+                      if isinstance(entry, list) and len(entry) == 2)
+    try:
+        with open(file, "rb") as fh:
+            return earlier.encode("utf-8"), fh.read()
+    except FileNotFoundError:
+        return earlier.encode("utf-8"), b""
+
+
+def _fold_hot_paths(file: str) -> None:
+    """Rewrite a hot-path log as one line per path, under a lock; best effort (a busy lock leaves it for later)."""
+    from pathlib import Path
+
+    from gitmem.files.atomic import atomic_write
+    from gitmem.files.locks import LockTimeout, file_lock
+
+    try:
+        with file_lock(Path(file + ".lock"), 1.0):
+            earlier, data = _read_hot_log(file)
+            folded = "".join(quickjson.dumps([path, score, moment]) + "\n"
+                             for path, (score, moment) in _hot_counts(earlier + data).items())
+            with open(file, "rb") as fh:  # uses appended since the read (by hooks that take no lock) stay
+                tail = fh.read()[len(data):]
+            atomic_write(file, folded.encode("utf-8") + tail)
+            if earlier:
+                os.unlink(file[:-1])
+    except (LockTimeout, FileNotFoundError):
+        pass
 
 
 def hot_paths(local: Where, project: str, cwd: str = "", limit: int = 10, now: float | None = None) -> list[str]:
@@ -322,10 +401,8 @@ def hot_paths(local: Where, project: str, cwd: str = "", limit: int = 10, now: f
 
     moment = time.time() if now is None else now
     scored: list[tuple[float, str]] = []
-    for path, entry in read_json(_hot_file(local, project)).items():
-        if not (isinstance(entry, list) and len(entry) == 2):
-            continue
-        score = _decayed(float(entry[0]), float(entry[1]), moment)
+    for path, (count, then) in _hot_counts(b"".join(_read_hot_log(_hot_file(local, project)))).items():
+        score = _decayed(count, then, moment)
         if cwd:
             try:
                 common = os.path.commonpath([cwd, path])

@@ -2,8 +2,9 @@
 
 A coding agent runs this hook before and after every tool call, so it must cost little more than starting Python:
 it records one observation line (:mod:`gitmem.store.local`) and the hot path of the file the call touched, loading
-nothing but ``json``, ``os`` and gitmem's light modules (:mod:`gitmem.store.local`, :mod:`gitmem.redact`): no
-``pathlib``, no configuration, no ``threading`` (each costs the process milliseconds).
+nothing but ``os``, the C JSON accelerator and gitmem's light modules (:mod:`gitmem.store.local`,
+:mod:`gitmem.redact`): no ``json``, ``pathlib``, configuration or ``threading``, and ``re`` only when the input holds
+something a redaction rule must check (each costs the process milliseconds).
 
 :func:`record` answers False when it cannot tell cheaply where and how to write: a ``.memrepo`` file above the
 working directory, a settings file that sets ``repo``, ``project`` or ``extra_patterns``, a working directory whose

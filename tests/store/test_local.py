@@ -1,0 +1,109 @@
+"""Machine-local hook state: the hot paths a session start names, counted by one appended line per use."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from pathlib import Path
+
+from gitmem.store import local as observe
+
+DAY = 86400.0
+WEEK = 7 * DAY
+
+
+def expected_ranking(uses: list[tuple[str, float]], now: float) -> list[str]:
+    """Paths by the sum of their uses, each halved every week before ``now``."""
+    scores: dict[str, float] = {}
+    for path, moment in uses:
+        scores[path] = scores.get(path, 0.0) + 0.5 ** ((now - moment) / WEEK)
+    return [p for p, _ in sorted(scores.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)]
+
+
+def test_hot_paths_rank_by_uses_that_halve_every_week(tmp_path: Path) -> None:
+    start = 1_800_000_000.0
+    # a file used a lot three weeks ago falls behind those used a little in the last two
+    uses = [("/src/old.py", start + i) for i in range(8)]
+    uses += [("/src/mid.py", start + 2 * WEEK + i) for i in range(3)]
+    uses += [("/src/new.py", start + 3 * WEEK + i) for i in range(2)]
+    for path, moment in uses:
+        observe.touch_hot_path(tmp_path, "p", path, now=moment)
+    now = start + 3 * WEEK + DAY
+    assert observe.hot_paths(tmp_path, "p", now=now) == expected_ranking(uses, now) == \
+        ["/src/new.py", "/src/mid.py", "/src/old.py"]
+
+
+def test_the_log_folds_into_the_same_counts_and_keeps_the_top_50(tmp_path: Path) -> None:
+    """Past its size the log is rewritten as one line per file; what a session start reads does not change, and
+    only the 50 most used files stay."""
+    start = 1_800_000_000.0
+    uses = [(f"/src/f{i % 60:02d}.py", start + i * 600.0) for i in range(240)]
+    uses += [(f"/src/f{i:02d}.py", start + 240 * 600.0 + i) for i in range(10)]  # f00-f09 used once more
+    folded, unfolded = tmp_path / "folded", tmp_path / "unfolded"
+    for path, moment in uses:
+        observe.touch_hot_path(folded, "p", path, now=moment, max_log_bytes=2048)
+        observe.touch_hot_path(unfolded, "p", path, now=moment)
+    log = folded / "hotpaths" / "p.jsonl"
+    assert log.stat().st_size < (unfolded / "hotpaths" / "p.jsonl").stat().st_size
+    now = start + 250 * 600.0
+    ranking = observe.hot_paths(folded, "p", limit=60, now=now)
+    assert ranking == observe.hot_paths(unfolded, "p", limit=60, now=now)
+    assert len(ranking) == 50 and ranking[:10] == expected_ranking(uses, now)[:10]
+    assert set(ranking[:10]) == {f"/src/f{i:02d}.py" for i in range(10)}
+
+
+def _touch_many(local: str, count: int) -> None:
+    for _ in range(count):
+        observe.touch_hot_path(local, "p", "/src/cart.py", now=1_800_000_000.0)
+
+
+def test_parallel_tool_calls_lose_no_use(tmp_path: Path) -> None:
+    """Each use is one appended line, so hooks running at once (parallel tool calls) all count."""
+    processes = [multiprocessing.get_context("fork").Process(target=_touch_many, args=(str(tmp_path), 40))
+                 for _ in range(4)]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(30)
+    log = (tmp_path / "hotpaths" / "p.jsonl").read_text().splitlines()
+    assert len(log) == 160
+    assert sum(json.loads(line)[1] for line in log) == 160
+
+
+def test_hot_paths_of_an_earlier_version_are_kept(tmp_path: Path) -> None:
+    """Counts kept by an earlier version (``hotpaths/<project>.json``) still rank, and the first fold moves them
+    into the log."""
+    start = 1_800_000_000.0
+    earlier = tmp_path / "hotpaths" / "p.json"
+    earlier.parent.mkdir()
+    earlier.write_text(json.dumps({"/src/cart.py": [5.0, start], "/src/util.py": [1.0, start]}))
+    observe.touch_hot_path(tmp_path, "p", "/src/new.py", now=start + 1)
+    observe.touch_hot_path(tmp_path, "p", "/src/new.py", now=start + 2)
+    before = observe.hot_paths(tmp_path, "p", now=start + 10)
+    assert before == ["/src/cart.py", "/src/new.py", "/src/util.py"]
+    observe.touch_hot_path(tmp_path, "p", "/src/new.py", now=start + 3, max_log_bytes=0)  # folds
+    assert not earlier.exists()
+    assert observe.hot_paths(tmp_path, "p", now=start + 10) == ["/src/cart.py", "/src/new.py", "/src/util.py"]
+    assert len((tmp_path / "hotpaths" / "p.jsonl").read_text().splitlines()) == 3
+
+
+def test_a_damaged_line_counts_for_nothing(tmp_path: Path) -> None:
+    observe.touch_hot_path(tmp_path, "p", "/src/cart.py", now=1_800_000_000.0)
+    with (tmp_path / "hotpaths" / "p.jsonl").open("a") as fh:
+        fh.write('["/src/half.py", 1.0, 18000\n{"not": "a use"}\n42\n')
+    observe.touch_hot_path(tmp_path, "p", "/src/util.py", now=1_800_000_001.0)
+    assert observe.hot_paths(tmp_path, "p", now=1_800_000_002.0) == ["/src/util.py", "/src/cart.py"]
+
+
+def test_a_large_output_is_summarised_from_its_start_with_its_secrets_redacted() -> None:
+    """A Read of a whole file or a long list of files: the summary is its start, secrets there redacted, and the
+    rest (which cannot reach the summary) costs nothing to redact."""
+    token = "ghp" + "_" + "aB3dE5fG7hJ9kL1m" * 2 + "nP4q"
+    content = f'GITHUB_TOKEN = "{token}"\n' + "def handler(event):\n    return event\n" * 6000
+    read = {"type": "text", "file": {"filePath": "/src/app.py", "content": content + token, "numLines": 12001}}
+    summary = observe.summarise(read)
+    assert token not in summary and "[REDACTED:github-token]" in summary
+    assert summary.startswith('{"type":"text","file":{"filePath":"/src/app.py","content":"GITHUB_TOKEN = ')
+    assert len(summary) < observe.SUMMARY_CHARS + 20 and summary.endswith("]") and "…[+" in summary
+    listing = observe.summarise({"filenames": [f"/src/f{i}.py" for i in range(20000)], "numFiles": 20000})
+    assert listing.startswith('{"filenames":["/src/f0.py","/src/f1.py",') and "…[+" in listing
