@@ -48,8 +48,10 @@ def loads(text: str) -> Any:
     if _SCAN is not None:
         try:
             value, end = _SCAN(text, start)
-        except (StopIteration, ValueError):
-            pass  # not JSON: json.loads below says where and why
+        except (StopIteration, ValueError, SystemError):
+            # not JSON: json.loads below says where and why (the C scanner's first error in a process where
+            # json.decoder was never imported comes out as a SystemError instead of a JSONDecodeError)
+            pass
         else:
             if not text[end:].strip(_WHITESPACE):
                 return value

@@ -54,3 +54,16 @@ def test_importing_it_loads_neither_json_nor_re() -> None:
     out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(__import__("pathlib").Path(quickjson.__file__).parents[2])}).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_damaged_json_is_a_value_error_in_a_process_that_never_imported_json() -> None:
+    # the C scanner's first error, before json.decoder is loaded, comes out as a SystemError: the hooks read their
+    # derived files with loads and treat a ValueError as "damaged, rebuild it"
+    code = ("from gitmem.text import quickjson\n"
+            "for text in ('{damaged', '[1,', '\"abc'):\n"
+            "    try:\n"
+            "        quickjson.loads(text)\n"
+            "    except ValueError:\n"
+            "        print('ValueError')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["ValueError"] * 3
