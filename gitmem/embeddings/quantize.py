@@ -104,10 +104,11 @@ def int8_activations(model: bytes) -> tuple[bytes, int]:
         if mm.op_type != "MatMul" or mm.domain or len(mm.inputs) != 2:
             continue
         mul = producer.get(mm.inputs[1])
-        if mul is None or mul.op_type != "Mul" or len(mul.inputs) != 2 or uses[mm.inputs[1]] != 1:
+        if mul is None or (mul.op_type, mul.domain) != ("Mul", "") or len(mul.inputs) != 2 or uses[mm.inputs[1]] != 1:
             continue
         cast = producer.get(mul.inputs[0])
-        weight = inits.get(cast.inputs[0]) if cast is not None and cast.op_type == "Cast" else None
+        is_cast = cast is not None and (cast.op_type, cast.domain) == ("Cast", "")
+        weight = inits.get(cast.inputs[0]) if cast is not None and is_cast else None
         scale = inits.get(mul.inputs[1])
         if cast is None or weight is None or scale is None or uses[mul.inputs[0]] != 1:
             continue
@@ -132,6 +133,7 @@ def int8_activations(model: bytes) -> tuple[bytes, int]:
 
     still_used = {i for n in nodes if id(n) not in dropped and id(n) not in replaced for i in n.inputs}
     still_used.update(new_inputs)
+    still_used.update(_value_name(f) for f in graph if f.num == 11)  # an initializer may also be a graph input
     parts: list[bytes | memoryview] = []
     node_iter = iter(nodes)
     for f in graph:
@@ -140,7 +142,7 @@ def int8_activations(model: bytes) -> tuple[bytes, int]:
             if id(n) in replaced:
                 parts.append(proto.field(1, replaced[id(n)]))
             elif id(n) not in dropped:
-                parts.append(bytes(f.raw))
+                parts.append(f.raw)
         elif f.num == 5:
             if init_names[id(f)][0] in still_used:
                 parts.append(f.raw)

@@ -65,7 +65,7 @@ class Embedder(Protocol):
     """What recall and the index need from an embedding model."""
 
     model_id: str
-    """Stable id used as the embedding cache key (weights + output dim), e.g. ``minilm-l6-int8``."""
+    """Stable id used as the embedding cache key (weights, output dim, activations), e.g. ``minilm-l6-int8-a8``."""
     dim: int
 
     def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
