@@ -12,8 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
 
 from gitmem.agents.claude.context import recent_errors
 from gitmem.api import Repository
@@ -147,32 +145,6 @@ def test_a_changed_settings_file_takes_effect_at_the_next_hook(repo_path: Path, 
     fourth = hook("user-prompt-submit", payload("UserPromptSubmit", code, session="d", prompt=prompt), env, cwd=code)
     assert "signing secret" in context_of(fourth.stdout, "UserPromptSubmit")
 
-
-_WORDS = st.sampled_from([
-    "from", "now", "on", "here", "do", "not", "don't", "ever", "never", "have", "need", "to", "you", "must",
-    "instead", "of", "rather", "than", "that's", "thats", "this", "is", "that", "wrong", "correct", "actually",
-    "should", "be", "no", "use", "x", "prefer", "going", "forward", "in", "the", "future", "stop", "avoid",
-    "FROM", "Now", "ſtop", "İn", "不要", "以后", "应该是",
-])
-_SPACES = st.sampled_from([" ", "  ", "\t", "\n", "\u00a0", "\u2003", " \r\n ", ",", ", ", ""])
-
-
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(_WORDS, _SPACES), max_size=8).map(lambda pairs: "".join(w + s for w, s in pairs)))
-@example("from\u00a0now\ton, x")
-@example("you have\n\nto x")
-@example("this\u2003is wrong")
-def test_the_rule_prescan_reads_any_run_of_whitespace_as_the_rules_do(text: str) -> None:
-    """The scan looks for phrases ("from now on", "do not", "this is"): with any whitespace between their words
-    (tabs, line breaks, non-breaking spaces), it says "no" only where no priority rule and not the correction
-    rule can match."""
-    from gitmem.learn import directives as d
-
-    if not d._may_hold_rule(text):
-        for rule in (d._HIGH_EN, d._NORMAL_EN, d._FROM_NOW_ON_EN, d._HIGH_CN, d._NORMAL_CN, d._FROM_NOW_ON_CN):
-            assert rule.search(text) is None, rule.pattern
-    if not d._may_correct(text):
-        assert d._CORRECTION.search(text) is None
 
 
 def test_a_task_prompt_with_common_words_compiles_no_rule() -> None:

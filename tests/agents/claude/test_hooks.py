@@ -433,10 +433,23 @@ _RULE_PIECES = st.sampled_from([
     "\t", "\n", "-", "x", "run ruff", "the tests", "pytest", "用", "代码", "a", "n", "e", "v", "r",
 ])
 
+#: the rules' phrase words with any run of whitespace or punctuation between them
+_WORDS = st.sampled_from([
+    "from", "now", "on", "here", "do", "not", "don't", "ever", "never", "have", "need", "to", "you", "must",
+    "instead", "of", "rather", "than", "that's", "thats", "this", "is", "that", "wrong", "correct", "actually",
+    "should", "be", "no", "use", "x", "prefer", "going", "forward", "in", "the", "future", "stop", "avoid",
+    "FROM", "Now", "ſtop", "İn", "不要", "以后", "应该是",
+])
+_SPACES = st.sampled_from([" ", "  ", "\t", "\n", "\u00a0", "\u2003", " \r\n ", ",", ", ", ""])
+
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(st.lists(_RULE_PIECES, max_size=10).map("".join), st.text(max_size=40)))
+@given(st.one_of(st.lists(_RULE_PIECES, max_size=10).map("".join), st.text(max_size=40),
+                 st.lists(st.tuples(_WORDS, _SPACES), max_size=8).map(lambda pairs: "".join(w + s for w, s in pairs))))
 @example("from now on, x")
+@example("from\u00a0now\ton, x")
+@example("you have\n\nto x")
+@example("this\u2003is wrong")
 @example("alwayſ x")
 @example("use x ınstead of y")
 @example("从今以后x")
