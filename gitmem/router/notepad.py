@@ -8,10 +8,11 @@ Notes older than :data:`MAX_AGE_HOURS` are dropped. Standard library only: the p
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
+
+from gitmem.text import quickjson  # not json: the prompt hook reads the notepad
 
 SECTIONS = ("priority", "working")
 PRIORITY_TURNS = 3
@@ -59,7 +60,7 @@ def add(local: Path, project: str, text: str, section: str = "working", *, now: 
 def read(local: Path, project: str, *, now: float | None = None) -> dict[str, list[dict[str, Any]]]:
     """The live notes of each section."""
     try:
-        data = json.loads(notepad_path(local, project).read_text("utf-8"))
+        data = quickjson.loads(notepad_path(local, project).read_text("utf-8"))
     except (OSError, ValueError):
         data = {}
     moment = time.time() if now is None else now
