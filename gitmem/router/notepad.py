@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 from gitmem.text import quickjson  # not json: the prompt hook reads the notepad
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: nor typing
+if TYPE_CHECKING:
+    from typing import Any
 
 SECTIONS = ("priority", "working")
 PRIORITY_TURNS = 3
