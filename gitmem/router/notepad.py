@@ -13,7 +13,7 @@ from pathlib import Path
 
 from gitmem.text import quickjson  # not json: the prompt hook reads the notepad
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: nor typing
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook reads the notepad without importing typing
 if TYPE_CHECKING:
     from typing import Any
 

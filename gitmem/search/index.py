@@ -78,7 +78,7 @@ class Hit(Record):
     of matched terms inside ``snippet``). The snippet is cut on first use: recall never needs one.
 
     ``id``, ``score``, ``memory``, ``parts`` (:class:`ScoreParts`), ``path`` (of the memory file), ``terms`` (the
-    query's analyzed terms), ``analyzer`` (that cuts the snippet; not part of the hit's value), ``chunk``: the
+    query's analyzed terms), ``analyzer`` (the one cutting the snippet; not part of the value), ``chunk``: the
     chunk of a long memory that matched best (1, 2, …; :func:`gitmem.search.schema.memory_chunks`), 0: the memory
     as a whole. Read-only once made."""
 
