@@ -25,7 +25,6 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from dataclasses import fields, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from gitmem.search.index import Index
 from gitmem.search.scoring import DEFAULT_TUNING, Tuning
 from gitmem.store.layout import init_repo
 from gitmem.store.memories import MemoryRepo
+from gitmem.text.records import replace
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 DATA = Path("/work/shared/bench/locomo-dev")
@@ -138,13 +138,12 @@ def table(scores: Scores, modes: list[str]) -> str:
 
 def parse_set(items: list[str]) -> Tuning:
     tuning = DEFAULT_TUNING
-    types = {f.name: f.type for f in fields(Tuning)}
     for item in items:
         key, _, value = item.partition("=")
-        if key not in types:
-            raise SystemExit(f"unknown tuning key {key!r}; known: {', '.join(types)}")
-        kind = str(types[key])
-        converted: Any = value if "str" in kind else (int(value) if "int" in kind else float(value))
+        if key not in Tuning.FIELDS:
+            raise SystemExit(f"unknown tuning key {key!r}; known: {', '.join(Tuning.FIELDS)}")
+        # every knob's default is a float, an int or a str: its type reads the value
+        converted: Any = type(getattr(DEFAULT_TUNING, key))(value)
         tuning = replace(tuning, **{key: converted})
     return tuning
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from gitmem.text import quickjson
+from gitmem.text import quickjson  # not json: the prompt hook reads the notepad
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook imports this module
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook reads the notepad without importing typing
 if TYPE_CHECKING:
     from typing import Any
 

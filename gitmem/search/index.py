@@ -19,12 +19,12 @@ one memory, a rename or a branch switch back embeds nothing. BM25-only searches 
 from __future__ import annotations
 
 import contextlib
+import functools
 import marshal
 import os
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -36,11 +36,11 @@ from gitmem.files.locks import LockTimeout, file_lock
 from gitmem.search import schema as idoc
 from gitmem.search import scoring as ranking
 from gitmem.search.order import Order, order_bonus, parse_order
-from gitmem.search.record import Record
 from gitmem.search.scoring import DEFAULT_TUNING, QueryTerms, ScoreParts, Tuning
 from gitmem.search.snapshot import Key, Snapshot
 from gitmem.search.timeexpr import TimeRange, parse_time_expression
 from gitmem.store import document as docs
+from gitmem.text.records import Record, replace
 
 # The vector side (the model runtime, the second-stage ranker, the vector cache, numpy) is imported inside the
 # methods that use a model: a BM25 search, the prompt hook's, never loads it.
@@ -78,51 +78,41 @@ class Hit(Record):
     of matched terms inside ``snippet``). The snippet is cut on first use: recall never needs one.
 
     ``id``, ``score``, ``memory``, ``parts`` (:class:`ScoreParts`), ``path`` (of the memory file), ``terms`` (the
-    query's analyzed terms), ``chunk``: the chunk of a long memory that matched best (1, 2, …;
-    :func:`gitmem.search.schema.memory_chunks`), 0: the memory as a whole. Read-only once made."""
+    query's analyzed terms), ``analyzer`` (the one cutting the snippet; not part of the value), ``chunk``: the
+    chunk of a long memory that matched best (1, 2, …; :func:`gitmem.search.schema.memory_chunks`), 0: the memory
+    as a whole. Read-only once made."""
 
-    __slots__ = ("_cut", "analyzer", "chunk", "id", "memory", "parts", "path", "score", "terms")
-    _FIELDS = ("id", "score", "memory", "parts", "path", "terms", "chunk")
+    UNCOMPARED = frozenset({"analyzer"})
     id: str
     score: float
     memory: Memory
     parts: ScoreParts
-    path: str
-    terms: frozenset[str]
-    analyzer: Any
-    chunk: int
-    _cut: tuple[str, tuple[tuple[int, int], ...]] | None
+    path: str = ""
+    terms: frozenset[str] = frozenset()
+    analyzer: Any = None
+    chunk: int = 0
 
-    def __init__(self, id: str, score: float, memory: Memory, parts: ScoreParts, path: str = "",
-                 terms: frozenset[str] = frozenset(), analyzer: Any = None, chunk: int = 0) -> None:
-        self._set(id=id, score=score, memory=memory, parts=parts, path=path, terms=terms, analyzer=analyzer,
-                  chunk=chunk, _cut=None)
-
-    def _snippet(self) -> tuple[str, tuple[tuple[int, int], ...]]:
-        cut = self._cut
-        if cut is None:
-            text = self.memory.text
-            if self.chunk:
-                parts = idoc.memory_chunks(self.memory)
-                text = parts[self.chunk - 1] if self.chunk <= len(parts) else text
-            if self.analyzer is None:
-                cut = text[:160], ()
-            else:
-                text, marks = ranking.snippet(text, set(self.terms), self.analyzer)
-                cut = text, tuple(marks)
-            self._set(_cut=cut)
-        return cut
+    @functools.cached_property
+    def _cut(self) -> tuple[str, tuple[tuple[int, int], ...]]:
+        text = self.memory.text
+        if self.chunk:
+            parts = idoc.memory_chunks(self.memory)
+            text = parts[self.chunk - 1] if self.chunk <= len(parts) else text
+        if self.analyzer is None:
+            return text[:160], ()
+        text, marks = ranking.snippet(text, set(self.terms), self.analyzer)
+        return text, tuple(marks)
 
     @property
     def snippet(self) -> str:
         """About 160 characters around the densest cluster of matched words (in the best chunk of a long
         memory)."""
-        return self._snippet()[0]
+        return self._cut[0]
 
     @property
     def highlights(self) -> tuple[tuple[int, int], ...]:
         """Character ranges of the matched words inside :attr:`snippet`."""
-        return self._snippet()[1]
+        return self._cut[1]
 
 
 class RefreshStats:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from gitmem.search.record import Record
 from gitmem.text.lazyre import LazyPattern
+from gitmem.text.records import Record
 
 _UNITS = (r"(?:week|weekend|month|year|night|time|day|season|summer|winter|spring|fall|autumn"
           r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?")
@@ -51,12 +51,8 @@ class Order(Record):
     """What a question asks about order: the ``first`` or ``last`` (latest) memory on its subject, or the ones
     ``before``/``after`` the memory that ``anchor`` describes. Read-only once made."""
 
-    __slots__ = _FIELDS = ("kind", "anchor")
     kind: Kind
-    anchor: str
-
-    def __init__(self, kind: Kind, anchor: str = "") -> None:
-        self._set(kind=kind, anchor=anchor)
+    anchor: str = ""
 
 
 def asks_order(question: str) -> bool:
@@ -80,14 +76,15 @@ def _order(question: str) -> Order | None:
     text = question.lower()
     match = _BEFORE_AFTER.search(text)
     if match and not _DATE_ANCHOR.search(match.group(2)):
-        return Order("before" if match.group(1) in ("before", "prior to") else "after", match.group(2).strip())
+        return Order(kind="before" if match.group(1) in ("before", "prior to") else "after",
+                     anchor=match.group(2).strip())
     cjk = _CJK_BEFORE_AFTER.search(question)
     if cjk and not _DATE_ANCHOR.search(cjk.group(1)):
-        return Order("before" if cjk.group(2) in ("之前", "以前") else "after", cjk.group(1))
+        return Order(kind="before" if cjk.group(2) in ("之前", "以前") else "after", anchor=cjk.group(1))
     if _FIRST.search(text):
-        return Order("first")
+        return Order(kind="first")
     if _LAST.search(text):
-        return Order("last")
+        return Order(kind="last")
     return None
 
 

@@ -15,6 +15,7 @@ from gitmem.search import scoring as ranking
 from gitmem.search.chunks import chunks
 from gitmem.store import document as docs
 from gitmem.store.document import Memory
+from gitmem.text import quickjson
 from gitmem.text.digest import blake2b
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
@@ -91,7 +92,7 @@ def embedding_text(memory: Memory) -> str:
 def memory_json(memory: Memory) -> bytes:
     """The memory as a JSON array in :data:`_MEMORY_NAMES` order: decoding an array is 2.5 times faster than an
     object with the same values (no keys to decode), and every hit of every search decodes one."""
-    import json  # here only: a search never needs it (memory_from_json reads with quickjson)
+    import json  # here: a search that finds nothing never needs it (and reading one back uses quickjson)
 
     values: list[Any] = []
     for name in _MEMORY_NAMES:
@@ -105,10 +106,8 @@ def memory_json(memory: Memory) -> bytes:
 
 
 def memory_from_json(raw: bytes) -> Memory:
-    """The memory :func:`memory_json` stored."""
-    from gitmem.text import quickjson  # the C scanner without json's import: a prompt hook decodes its hits
-
-    values = quickjson.loads(raw.decode("utf-8"))
+    """The memory :func:`memory_json` stored (read without importing :mod:`json`: the prompt hook decodes hits)."""
+    values = quickjson.loads(raw.decode())
     data = dict(zip(_MEMORY_NAMES, values, strict=True))
     data["tags"] = tuple(data["tags"])
     for key in _TIMES:

@@ -14,14 +14,13 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 import tantivy
 
 from gitmem.errors import SearchError
-from gitmem.search.record import Record
 from gitmem.text import scripts
 from gitmem.text.lazyre import LazyPattern
+from gitmem.text.records import Record
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
 if TYPE_CHECKING:
@@ -99,7 +98,7 @@ class QueryTerms:
     question uses it), ``bigrams`` (overlapping CJK character pairs, searched as two-token phrases) and ``chars``
     (every CJK character left after stopword removal, searched as weak terms)."""
 
-    # a plain class, not a dataclass: see gitmem.search.record
+    # a plain class, not a dataclass: see gitmem.text.records
     __slots__ = ("bigrams", "chars", "words")
 
     def __init__(self, words: dict[str, float] | None = None, bigrams: dict[tuple[str, str], float] | None = None,
@@ -165,9 +164,7 @@ def _cjk(run: str, terms: QueryTerms) -> None:
 
 # -- scoring ---------------------------------------------------------------------------------------------
 
-# a dataclass still (unlike the records of gitmem.search.record): ``dataclasses.replace`` is how callers change a knob
-@dataclass(frozen=True)
-class Tuning:
+class Tuning(Record):
     """Knobs of the ranking, chosen by measurement on LoCoMo (``bench/locomo.py``, ``docs/search.md``).
 
     Field boosts multiply the BM25 score of each field; ``ctx`` holds the text of the ``context_window``
@@ -179,7 +176,8 @@ class Tuning:
     (``vector_weight``); ``rrf`` is reciprocal-rank fusion; ``ltr`` (hybrid searches with a model) ranks the
     convex mix's candidates again with :mod:`gitmem.search.rerank`'s model. ``time_boost`` is added to the similarity
     of memories created in a period the question names; ``order_weight`` is the largest bonus a question about
-    order ("first", "the latest", "before X") gives by creation date (:mod:`gitmem.search.order`)."""
+    order ("first", "the latest", "before X") gives by creation date (:mod:`gitmem.search.order`).
+    :func:`gitmem.text.records.replace` changes a knob; :attr:`FIELDS` names them."""
 
     boost_name: float = 2.0
     boost_description: float = 1.5
@@ -268,24 +266,18 @@ class ScoreParts(Record):
     and ``vector`` (cosine) plus the ``context`` and ``time`` bonuses; ``signals`` are the second stage's inputs
     (:mod:`gitmem.search.rerank`), when it ranked this hit. Read-only once made."""
 
-    __slots__ = _FIELDS = ("bm25", "vector", "similarity", "importance", "recency", "context", "time", "signals")
     bm25: float
     vector: float | None
     similarity: float
     importance: float
     recency: float
-    context: float
-    time: float
-    signals: tuple[tuple[str, float], ...]
-
-    def __init__(self, bm25: float, vector: float | None, similarity: float, importance: float, recency: float,
-                 context: float = 0.0, time: float = 0.0, signals: tuple[tuple[str, float], ...] = ()) -> None:
-        self._set(bm25=bm25, vector=vector, similarity=similarity, importance=importance, recency=recency,
-                  context=context, time=time, signals=signals)
+    context: float = 0.0
+    time: float = 0.0
+    signals: tuple[tuple[str, float], ...] = ()
 
     def items(self) -> list[tuple[str, float]]:
         """(name, value) pairs for printing; ``vector`` is left out when no model took part."""
-        plain = [(name, float(v)) for name in self._FIELDS
+        plain = [(name, float(v)) for name in self.FIELDS
                  if name != "signals" and (v := getattr(self, name)) is not None]
         return plain + [(f"model.{name}", float(value)) for name, value in self.signals]
 

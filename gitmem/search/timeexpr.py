@@ -8,8 +8,8 @@ import re
 import unicodedata
 from datetime import UTC, datetime, timedelta
 
-from gitmem.search.record import Record
 from gitmem.text.lazyre import LazyPattern
+from gitmem.text.records import Record
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
 if TYPE_CHECKING:
@@ -21,13 +21,9 @@ __all__ = ["TimeRange", "names_time", "parse_time_expression"]
 class TimeRange(Record):
     """A period a question names, ``[start, end)`` in UTC, and the words that named it. Read-only once made."""
 
-    __slots__ = _FIELDS = ("start", "end", "text")
     start: datetime
     end: datetime
     text: str
-
-    def __init__(self, start: datetime, end: datetime, text: str) -> None:
-        self._set(start=start, end=end, text=text)
 
     def contains(self, moment: datetime) -> bool:
         return self.start <= moment < self.end
@@ -121,7 +117,7 @@ def _period(low: str, now: datetime) -> TimeRange | None:
     found: list[tuple[timedelta, TimeRange]] = []
 
     def add(start: datetime, end: datetime, span: str) -> None:
-        found.append((end - start, TimeRange(start, end, span)))
+        found.append((end - start, TimeRange(start=start, end=end, text=span)))
 
     for m in re.finditer(r"\b(\d{4})-(\d{1,2})(?:-(\d{1,2}))?\b", low):
         year, month = int(m.group(1)), int(m.group(2))

@@ -6,8 +6,7 @@ the index without importing the memory API (redaction rules, documents, layout c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook opens the index without importing typing
 if TYPE_CHECKING:
     from gitmem.config import Config
 

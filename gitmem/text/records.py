@@ -6,6 +6,9 @@ prompt. A :class:`Record` subclass declares its fields as a dataclass does (anno
 defaults assigned to them); records compare, hash and print like frozen dataclasses, take keyword arguments
 (type checkers see them as dataclasses, through ``dataclass_transform``), and :func:`replace` copies one with
 changes. A default is shared by every record that does not set the field, so defaults are immutable values.
+A field named in :attr:`Record.UNCOMPARED` is taken and kept but is not part of the record's value (like a
+dataclass ``field(compare=False, repr=False)``). Records have no ``__slots__``: a value computed on first use is a
+:func:`functools.cached_property`, which stores it on the instance without going through the frozen ``__setattr__``.
 """
 
 from __future__ import annotations
@@ -26,11 +29,16 @@ class Record:
 
     #: the names of the fields, in the order of the class body
     FIELDS: ClassVar[tuple[str, ...]] = ()
+    #: fields that are not part of the value: not compared, hashed nor shown (set in the subclass's body)
+    UNCOMPARED: ClassVar[frozenset[str]] = frozenset()
+    #: the fields that make the record's value, in order
+    _VALUE: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls) -> None:
         # the class body's own annotations, in order (not inspect.get_annotations: importing inspect is what
         # this class spares)
         cls.FIELDS = tuple(cls.__dict__.get("__annotations__", {}))  # noqa: RUF063
+        cls._VALUE = tuple(name for name in cls.FIELDS if name not in cls.UNCOMPARED)
 
     def __init__(self, **values: Any) -> None:
         for name in self.FIELDS:
@@ -50,13 +58,13 @@ class Record:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return all(getattr(self, name) == getattr(other, name) for name in self.FIELDS)
+        return all(getattr(self, name) == getattr(other, name) for name in self._VALUE)
 
     def __hash__(self) -> int:
-        return hash(tuple(getattr(self, name) for name in self.FIELDS))
+        return hash(tuple(getattr(self, name) for name in self._VALUE))
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self.FIELDS)})"
+        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self._VALUE)})"
 
 
 def replace(record: _R, **changes: Any) -> _R:

@@ -245,7 +245,7 @@ def test_an_index_built_for_another_context_window_is_rebuilt(repo: MemoryRepo, 
     repo.import_records([{"text": t, "id": f"s{i}", "source": "sess-1",
                           "created": (base + timedelta(seconds=i)).isoformat()} for i, t in enumerate(texts)])
     assert "s1" in ids(Index(repo, embedder=model).search("which vendor runs the billing database", k=3))
-    narrow = Index(repo, embedder=model, tuning=replace(DEFAULT_TUNING, context_window=1))
+    narrow = Index(repo, embedder=model, tuning=records.replace(DEFAULT_TUNING, context_window=1))
     assert narrow.refresh().rebuilt  # its ctx fields hold ±1 neighbours, not the ±2 on disk
     hits = narrow.search("which vendor runs the billing database", k=3)
     assert "s1" in ids(hits) and any(name == "model.neighbour" for name, _v in hits[0].parts.items())

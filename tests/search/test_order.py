@@ -23,12 +23,12 @@ LOG = [
 
 
 def test_parse_order() -> None:
-    assert parse_order("Which database did we choose first?") == Order("first")
-    assert parse_order("What is the latest deployment setup?") == Order("last")
-    assert parse_order("What do we use now for emails?") == Order("last")
-    assert parse_order("What did we use before Nuxt?") == Order("before", "nuxt")
-    assert parse_order("上线之后改了什么") == Order("after", "上线")
-    assert parse_order("数据库最早用的是什么？") == Order("first")
+    assert parse_order("Which database did we choose first?") == Order(kind="first")
+    assert parse_order("What is the latest deployment setup?") == Order(kind="last")
+    assert parse_order("What do we use now for emails?") == Order(kind="last")
+    assert parse_order("What did we use before Nuxt?") == Order(kind="before", anchor="nuxt")
+    assert parse_order("上线之后改了什么") == Order(kind="after", anchor="上线")
+    assert parse_order("数据库最早用的是什么？") == Order(kind="first")
     # periods are the time parser's, not an order: last week, before May 2023, two weeks after 8 May
     for question in ("What did we decide last week?", "What changed before May 2023?",
                      "What happened after 8 May?", "Why did we drop MySQL?"):

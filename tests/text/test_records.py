@@ -3,6 +3,8 @@ with changes, and clear errors for a missing or unknown field."""
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from gitmem.config import Config, RecallConfig
@@ -44,3 +46,24 @@ def test_a_missing_or_unknown_field_says_which() -> None:
         Point(x=1, z=2)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="'z'"):
         replace(Point(x=1), z=2)
+
+
+class Measured(Record):
+    UNCOMPARED = frozenset({"tool"})
+    value: float
+    tool: str = "ruler"
+
+    @functools.cached_property
+    def doubled(self) -> float:
+        return self.value * 2
+
+
+def test_an_uncompared_field_is_kept_but_not_part_of_the_value() -> None:
+    a, b = Measured(value=1.0, tool="ruler"), Measured(value=1.0, tool="laser")
+    assert b.tool == "laser" and a == b and hash(a) == hash(b) and repr(b) == "Measured(value=1.0)"
+    assert Measured.FIELDS == ("value", "tool") and replace(b, value=2.0).tool == "laser"
+
+
+def test_a_value_computed_on_first_use_is_kept_on_the_frozen_record() -> None:
+    m = Measured(value=1.5)
+    assert m.doubled == 3.0 and m.__dict__["doubled"] == 3.0 and m == Measured(value=1.5)

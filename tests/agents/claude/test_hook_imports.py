@@ -109,6 +109,8 @@ def test_a_prompt_loads_nothing_heavy_beyond_what_its_search_needs(repo_path: Pa
         assert not loaded_by_the_shell(report), loaded_by_the_shell(report)
         loaded = set(importers(report))
         assert "tomllib" not in loaded  # the settings come from their snapshot
+        # nor by the search: hits and the notepad are read with gitmem.text.quickjson, type names stay unimported
+        assert not {"json", "typing"} & loaded, {"json", "typing"} & loaded
 
 
 def test_the_import_report_is_read_right() -> None:
