@@ -83,8 +83,8 @@ def child(texts_file: Path, model: str, threads: int, models_dir: Path | None, f
         if embedder is None:
             raise SystemExit("no embedding model available")
         if float32 and isinstance(embedder, OnnxEmbedder):
-            config = replace(embedder.config, int8_activations=False)
-            embedder = OnnxEmbedder(embedder.model_path, embedder.tokenizer_path, config, threads=threads)
+            as_stored = replace(embedder.config, int8_activations=False)
+            embedder = OnnxEmbedder(embedder.model_path, embedder.tokenizer_path, as_stored, threads=threads)
         index = Index(MemoryRepo(config), embedder=embedder)
         cpu, wall = time.process_time(), time.perf_counter()
         index.refresh()  # the BM25 index (tantivy) from git
