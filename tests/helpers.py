@@ -34,13 +34,15 @@ class Run:
     err: str
 
 
-def code_repo(parent: Path, subject: str) -> Path:
-    """A code project ``shop`` (a git repository whose origin is Acme/Shop on GitHub) with one empty commit."""
+def code_repo(parent: Path, subject: str | None = None) -> Path:
+    """A code project ``shop`` (a git repository whose origin is Acme/Shop on GitHub, so its project id is
+    :data:`PROJECT`), with one empty commit named ``subject`` when one is given."""
     path = parent / "shop"
     path.mkdir()
     git(path, "init", "-q", "-b", "main")
     git(path, "remote", "add", "origin", "git@github.com:Acme/Shop.git")
-    git(path, "commit", "-q", "--allow-empty", "-m", subject)
+    if subject is not None:
+        git(path, "commit", "-q", "--allow-empty", "-m", subject)
     return path
 
 

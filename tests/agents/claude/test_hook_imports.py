@@ -16,7 +16,7 @@ import pytest
 from gitmem.agents.claude.context import recent_errors
 from gitmem.api import Repository
 from gitmem.config import SNAPSHOT_FILE, Config
-from tests.helpers import PROJECT, context_of, git, hook, payload
+from tests.helpers import PROJECT, code_repo, context_of, git, hook, payload
 
 #: standard modules that cost a hook process milliseconds each and that the shell does without
 HEAVY = ("dataclasses", "inspect", "typing", "tomllib", "json", "hashlib")
@@ -28,11 +28,8 @@ SEARCH = ("gitmem.search", "gitmem.store.base", "gitmem.store.document", "gitmem
 
 @pytest.fixture
 def code(tmp_path: Path) -> Path:
-    path = tmp_path / "shop"
-    path.mkdir()
-    git(path, "init", "-q")
-    git(path, "remote", "add", "origin", "git@github.com:Acme/Shop.git")
-    return path
+    """A code repository whose origin makes the project id ``github.com-acme-shop``."""
+    return code_repo(tmp_path)
 
 
 @pytest.fixture

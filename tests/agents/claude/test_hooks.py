@@ -25,17 +25,13 @@ from gitmem.agents.claude.context import recent_errors
 from gitmem.agents.claude.settings import HOOK_EVENTS, install, is_gitmem_command, merge, uninstall
 from gitmem.learn.directives import detect_correction, detect_directives, directive_key
 from gitmem.store import local as observe
-from tests.helpers import PROJECT, ROOT, assert_clean, context_of, git, hook, payload, run_cli
+from tests.helpers import PROJECT, ROOT, assert_clean, code_repo, context_of, git, hook, payload, run_cli
 
 
 @pytest.fixture
 def code(tmp_path: Path) -> Path:
     """A code repository whose origin makes the project id ``github.com-acme-shop``."""
-    path = tmp_path / "shop"
-    path.mkdir()
-    git(path, "init", "-q")
-    git(path, "remote", "add", "origin", "git@github.com:Acme/Shop.git")
-    return path
+    return code_repo(tmp_path)
 
 
 @pytest.fixture
