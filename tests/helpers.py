@@ -61,6 +61,12 @@ def assert_clean(repo: Path) -> None:
     git(repo, "fsck", "--strict")
 
 
+def hook_env(repo: Path, **extra: str) -> dict[str, str]:
+    """The environment of a hook test: the memory repository, and none of the detached background work (project
+    scan, session learning, warm-up), which commits on its own and has its own tests."""
+    return {"GITMEM_REPO": str(repo), "GITMEM_PROJECT_SCAN": "0", "GITMEM_LEARN": "0", "GITMEM_WARM": "0", **extra}
+
+
 def payload(event: str, cwd: Path, session: str = "sess-1", **fields: Any) -> str:
     return json.dumps({"session_id": session, "transcript_path": str(cwd / "t.jsonl"), "cwd": str(cwd),
                        "hook_event_name": event, **fields})

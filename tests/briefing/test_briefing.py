@@ -21,7 +21,7 @@ from gitmem.search.index import Hit
 from gitmem.search.scoring import ScoreParts
 from gitmem.store import document as docs
 from gitmem.store.layout import init_repo
-from tests.helpers import PROJECT, code_repo, context_of, git, hook, payload, run_cli
+from tests.helpers import PROJECT, code_repo, context_of, git, hook, hook_env, payload, run_cli
 
 OTHER = "github.com-acme-warehouse"
 
@@ -33,7 +33,7 @@ def code(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def env(repo_path: Path) -> dict[str, str]:
-    return {"GITMEM_REPO": str(repo_path), "GITMEM_PROJECT_SCAN": "0", "GITMEM_LEARN": "0", "GITMEM_WARM": "0"}
+    return hook_env(repo_path)
 
 
 def _bm25_only(repo_path: Path) -> None:
@@ -48,6 +48,17 @@ def _noise(n: int) -> list[dict[str, object]]:
     return [{"text": f"{topics[i % 5].capitalize()} note {tags[i]}: keep the entry short and dated",
              "project": OTHER if i % 2 else "", "importance": 3 + i % 2} for i in range(n)]
 
+
+
+def _started_among_noise(repo_path: Path, code: Path, env: dict[str, str], own: str, other: str) -> None:
+    """A BM25-only repository of 200 unrelated memories plus the decision ``own`` of the session's project and
+    ``other`` of another project, and a session that has started in ``code``."""
+    _bm25_only(repo_path)
+    repo = Repository(Config(repo=repo_path))
+    repo.import_records(_noise(200))
+    repo.remember(own, project=PROJECT, category="decision")
+    repo.remember(other, project=OTHER, category="decision")
+    hook("session-start", payload("SessionStart", code, source="startup"), env, cwd=code)
 
 def test_a_project_rule_is_there_among_300_unrelated_memories(repo_path: Path, code: Path,
                                                               env: dict[str, str]) -> None:
@@ -68,13 +79,9 @@ def test_a_project_rule_is_there_among_300_unrelated_memories(repo_path: Path, c
 
 def test_the_prompt_brings_what_it_needs_once_and_nothing_unrelated(repo_path: Path, code: Path,
                                                                     env: dict[str, str]) -> None:
-    _bm25_only(repo_path)
-    repo = Repository(Config(repo=repo_path))
-    repo.import_records(_noise(200))
-    repo.remember("Stripe webhooks are verified with the signing secret from settings.STRIPE_WEBHOOK_KEY",
-                  project=PROJECT, category="decision")
-    repo.remember("Stripe webhooks of the warehouse go through the queue", project=OTHER, category="decision")
-    hook("session-start", payload("SessionStart", code, source="startup"), env, cwd=code)
+    _started_among_noise(repo_path, code, env,
+                         "Stripe webhooks are verified with the signing secret from settings.STRIPE_WEBHOOK_KEY",
+                         "Stripe webhooks of the warehouse go through the queue")
 
     first = hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="Fix the Stripe webhook "
                                                "verification failing in production"), env, cwd=code)
@@ -191,13 +198,9 @@ def test_a_task_prompt_is_read_as_one() -> None:
 
 def test_a_prompt_naming_an_identifier_finds_the_memory_in_plain_words(repo_path: Path, code: Path,
                                                                       env: dict[str, str]) -> None:
-    _bm25_only(repo_path)
-    repo = Repository(Config(repo=repo_path))
-    repo.import_records(_noise(200))
-    repo.remember("Sessions are signed cookies by default; server-side sessions come from extensions",
-                  project=PROJECT, category="decision")
-    repo.remember("The interface of the warehouse sessions is private", project=OTHER, category="decision")
-    hook("session-start", payload("SessionStart", code, source="startup"), env, cwd=code)
+    _started_among_noise(repo_path, code, env,
+                         "Sessions are signed cookies by default; server-side sessions come from extensions",
+                         "The interface of the warehouse sessions is private")
     first = hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="Ensure "
                                                "session_interface.open_session runs after URL matching"),
                  env, cwd=code)

@@ -12,7 +12,7 @@ import pytest
 
 from gitmem.api import Repository
 from gitmem.config import Config
-from tests.helpers import PROJECT, code_repo, context_of, git, hook, payload
+from tests.helpers import PROJECT, code_repo, context_of, git, hook, hook_env, payload
 from tests.serve.live import running_server
 
 TOKEN = "s3cret-token"
@@ -62,8 +62,8 @@ def _log(repo_path: Path) -> list[str]:
 
 def test_the_hooks_inject_the_same_with_and_without_a_running_server(
         memories: Path, code: Path, server: subprocess.Popen[bytes]) -> None:
-    base = {"GITMEM_REPO": str(memories), "GITMEM_PROJECT_SCAN": "0", "GITMEM_LEARN": "0", "GITMEM_WARM": "0",
-            "GITMEM_SERVER_TIMEOUT": "10"}  # a busy test machine must not turn the served path into a fallback
+    # a busy test machine must not turn the served path into a fallback
+    base = hook_env(memories, GITMEM_SERVER_TIMEOUT="10")
     record = memories / "local" / "server.json"
     served = _session("served", code, {**base, "GITMEM_TOKEN": TOKEN}, memories)
     assert _log(memories) == []  # the server answered both hooks

@@ -21,7 +21,7 @@ from gitmem.store.memories import MemoryRepo
 from gitmem.sync.merge import merge_file
 from gitmem.wiki.lifecycle import capture_session_log, overview
 from gitmem.wiki.store import Wiki
-from tests.helpers import assert_clean, context_of, git, hook, payload, run_cli
+from tests.helpers import assert_clean, code_repo, context_of, git, hook, hook_env, payload, run_cli
 
 PROJECT = "github.com-acme-shop"
 
@@ -336,11 +336,8 @@ def test_sync_merges_pages_from_two_machines_and_review_lists_them(tmp_path: Pat
 
 def test_session_end_writes_a_session_log_within_budget_even_without_an_index(repo_path: Path, tmp_path: Path
                                                                               ) -> None:
-    code = tmp_path / "shop"
-    code.mkdir()
-    git(code, "init", "-q")
-    git(code, "remote", "add", "origin", "git@github.com:Acme/Shop.git")
-    env = {"GITMEM_REPO": str(repo_path), "GITMEM_PROJECT_SCAN": "0", "GITMEM_LEARN": "0", "GITMEM_WARM": "0"}
+    code = code_repo(tmp_path)
+    env = hook_env(repo_path)
     (repo_path / ".cache").mkdir(exist_ok=True)
     (repo_path / ".cache" / "index").write_text("not an index")  # a broken search index must not matter
     transcript = code / "t.jsonl"

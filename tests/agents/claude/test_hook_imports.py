@@ -16,7 +16,7 @@ import pytest
 from gitmem.agents.claude.context import recent_errors
 from gitmem.api import Repository
 from gitmem.config import SNAPSHOT_FILE, Config
-from tests.helpers import PROJECT, code_repo, context_of, git, hook, payload
+from tests.helpers import PROJECT, code_repo, context_of, git, hook, hook_env, payload
 
 #: standard modules that cost a hook process milliseconds each and that the shell does without
 HEAVY = ("dataclasses", "inspect", "typing", "tomllib", "json", "hashlib")
@@ -39,7 +39,7 @@ def env(repo_path: Path) -> dict[str, str]:
     git(repo_path, "commit", "-qm", "settings: BM25 only")
     Repository(Config(repo=repo_path)).remember("Stripe webhooks are verified with the signing secret",
                                                 project=PROJECT, category="constraint")
-    return {"GITMEM_REPO": str(repo_path), "GITMEM_PROJECT_SCAN": "0", "GITMEM_LEARN": "0", "GITMEM_WARM": "0"}
+    return hook_env(repo_path)
 
 
 def importers(report: str) -> dict[str, str]:

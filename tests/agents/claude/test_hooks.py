@@ -25,7 +25,7 @@ from gitmem.agents.claude.context import recent_errors
 from gitmem.agents.claude.settings import HOOK_EVENTS, install, is_gitmem_command, merge, uninstall
 from gitmem.learn.directives import detect_correction, detect_directives, directive_key
 from gitmem.store import local as observe
-from tests.helpers import PROJECT, ROOT, assert_clean, code_repo, context_of, git, hook, payload, run_cli
+from tests.helpers import PROJECT, ROOT, assert_clean, code_repo, context_of, git, hook, hook_env, payload, run_cli
 
 
 @pytest.fixture
@@ -37,7 +37,7 @@ def code(tmp_path: Path) -> Path:
 @pytest.fixture
 def env(repo_path: Path) -> dict[str, str]:
     # the detached project scan and session learning commit on their own: tests/projects/test_projects.py covers them
-    return {"GITMEM_REPO": str(repo_path), "GITMEM_PROJECT_SCAN": "0", "GITMEM_LEARN": "0", "GITMEM_WARM": "0"}
+    return hook_env(repo_path)
 
 
 # -- acceptance ------------------------------------------------------------------------------------------

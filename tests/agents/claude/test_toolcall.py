@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from gitmem.store import local as observe
-from tests.helpers import PROJECT, code_repo, hook, payload
+from tests.helpers import PROJECT, code_repo, hook, hook_env, payload
 
 #: modules a tool call's hook needs only when its input holds something a redaction rule must check
 NOT_FOR_ORDINARY_CALLS = {"re", "json", "enum", "pathlib", "functools", "collections", "heapq", "math", "typing",
@@ -29,7 +29,7 @@ def code(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def env(repo_path: Path) -> dict[str, str]:
-    return {"GITMEM_REPO": str(repo_path), "GITMEM_PROJECT_SCAN": "0", "GITMEM_LEARN": "0", "GITMEM_WARM": "0"}
+    return hook_env(repo_path)
 
 
 def bash_call() -> dict[str, Any]:
