@@ -29,6 +29,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gitmem.config import Config
+from gitmem.search.build import ensure_vectors
 from gitmem.search.index import Index
 from gitmem.store.layout import init_repo
 from gitmem.store.memories import MemoryRepo
@@ -73,16 +74,16 @@ def fill_random_vectors(index: Index, embedder: Any) -> None:
     """Put random unit vectors in the cache for every indexed memory (same shapes as real ones)."""
     import numpy as np
 
-    from gitmem.search.index import OK, SHA
-    from gitmem.search.vectors import VectorStore
+    from gitmem.search.build import OK, SHA, load_state
+    from gitmem.search.semantic import store as vector_store
 
-    loaded = index._load_state()
+    loaded = load_state(index)
     state = loaded[0] if loaded else {}
     shas = sorted({e[SHA] for e in state.values() if e[OK]})
     rng = np.random.default_rng(1)
     matrix = rng.standard_normal((len(shas), embedder.dim)).astype(np.float32)
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    store = VectorStore(index._vector_dir(embedder.model_id))
+    store = vector_store(index, embedder.model_id)
     store.add(shas, matrix)
     store.complete.write_text(index._current_head())
 
@@ -131,7 +132,7 @@ def measure(size: int, queries: int, embed: str, cold_runs: int, root: Path) -> 
     stats = index.refresh()
     bm25_refresh = time.perf_counter() - started
     started = time.perf_counter()
-    embedded = hybrid._ensure_vectors(hybrid._current_head())
+    embedded = ensure_vectors(hybrid, hybrid._current_head())
     embed_refresh = time.perf_counter() - started
     print(f"refresh after 1 new memory:    {bm25_refresh * 1000:8.1f} ms BM25 ({stats.indexed} doc) "
           f"+ {embed_refresh * 1000:.1f} ms vectors ({embedded} embedded)")

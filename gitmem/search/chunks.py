@@ -14,8 +14,6 @@ word 1.3 (the packaged WordPiece tokenizer gives 1.2–1.4 per English word of p
 
 from __future__ import annotations
 
-import re
-
 from gitmem.text.lazyre import LazyPattern
 
 #: the size a chunk aims at, in estimated tokens: well inside the 256 the packaged model reads, with room for
@@ -24,7 +22,7 @@ CHUNK_TOKENS = 160
 #: texts up to this size are not chunked
 LONG_TOKENS = 240
 
-_HEADING = LazyPattern(r"^#{1,6}\s+\S.*$", re.MULTILINE)
+_HEADING = LazyPattern(r"(?m)^#{1,6}\s+\S.*$")
 _PARAGRAPH = LazyPattern(r"\n\s*\n")
 _SENTENCE_END = LazyPattern(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n")
 _CJK = LazyPattern("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")

@@ -13,26 +13,26 @@ Everything lives under ``<repo>/.cache/`` (ignored by git, rebuildable at any ti
 A refresh compares the HEAD commit with ``search/HEAD``; when they differ it walks the tree under
 ``memories/`` (blob SHAs only) and re-indexes the files whose SHA changed, plus their neighbours in the same
 source (session), whose context field mentions them. Vectors are keyed by (model id, blob SHA): an edit embeds
-one memory, a rename or a branch switch back embeds nothing. BM25-only searches never import numpy.
+one memory, a rename or a branch switch back embeds nothing.
+
+This module is the read side: opening the index, checking that it is current, BM25, ranking and the hits. It is
+what a prompt hook loads, so it imports neither :mod:`re` nor :mod:`pathlib` (a repository's ``path`` may be a
+``str``), :mod:`contextlib`, :mod:`functools`, :mod:`typing` nor the file locks. Updating the index is
+:mod:`gitmem.search.build`'s, the model's side of a search :mod:`gitmem.search.semantic`'s: each is imported when
+it is needed (an index behind HEAD, a rebuild, a search with a model), never by a BM25 search of a current index.
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import marshal
 import os
-import re
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 
 import tantivy
 
-from gitmem.errors import DocumentError, GitmemError, SearchError, ValidationError
-from gitmem.files.atomic import atomic_write, settled
-from gitmem.files.locks import LockTimeout, file_lock
+from gitmem.errors import SearchError, ValidationError
+from gitmem.files.atomic import settled
 from gitmem.search import schema as idoc
 from gitmem.search import scoring as ranking
 from gitmem.search.order import Order, order_bonus, parse_order
@@ -42,35 +42,27 @@ from gitmem.search.timeexpr import TimeRange, parse_time_expression
 from gitmem.store import document as docs
 from gitmem.text.records import Record, replace
 
-# The vector side (the model runtime, the second-stage ranker, the vector cache, numpy) is imported inside the
-# methods that use a model: a BM25 search, the prompt hook's, never loads it.
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Literal, Protocol
 
     from gitmem.config import Config
     from gitmem.embeddings.runtime import Embedder
     from gitmem.git.store import GitStore
     from gitmem.search import rerank
-    from gitmem.search.vectors import VectorStore
     from gitmem.store.document import Memory
 
     Mode = Literal["hybrid", "bm25", "vector"]
-    # a state entry (see SHA, GROUP, … below)
-    _Entry = list[Any]
+    #: a file path as ``os`` takes it
+    StrPath = str | os.PathLike[str]
 else:
     Protocol = object
 
 __all__ = ["Hit", "Index", "IndexedRepo", "RefreshStats", "ScoreParts", "open_index"]
 
-MEMORY_PREFIX = f"{docs.MEMORIES_DIR}/"
 #: called with the number of memories just embedded (``tqdm.update`` fits)
 Progress = Callable[[int], object]
-_MAX_SEGMENTS = 12
-#: memories embedded in one model call with their sentences (batched by length inside it); paces the progress bar
-_EMBED_CHUNK = 64
-#: memories per vector shard written (fewer shards, fewer merges)
-_SHARD = 512
 
 
 class Hit(Record):
@@ -92,27 +84,33 @@ class Hit(Record):
     analyzer: Any = None
     chunk: int = 0
 
-    @functools.cached_property
     def _cut(self) -> tuple[str, tuple[tuple[int, int], ...]]:
-        text = self.memory.text
-        if self.chunk:
-            parts = idoc.memory_chunks(self.memory)
-            text = parts[self.chunk - 1] if self.chunk <= len(parts) else text
-        if self.analyzer is None:
-            return text[:160], ()
-        text, marks = ranking.snippet(text, set(self.terms), self.analyzer)
-        return text, tuple(marks)
+        # kept in the instance's __dict__ on first use (what functools.cached_property does, without importing
+        # functools: a record's own __setattr__ refuses every write)
+        cut: tuple[str, tuple[tuple[int, int], ...]] | None = self.__dict__.get("_snippet")
+        if cut is None:
+            text = self.memory.text
+            if self.chunk:
+                parts = idoc.memory_chunks(self.memory)
+                text = parts[self.chunk - 1] if self.chunk <= len(parts) else text
+            if self.analyzer is None:
+                cut = text[:160], ()
+            else:
+                text, marks = ranking.snippet(text, set(self.terms), self.analyzer)
+                cut = text, tuple(marks)
+            self.__dict__["_snippet"] = cut
+        return cut
 
     @property
     def snippet(self) -> str:
         """About 160 characters around the densest cluster of matched words (in the best chunk of a long
         memory)."""
-        return self._cut[0]
+        return self._cut()[0]
 
     @property
     def highlights(self) -> tuple[tuple[int, int], ...]:
         """Character ranges of the matched words inside :attr:`snippet`."""
-        return self._cut[1]
+        return self._cut()[1]
 
 
 class RefreshStats:
@@ -139,16 +137,7 @@ class RefreshStats:
         return "RefreshStats(" + ", ".join(f"{k}={v!r}" for k, v in vars(self).items()) + ")"
 
 
-# A state entry is a list (cheap to load for 100k files): [blob sha, source group, created, neighbour
-# signature, readable, id, position in its group, distinct analyzed words of its text joined by spaces].
-SHA, GROUP, CREATED, SIG, OK, ID, SEQ, TOKS = range(8)
-
-
-def _entry(sha: str, group: str = "", created: int = 0, ok: bool = True, id: str = "") -> _Entry:
-    return [sha, group, created, "", ok, id, 0, ""]
-
-
-def _signature(files: list[Path]) -> tuple[tuple[int, int, int], ...] | None:
+def _signature(files: Sequence[StrPath]) -> tuple[tuple[int, int, int], ...] | None:
     """(inode, mtime, size) of each file, None when one is missing: a cheap 'did anything replace these?'"""
     try:
         return tuple((st.st_ino, st.st_mtime_ns, st.st_size) for st in map(os.stat, files))
@@ -156,25 +145,16 @@ def _signature(files: list[Path]) -> tuple[tuple[int, int, int], ...] | None:
         return None
 
 
-def _natural(value: str) -> tuple[Any, ...]:
-    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", value))
-
-
-def _rmtree(path: Path, *, ignore_errors: bool) -> None:
-    # shutil loads bz2 and lzma at import, which every prompt hook would pay for an index it only reads
-    import shutil
-
-    shutil.rmtree(path, ignore_errors=ignore_errors)
-
-
 # -- the index -------------------------------------------------------------------------------------------
 
 class IndexedRepo(Protocol):  # a typing.Protocol for type checkers, a plain class at run time
-    """What the index reads of a memory repository: its folder, its settings and its git files (a
-    :class:`~gitmem.store.memories.MemoryRepo` is one; :class:`~gitmem.store.base.StoredRepo` is the cheap one the
-    hooks open)."""
+    """What the index reads of a memory repository: its folder (a ``str`` or a :class:`~pathlib.Path`), its
+    settings and its git files (a :class:`~gitmem.store.memories.MemoryRepo` is one;
+    :class:`~gitmem.store.base.StoredRepo` is the cheap one the hooks open)."""
 
-    path: Path
+    @property
+    def path(self) -> StrPath: ...
+
     config: Config
     git: GitStore
 
@@ -184,8 +164,7 @@ class Index:
 
     ``embedder``: ``"auto"`` (the model ``repo.config.embedding`` names, loaded on the first hybrid or vector
     search), ``None`` (BM25 only) or an :class:`~gitmem.embeddings.runtime.Embedder`. ``lock_wait``: how long a search
-    waits
-    for another process that is updating the index before it searches the existing index as it is.
+    waits for another process that is updating the index before it searches the existing index as it is.
     ``progress(n)`` is called with each batch of ``n`` memories embedded (``tqdm.update`` fits).
     ``embed_missing``: whether a search first embeds the memories that have no vector yet (``gitmem search``, the
     warm-up); ``False`` on the hooks' paths: a search then embeds only its question, ranks the memories without a
@@ -197,8 +176,12 @@ class Index:
         self.embed_missing = embed_missing
         #: memories without a vector at the last hybrid search (only counted when ``embed_missing`` is False)
         self.vectors_missing = 0
-        self.root = repo.path / ".cache"
-        self.dir = self.root / "search"
+        # str paths: pathlib (and the re it loads) costs a prompt hook more than its search
+        self._root = os.path.join(os.fspath(repo.path), ".cache")
+        self._dir = os.path.join(self._root, "search")
+        self._tantivy_dir = os.path.join(self._dir, "tantivy")
+        self._head_file = os.path.join(self._dir, "HEAD")
+        self._state_file = os.path.join(self._dir, "state.bin")
         self.lock_wait = lock_wait
         self.progress = progress
         self.tuning = tuning
@@ -222,21 +205,22 @@ class Index:
         self._sentences: tuple[str, Any, Any, dict[int, int], Any] | None = None
         self._hood: tuple[str, rerank.Neighbourhood] | None = None
         # the HEAD, ref and index-marker files as they were when the index was last found current
-        self._fresh: tuple[list[Path], tuple[tuple[int, int, int], ...]] | None = None
+        self._fresh: tuple[list[StrPath], tuple[tuple[int, int, int], ...]] | None = None
 
     # -- paths and small files ----------------------------------------------------------------------
     @property
-    def _tantivy_dir(self) -> Path:
-        return self.dir / "tantivy"
+    def root(self) -> Path:
+        """The repository's cache folder (``.cache``: the index, its lock, the vectors)."""
+        from pathlib import Path
+
+        return Path(self._root)
 
     @property
-    def _head_file(self) -> Path:
-        return self.dir / "HEAD"
+    def dir(self) -> Path:
+        """The search index's folder (``.cache/search``)."""
+        from pathlib import Path
 
-    def _lock(self, timeout: float) -> contextlib.AbstractContextManager[None]:
-        """One writer at a time across processes (``flock``: nothing to import, released if the process dies)."""
-        self.root.mkdir(exist_ok=True)
-        return file_lock(self.root / "search.lock", timeout=timeout)
+        return Path(self._dir)
 
     def _current_head(self) -> str:
         git = self.repo.git
@@ -245,7 +229,8 @@ class Index:
 
     def _marker(self) -> str:
         try:
-            return self._head_file.read_text("utf-8")
+            with open(self._head_file, encoding="utf-8") as f:
+                return f.read()
         except OSError:
             return ""
 
@@ -265,21 +250,13 @@ class Index:
         return self._snap
 
     def _is_current(self, head: str) -> bool:
-        return self._marker() == f"{self._format} {head}" and (self._tantivy_dir / "meta.json").is_file()
+        return self._marker() == f"{self._format} {head}" and os.path.isfile(os.path.join(self._tantivy_dir,
+                                                                                          "meta.json"))
 
-    def _open(self, create: bool = False) -> Any:
-        if self._index is None or create:
-            path = self._tantivy_dir
-            if create:
-                path.mkdir(parents=True, exist_ok=True)
-            try:
-                index = tantivy.Index(self._schema, path=str(path), reuse=True)
-            except ValueError:
-                if not create:
-                    raise
-                _rmtree(path, ignore_errors=True)
-                path.mkdir(parents=True, exist_ok=True)
-                index = tantivy.Index(self._schema, path=str(path), reuse=False)
+    def _open(self) -> Any:
+        """The tantivy index as it is on disk (:mod:`gitmem.search.build` creates it)."""
+        if self._index is None:
+            index = tantivy.Index(self._schema, path=self._tantivy_dir, reuse=True)
             index.register_tokenizer(ranking.TOKENIZER, self._analyzer)
             self._index = index
         return self._index
@@ -295,7 +272,7 @@ class Index:
         self.stale = False
         if self._index is not None and self._fresh is not None and self._fresh[1] == _signature(self._fresh[0]):
             return RefreshStats(seconds=time.perf_counter() - started)  # nothing was replaced since the last check
-        files = [*self.repo.git.head_files(), self._head_file]
+        files: list[StrPath] = [*self.repo.git.head_files(), self._head_file]
         before = _signature(files)
         head = self._current_head()
         if self._is_current(head):
@@ -306,414 +283,36 @@ class Index:
             self._fresh = (files, before) if before is not None and all(settled(m, now) for _i, m, _s in before) \
                 else None
             return RefreshStats(seconds=time.perf_counter() - started)
-        exists = (self._tantivy_dir / "meta.json").is_file()
-        try:
-            with self._lock(self.lock_wait if wait is None else wait) if exists else self._lock(max(30.0, wait or 0)):
-                stats = RefreshStats() if self._is_current(head) else self._update(head, rebuild=False)
-        except LockTimeout:
-            if not exists:
-                raise SearchError("the search index is locked by another process and does not exist yet",
-                                  "wait for the other gitmem process to finish and try again") from None
-            self.stale = True
-            self._notice("the search index is being updated by another gitmem process; "
-                         "these results come from the index as it was")
-            stats = RefreshStats()
-        self._open()  # a broken index says so here, before the reload's guard
-        with contextlib.suppress(ValueError):
-            self._reload()
-        self._seen = head if not self.stale else ""
-        stats.seconds = time.perf_counter() - started
-        return stats
+        from gitmem.search import build
+
+        return build.refresh(self, head, wait, started)
 
     def rebuild(self, *, vectors: bool = True, progress: Progress | None = None,
                 total: Progress | None = None) -> RefreshStats:
         """Throw the index away and build it again from HEAD (``gitmem reindex``); also embed what is missing
         when a model is available. Vectors already cached for a blob SHA are kept. ``total(n)`` is called once
         with the number of memories to embed, before ``progress`` counts them (a progress bar's length)."""
-        started = time.perf_counter()
-        head = self._current_head()
-        with self._lock(60.0):
-            self._index = self._snap = None
-            _rmtree(self._tantivy_dir, ignore_errors=True)
-            self._head_file.unlink(missing_ok=True)
-            (self.dir / "state.bin").unlink(missing_ok=True)
-            stats = self._update(head, rebuild=True)
-        stats.rebuilt = True
-        if vectors and self.embedder is not None:
-            embed_started = time.perf_counter()
-            stats.embedded = self._ensure_vectors(head, progress=progress or self.progress, total=total)
-            stats.embed_seconds = time.perf_counter() - embed_started
-        stats.seconds = time.perf_counter() - started
-        return stats
+        from gitmem.search import build
+
+        return build.rebuild(self, vectors=vectors, progress=progress, total=total)
 
     def embed(self, *, progress: Progress | None = None, total: Progress | None = None) -> int:
         """Bring the index up to HEAD, then embed every memory that has no vector yet (the step ``rebuild`` and
         the warm-up's searches take); returns how many were embedded. ``progress`` and ``total`` as in
         :meth:`rebuild`."""
-        self.refresh()
-        if self.embedder is None or self.stale:
-            return 0
-        return self._ensure_vectors(self._current_head(), progress=progress or self.progress, total=total)
+        from gitmem.search import build
 
-    def _load_state(self) -> tuple[dict[str, _Entry], str] | None:
-        """The recorded state and the commit it describes (marshal: ten times faster to write than JSON at 10k
-        files; it is a cache, so a file from another Python version or a damaged one just means a rebuild)."""
-        try:
-            data = marshal.loads((self.dir / "state.bin").read_bytes())
-            if not isinstance(data, dict) or data.get("format") != idoc.FORMAT or \
-                    data.get("window") != self.tuning.context_window:
-                return None
-            files: dict[str, _Entry] = data["files"]
-            return files, str(data.get("head") or "")
-        except (OSError, ValueError, TypeError, KeyError, EOFError):
-            return None
+        return build.embed(self, progress=progress, total=total)
 
-    def _read(self, path: str, sha: str) -> Memory | DocumentError:
-        raw: bytes | None = None
-        with contextlib.suppress(OSError):
-            raw = (self.repo.path / path).read_bytes()
-        if raw is None or idoc.git_blob_sha(raw) != sha:  # uncommitted edit in the work tree: index what is committed
-            raw = self.repo.git.read_head_file(path)
-        if raw is None:
-            return DocumentError(f"{path}: missing from HEAD")
-        try:
-            return docs.loads(raw.decode("utf-8"), path)
-        except UnicodeDecodeError:
-            return DocumentError(f"{path}: not UTF-8 text")
-        except DocumentError as exc:
-            return exc
-
-    def _update(self, head: str, *, rebuild: bool) -> RefreshStats:
-        """Re-index what changed between the recorded state and ``head`` (caller holds the lock)."""
-        stats = RefreshStats()
-        loaded_state = None if rebuild else self._load_state()
-        if loaded_state is None or not (self._tantivy_dir / "meta.json").is_file():
-            loaded_state = ({}, "")
-            self._index = self._snap = None
-            _rmtree(self._tantivy_dir, ignore_errors=True)
-            stats.rebuilt = True
-        state, since = loaded_state
-        index = self._open(create=True)
-        # Compare the trees of the indexed commit and HEAD (only folders whose SHA moved); walk every file
-        # only on a first build or when that commit is gone.
-        diff = self.repo.git.tree_changes(since, MEMORY_PREFIX) if state and since else None
-        if diff is None:
-            tree = {p: s for p, s in self.repo.git.tree_files(MEMORY_PREFIX).items() if p.endswith(".md")}
-            removed = [p for p in state if p not in tree]
-        else:
-            tree = {p: s for p, s in diff.items() if s is not None and p.endswith(".md")}
-            removed = [p for p, s in diff.items() if s is None and p in state]
-        changed = [p for p, s in tree.items() if p not in state or state[p][SHA] != s]
-        loaded: dict[str, Memory] = {}
-        affected = {state[p][GROUP] for p in removed + changed if p in state}
-        entries = state
-        for path in removed:
-            del entries[path]
-        for path in changed:
-            item = self._read(path, tree[path])
-            if isinstance(item, DocumentError):
-                entries[path] = _entry(tree[path], ok=False)
-                stats.unreadable.append(item.message)
-                continue
-            loaded[path] = item
-            entries[path] = _entry(tree[path], idoc.group(item), int(item.created.timestamp()), True, item.id)
-            affected.add(entries[path][GROUP])
-        affected.discard("")
-        plan = self._plan(entries, affected, set(changed))
-
-        def memory(path: str) -> Memory | None:
-            if path not in loaded:
-                item = self._read(path, entries[path][SHA])
-                if isinstance(item, DocumentError):
-                    return None
-                loaded[path] = item
-            return loaded[path]
-
-        writer = self._writer(index)
-        try:
-            for path in removed:
-                writer.delete_documents_by_term("path", path)
-            for path, (seq, neighbours) in plan.items():
-                if not stats.rebuilt:
-                    writer.delete_documents_by_term("path", path)
-                mem = memory(path)
-                if mem is None:
-                    continue
-                ctx = "\n".join(m.text for m in map(memory, neighbours) if m is not None)
-                entry = entries[path]
-                # one string, not a tuple: marshal reads and writes 10k strings far faster than 10k tuples
-                entry[TOKS] = " ".join(sorted(set(self._analyzer.analyze(idoc.body(mem)))))
-                for doc in idoc.documents(mem, path, entry[SHA], idoc.grp_hash(entry[GROUP]), seq, ctx):
-                    writer.add_document(doc)
-            writer.commit()
-            # Waiting for merges costs up to ~0.4 s at 10k documents; a small refresh leaves them to run (or to
-            # be abandoned, which tantivy allows) unless segments have piled up.
-            if stats.rebuilt or len(plan) > 100 or index.searcher().num_segments > _MAX_SEGMENTS:
-                writer.wait_merging_threads()
-        except BaseException:
-            with contextlib.suppress(Exception):
-                writer.rollback()
-            raise
-        stats.indexed, stats.removed = len(plan), len(removed)
-        self.warnings = stats.unreadable
-        state_data = {"format": idoc.FORMAT, "window": self.tuning.context_window, "head": head, "files": entries}
-        atomic_write(self.dir / "state.bin", marshal.dumps(state_data))
-        atomic_write(self._head_file, f"{self._format} {head}".encode())
-        self._reload()
-        return stats
-
-    def _plan(self, entries: dict[str, _Entry], groups: set[str],
-              changed: set[str]) -> dict[str, tuple[int, list[str]]]:
-        """Which files to (re)index, each with its position in its source group and its neighbours' paths.
-
-        A file is re-indexed when its blob changed or when the neighbours its context field holds changed."""
-        import hashlib  # a refresh that re-indexes pays for these, a search does not
-        import json
-
-        window = self.tuning.context_window
-        plan: dict[str, tuple[int, list[str]]] = {}
-        members: dict[str, list[str]] = {g: [] for g in groups}
-        if members:
-            for path, entry in entries.items():
-                if entry[OK] and entry[GROUP] in members:
-                    members[entry[GROUP]].append(path)
-        for paths in members.values():
-            paths.sort(key=lambda p: (entries[p][CREATED], _natural(entries[p][ID]), p))
-            for seq, path in enumerate(paths):
-                entries[path][SEQ] = seq
-                neighbours = paths[max(0, seq - window):seq] + paths[seq + 1:seq + 1 + window]
-                sig = hashlib.blake2b(json.dumps([seq, [(q, entries[q][SHA]) for q in neighbours]]).encode(),
-                                      digest_size=8).hexdigest()
-                if sig != entries[path][SIG] or path in changed:
-                    entries[path][SIG] = sig
-                    plan[path] = (seq, neighbours)
-        for path in changed:
-            if entries[path][OK] and path not in plan:
-                plan[path] = (0, [])
-        return plan
-
-    def _writer(self, index: Any) -> Any:
-        deadline = time.monotonic() + max(self.lock_wait, 5.0)
-        while True:
-            try:
-                return index.writer(heap_size=32_000_000, num_threads=1)
-            except ValueError as exc:  # LockBusy: a writer outside gitmem's lock (another tool, a stale process)
-                if "lock" not in str(exc).lower() or time.monotonic() > deadline:
-                    raise SearchError(f"cannot write the search index: {exc}",
-                                      "close other gitmem processes, or run gitmem reindex") from None
-                time.sleep(0.05)
-
-    # -- embeddings ----------------------------------------------------------------------------------
     @property
     def embedder(self) -> Embedder | None:
         """The embedding model, loaded on first use; None (with a notice) when there is none or it is broken."""
         if not self._embedder_resolved:
+            from gitmem.search.semantic import load_embedder
+
             self._embedder_resolved = True
-            self._embedder = self._load_embedder()
+            self._embedder = load_embedder(self)
         return self._embedder
-
-    def _load_embedder(self) -> Embedder | None:
-        from gitmem.embeddings import runtime as embed
-
-        cfg = self.repo.config.embedding
-        spec = embed.EmbedSpec(model=cfg.model or "auto", path=Path(cfg.path).expanduser() if cfg.path else None,
-                               dim=cfg.dim or None,
-                               models_dir=Path(cfg.models_dir).expanduser() if cfg.models_dir else None)
-        try:
-            loaded = embed.load_embedder(spec)
-        except (embed.EmbeddingError, GitmemError, ImportError, OSError) as exc:
-            self._notice(f"embedding model unusable ({exc}); searching with BM25 only")
-            return None
-        if loaded is None and spec.model.lower() != "none":
-            self._notice("no embedding model available; searching with BM25 only "
-                         "(install one with: gitmem model install)")
-        return loaded
-
-    def _vector_dir(self, model_id: str) -> Path:
-        safe = re.sub(r"[^A-Za-z0-9._@-]+", "_", model_id)
-        return self.root / "vectors" / f"{safe}.r{idoc.VECTOR_RECIPE}"
-
-    def _store(self, model_id: str, part: str = "") -> VectorStore:
-        """The vector cache of a model (``part="sentences"``: of its sentence vectors)."""
-        from gitmem.search.vectors import VectorStore
-
-        folder = self._vector_dir(model_id)
-        return VectorStore(folder / part if part else folder)
-
-    def _ensure_vectors(self, head: str, progress: Progress | None = None, total: Progress | None = None) -> int:
-        """Embed every indexed memory whose blob SHA has no vector yet; returns how many were embedded."""
-        embedder = self.embedder
-        if embedder is None:
-            return 0
-        scripts = getattr(embedder, "scripts", ())
-        store = self._store(embedder.model_id)
-        sentences = self._store(embedder.model_id, "sentences")
-        with contextlib.suppress(OSError):
-            if store.complete.read_text("utf-8") == head:
-                return 0
-        lock = contextlib.ExitStack()
-        try:
-            lock.enter_context(self._lock(self.lock_wait))
-        except LockTimeout:
-            self._notice("another gitmem process is computing embeddings; some memories are searched by BM25 only")
-            return 0
-        try:
-            with contextlib.suppress(OSError):
-                if store.complete.read_text("utf-8") == head:
-                    return 0
-            live, missing = self._missing(store)
-            if total is not None:
-                total(len(missing))
-            done = 0
-            complete = True
-            if missing:
-                self._reload()  # another Index object of this process may have just added them
-                searcher = self._snapshot().searcher
-                pending: tuple[list[str], list[Any], list[str], list[Any]] = ([], [], [], [])
-                for start in range(0, len(missing), _EMBED_CHUNK):
-                    chunk = missing[start:start + _EMBED_CHUNK]
-                    texts = self._texts_for(searcher, chunk)
-                    shas = [s for s in chunk if s in texts]
-                    complete = complete and len(shas) == len(chunk)
-                    if shas:
-                        import numpy as np
-
-                        # a memory in a script the model does not cover is embedded by its words in the model's
-                        # scripts, if any, else kept as a zero vector: BM25 alone finds it, and the zero row marks
-                        # it as such for the ranking (``_load_vectors``)
-                        from gitmem.embeddings.runtime import readable
-
-                        read = {s: readable(scripts, texts[s][0]) for s in shas}
-                        seen = [s for s in shas if read[s]]
-                        # one call for the memories and their sentences: one tokenizer pass, and batches of
-                        # similar length across the whole chunk instead of a few calls per memory
-                        said = [part for sha in seen if read[sha] == texts[sha][0] for part in texts[sha][1]]
-                        vecs = embedder.embed_documents([read[s] for s in seen] + [t for _k, t in said])
-                        rows = dict(zip(seen, vecs[:len(seen)], strict=True))
-                        zero = np.zeros(embedder.dim, dtype=np.float32)
-                        pending[0].extend(shas)
-                        pending[1].append(np.stack([rows.get(s, zero) for s in shas]))
-                        pending[2].extend(k for k, _t in said)
-                        pending[3].append(vecs[len(seen):])
-                    done += len(shas)
-                    if pending[0] and (len(pending[0]) >= _SHARD or start + _EMBED_CHUNK >= len(missing)):
-                        _write_vectors(store, sentences, *pending)
-                        pending = ([], [], [], [])
-                    if progress:
-                        progress(len(chunk))
-            store.compact(live)
-            sentences.compact(live)
-            if complete:
-                atomic_write(store.complete, head.encode())
-            self._vectors = self._sentences = None
-            return done
-        finally:
-            lock.close()
-
-    def _missing(self, store: VectorStore) -> tuple[set[str], list[str]]:
-        """(blob SHAs of the indexed memories, those of them ``store`` has no vector for)."""
-        loaded = self._load_state()
-        live = {e[SHA] for e in loaded[0].values() if e[OK]} if loaded else set()
-        return live, sorted(live - store.shas())
-
-    def _texts_for(self, searcher: Any, shas: list[str]) -> dict[str, tuple[str, list[tuple[str, str]]]]:
-        """What to embed for each blob: the memory's :func:`~gitmem.search.schema.embedding_text`, then its parts
-        with their cache keys: the chunks of a long memory (``<sha>#c<n>``, each after the memory's name), else
-        its sentences if several (``<sha>#<n>``)."""
-        from gitmem.search import rerank
-
-        query = tantivy.Query.boolean_query([
-            (tantivy.Occur.Must, tantivy.Query.term_set_query(self._schema, "sha", shas)),
-            (tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "part", 0))])
-        texts: dict[str, tuple[str, list[tuple[str, str]]]] = {}
-        for _score, addr in searcher.search(query, limit=max(1, len(shas))).hits:
-            doc = searcher.doc(addr)
-            memory = idoc.memory_from_json(doc["doc"][0])
-            sha = doc["sha"][0]
-            chunks = idoc.memory_chunks(memory)
-            parts = [(f"{sha}#c{n}", f"{memory.name}\n{chunk}" if memory.name else chunk)
-                     for n, chunk in enumerate(chunks)] if chunks \
-                else [(f"{sha}#{n}", text) for n, text in enumerate(rerank.sentences(memory.text))]
-            texts[sha] = (idoc.embedding_text(memory), parts)
-        return texts
-
-    def _vectors_ready(self, embedder: Embedder) -> None:
-        """Embed what the index holds and the cache lacks, then remember in the snapshot when the vectors cover
-        its commit: nothing changes them until the next reload, so later searches skip every file check."""
-        if self._snapshot().vectors == embedder.model_id:
-            return
-        head = self._seen or self._current_head()
-        store = self._store(embedder.model_id)
-        if self.embed_missing:
-            self._ensure_vectors(head, self.progress)  # may reload: the snapshot to mark is the one after it
-        with contextlib.suppress(OSError):
-            if head and store.complete.read_text("utf-8") == head:
-                self._load_vectors(embedder)
-                self._load_sentences(embedder)
-                self._snapshot().vectors = embedder.model_id
-                self.vectors_missing = 0
-                return
-        if not self.embed_missing:
-            self.vectors_missing = len(self._missing(store)[1])
-
-    def _load_vectors(self, embedder: Embedder) -> tuple[list[str], Any, dict[int, int], list[int]]:
-        """(row shas, matrix, sha64 → row, row → sha64) of the memory vectors, kept while the shards do not
-        change."""
-        if self._vectors is not None and self._snapshot().vectors == embedder.model_id:
-            return self._vectors[1:]  # loaded once the vectors covered this state: nothing changed since
-        store = self._store(embedder.model_id)
-        marker = store.marker()
-        if self._vectors is None or self._vectors[0] != marker:
-            import numpy as np
-
-            shas, matrix = store.load()
-            row_sha64 = [idoc.sha64(sha) for sha in shas]
-            self._vectors = (marker, shas, matrix, {s: row for row, s in enumerate(row_sha64)}, row_sha64)
-            self._blind = frozenset() if matrix is None else frozenset(
-                row_sha64[row] for row in np.flatnonzero(~matrix.any(axis=1)).tolist())
-        return self._vectors[1:]
-
-    def _load_sentences(self, embedder: Embedder) -> tuple[Any, Any, dict[int, int], Any]:
-        """(matrix with rows grouped by memory, start row of each memory's group, sha64 → group) of the
-        sentence vectors, and the sha64 of the memories whose group holds chunks (long memories) rather than
-        sentences; ``matrix`` is None when no memory has several sentences or chunks."""
-        import numpy as np
-
-        if self._sentences is not None and self._snapshot().vectors == embedder.model_id:
-            return self._sentences[1:]
-        store = self._store(embedder.model_id, "sentences")
-        marker = store.marker()
-        if self._sentences is None or self._sentences[0] != marker:
-            keys, matrix = store.load()
-            if matrix is None or not keys:
-                self._sentences = (marker, None, None, {}, np.zeros(0, np.uint64))
-            else:
-                owners = np.array([idoc.sha64(k) for k in keys], dtype=np.uint64)
-                order = np.argsort(owners, kind="stable")
-                unique, starts = np.unique(owners[order], return_index=True)
-                chunked = np.array(["#c" in k for k in keys])[order]
-                self._sentences = (marker, matrix[order], starts, {int(u): i for i, u in enumerate(unique)},
-                                   unique[chunked[starts]])
-        return self._sentences[1:]
-
-    def _neighbourhood(self) -> rerank.Neighbourhood:
-        """Neighbours and word sets of every indexed memory, from the state of the last refresh."""
-        snap = self._snapshot()
-        if snap.hood is None:  # the state file changes only with a reload, which drops the snapshot
-            snap.hood = self._hood_for(self._marker())
-        hood: rerank.Neighbourhood = snap.hood
-        return hood
-
-    def _hood_for(self, marker: str) -> rerank.Neighbourhood:
-        from gitmem.search import rerank
-
-        if self._hood is None or self._hood[0] != marker:
-            loaded = self._load_state()
-            entries = loaded[0] if loaded else {}
-            hashes = {g: idoc.grp_hash(g) for g in {e[GROUP] for e in entries.values()}}  # once per source
-            rows = [(idoc.sha64(e[SHA]), hashes[e[GROUP]], e[SEQ], e[TOKS]) for e in entries.values() if e[OK]]
-            self._hood = (marker, rerank.Neighbourhood(rows, self.tuning.context_window))
-        return self._hood[1]
 
     # -- search --------------------------------------------------------------------------------------
     def _notice(self, message: str) -> None:
@@ -776,7 +375,9 @@ class Index:
         if mode == "vector" and embedder is None:
             mode = "bm25"
         if embedder is not None:
-            self._vectors_ready(embedder)
+            from gitmem.search import semantic
+
+            semantic.vectors_ready(self, embedder)
         when = parse_time_expression(query, now) if tuning.time_boost else None
         terms = ranking.analyze_query(query, self._analyzer)
         if terms.empty and embedder is None:
@@ -798,8 +399,10 @@ class Index:
         vector: dict[tuple[int, int], float] = {}
         vectors: rerank.QueryVectors | None = None
         if embedder is not None and mode != "bm25":
+            from gitmem.search import semantic
+
             admitted = snap.admits((type, category, tuple(tag_list), project, include_deprecated), filters)
-            vector, vectors = self._vector(snap, embedder, query, admitted, n)
+            vector, vectors = semantic.nearest(self, snap, embedder, query, admitted, n)
         model = _model_weights(embedder.model_id) if embedder is not None else None
         second = vectors is not None and model is not None and mode == "hybrid" and tuning.fusion == "ltr"
         order = parse_order(query) if tuning.order_weight > 0 else None
@@ -839,59 +442,6 @@ class Index:
                     best_chunk[key] = part
         return scores
 
-    def _vector(self, snap: Snapshot, embedder: Embedder, query: str, admitted: tuple[bool, frozenset[Key]],
-                n: int) -> tuple[dict[Key, float], rerank.QueryVectors | None]:
-        import numpy as np
-
-        from gitmem.search import rerank
-
-        shas, matrix, row_of, row_sha64 = self._load_vectors(embedder)
-        if matrix is None or not shas:
-            return {}, None
-        qv = embedder.embed_query(ranking.normalise(query))
-        sims = np.einsum("ij,j->i", matrix, qv)  # not matrix @ qv: OpenBLAS sgemv takes 8 ms at 10k x 384 here
-        sentence_matrix, starts, sentence_of, chunked = self._load_sentences(embedder)
-        best = np.maximum.reduceat(np.einsum("ij,j->i", sentence_matrix, qv), starts) \
-            if sentence_matrix is not None else np.zeros(0, np.float32)
-        if len(chunked):  # a long memory is as near as its nearest chunk (its own vector saw its start only)
-            pairs = [(row_of[code], sentence_of[code]) for code in chunked.tolist() if code in row_of]
-            if pairs:
-                at, groups = np.array(pairs).T
-                sims[at] = np.maximum(sims[at], best[groups])
-        vectors = rerank.QueryVectors(query=qv, matrix=matrix, cosines=sims, row_of=row_of,
-                                      sentence_of=sentence_of, sentence_best=best)
-        # the nearest rows first, over twice as many as needed: some belong to filtered-out memories
-        take = min(len(shas), n * 2)
-        rows = np.argpartition(-sims, take - 1)[:take] if take < len(shas) else np.arange(len(shas))
-        rows = rows[np.argsort(-sims[rows], kind="stable")]
-        exclude, keys = admitted
-        scored: dict[Key, float] = {}
-        blind = self._blind
-        for row, sim in zip(rows.tolist(), sims[rows].tolist(), strict=True):
-            if blind and row_sha64[row] in blind:
-                continue
-            for key in snap.addresses(row_sha64[row]):
-                if (key in keys) != exclude:
-                    scored[key] = sim
-            if len(scored) >= n:
-                break
-        return scored, vectors
-
-    def _signals(self, searcher: Any, keys: list[tuple[int, int]], columns: dict[str, list[Any]],
-                 fused: dict[tuple[int, int], float], bm25: dict[tuple[int, int], float], when: TimeRange | None,
-                 terms: QueryTerms, vectors: rerank.QueryVectors) -> dict[str, list[float]]:
-        from gitmem.search import rerank
-
-        words = list(terms.words) + list(terms.chars)
-        total = searcher.num_docs
-        weights = rerank.idf({w: searcher.doc_freq("body", w) for w in words}, total)
-        sha64 = [int(v or 0) for v in columns["sha64"]]
-        created = columns.get("created")
-        if when is not None and created is None:
-            created = searcher.fast_field_values("created", [tantivy.DocAddress(s, d) for s, d in keys])
-        return rerank.signals(keys, sha64, fused, bm25, _in_period(created, when, len(keys)), weights,
-                              self._neighbourhood(), vectors)
-
     def _rank(self, searcher: Any, bm25: dict[tuple[int, int], float], vector: dict[tuple[int, int], float],
               k: int, now: datetime, when: TimeRange | None, terms: QueryTerms, tuning: Tuning,
               vectors: rerank.QueryVectors | None = None, model: dict[str, float] | None = None,
@@ -917,9 +467,9 @@ class Index:
         columns = {name: searcher.fast_field_values(name, addrs) for name in wanted}
         signals: dict[str, list[float]] = {}
         if vectors is not None:  # the second stage: the model over every signal replaces the fused similarity
-            from gitmem.search import rerank
+            from gitmem.search import rerank, semantic
 
-            signals = self._signals(searcher, keys, columns, fused, bm25, when, terms, vectors)
+            signals = semantic.signals(self, searcher, keys, columns, fused, bm25, when, terms, vectors)
             fused = dict(zip(keys, rerank.combine(signals, model or rerank.WEIGHTS), strict=True))
             tuning = replace(tuning, context_weight=0.0, time_boost=0.0)  # both are signals of the model
         if order is not None:  # by date among the memories on the subject: folded into the similarity
@@ -940,15 +490,6 @@ class Index:
         return hits
 
 
-def _write_vectors(store: VectorStore, sentences: VectorStore, shas: list[str], blocks: list[Any],
-                   keys: list[str], parts: list[Any]) -> None:
-    import numpy as np
-
-    if keys:  # sentences first: a memory with a vector is never embedded again
-        sentences.add(keys, np.concatenate(parts))
-    store.add(shas, np.concatenate(blocks))
-
-
 def _covers(embedder: Embedder, text: str) -> bool:
     """Whether the model reads ``text``'s script (only asked when a model takes part)."""
     from gitmem.embeddings.runtime import covers
@@ -962,17 +503,9 @@ def _model_weights(model_id: str) -> dict[str, float] | None:
     return rerank.weights_for(model_id)
 
 
-def _in_period(created: list[Any] | None, when: TimeRange | None, n: int) -> list[bool]:
-    if when is None or created is None:
-        return [False] * n
-    start, end = when.start.timestamp(), when.end.timestamp()
-    return [c is not None and start <= c < end for c in created]
-
-
 def open_index(repo: IndexedRepo, *, embedder: Embedder | str | None = "auto", lock_wait: float = 2.0,
                progress: Progress | None = None, embed_missing: bool = True) -> Index:
     """The search index of ``repo``. ``embedder="auto"`` resolves ``repo.config.embedding`` on first need
     (a missing or broken model means BM25 only, with a line in :attr:`Index.notices`); ``None`` is BM25 only.
     ``embed_missing=False``: searches embed only their question (see :class:`Index`)."""
     return Index(repo, embedder=embedder, lock_wait=lock_wait, progress=progress, embed_missing=embed_missing)
-

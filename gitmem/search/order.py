@@ -9,7 +9,6 @@ when deprecated memories are searched too.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from gitmem.text.lazyre import LazyPattern
@@ -23,11 +22,11 @@ _FIRST = LazyPattern(r"\b(?:first|earliest|initially|originally|at the (?:start|
 _LAST = LazyPattern(r"\b(?:latest|most recent(?:ly)?|newest|current(?:ly)?|now|nowadays|these days"
                     rf"|last(?!\s+{_UNITS}\b))\b"
                     r"|最近|最新|最后|目前|现在|如今")
-_BEFORE_AFTER = LazyPattern(r"\b(before|after|prior to)\s+([^?.!,;]{3,80})", re.IGNORECASE)
+_BEFORE_AFTER = LazyPattern(r"(?i)\b(before|after|prior to)\s+([^?.!,;]{3,80})")
 _CJK_BEFORE_AFTER = LazyPattern(r"([\u4e00-\u9fff\w]{2,20}?)(之前|以前|之后|以后)")
 # an anchor that is a date or a period ("before May 2023", "two weeks after 8 May") is the time parser's
-_DATE_ANCHOR = LazyPattern(r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
-                           rf"|\b(?:the |this |last |next )?{_UNITS}\b|年|月|周|天", re.IGNORECASE)
+_DATE_ANCHOR = LazyPattern(r"(?i)\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
+                           rf"|\b(?:the |this |last |next )?{_UNITS}\b|年|月|周|天")
 
 #: words one of which every English form above needs ("prior", "begin": prior to, to begin with; "recent",
 #: "day": most recent, these days; "now": nowadays): ASCII text with none of them asks for no order

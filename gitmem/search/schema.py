@@ -12,7 +12,6 @@ from datetime import datetime
 import tantivy
 
 from gitmem.search import scoring as ranking
-from gitmem.search.chunks import chunks
 from gitmem.store import document as docs
 from gitmem.store.document import Memory
 from gitmem.text import quickjson
@@ -74,6 +73,8 @@ def sha64(sha: str) -> int:
 
 def memory_chunks(memory: Memory) -> list[str]:
     """The chunks of a long memory's body (:mod:`gitmem.search.chunks`), none for a short one."""
+    from gitmem.search.chunks import chunks  # here: a search needs them only for the snippet of a long memory
+
     return chunks(body(memory))
 
 

@@ -7,10 +7,8 @@ these functions; ``docs/search.md`` explains every choice and the measurements b
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import math
-import re
 import unicodedata
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -42,7 +40,6 @@ TOKENIZER = "gitmem_cjk_v2"
 #: syllables searched as bigrams do, as Chinese characters do.
 TOKEN_PATTERN = f"[{scripts.rust_class(scripts.CJK)}]|[\\w--[{scripts.rust_class(scripts.CJK)}]]+"
 _CJK_RUN = LazyPattern(f"[{scripts.CJK}]+")  # a CJK class costs ms to compile: only when met
-_WORD = re.compile(r"\w+")
 
 # Words that carry no topic in a question. Applied to the query only: documents keep every token.
 _STOPWORDS_EN_TEXT = (
@@ -72,7 +69,9 @@ CJK_STOPWORDS = tuple(sorted({
     "なぜ", "どうして", "何", "どう", "どの", "です", "ます", "ました", "でした", "という",
     "の", "は", "を", "に", "が", "で", "と", "も", "か", "へ", "や", "ね", "よ",
 }, key=lambda w: (-len(w), w)))
-_CJK_STOP_RE = LazyPattern("|".join(re.escape(w) for w in CJK_STOPWORDS))
+# the words hold no character special to a regular expression (a test checks it): joined as they are, without
+# importing re for re.escape
+_CJK_STOP_RE = LazyPattern("|".join(CJK_STOPWORDS))
 
 
 def build_analyzer(stem: bool = True) -> Any:
@@ -142,8 +141,19 @@ def analyze_query(text: str, analyzer: Any, *, drop: Iterable[str] = ()) -> Quer
     return terms
 
 
+def words(text: str) -> list[str]:
+    """The runs of word characters of ``text``, as ``re.findall(r"\\w+", text)`` finds them (letters, digits of
+    any script and ``_``), without importing :mod:`re`: a prompt hook analyses one query per process."""
+    if text.isascii():  # the usual prompt: every other character becomes a space in one C call
+        return text.translate(_ASCII_NON_WORD).split()
+    return "".join(c if c.isalnum() or c == "_" else " " for c in text).split()
+
+
+_ASCII_NON_WORD = {i: " " for i in range(128) if not (chr(i).isalnum() or chr(i) == "_")}
+
+
 def _latin(text: str, kept: list[str], every: list[str]) -> None:
-    for word in _WORD.findall(text):
+    for word in words(text):
         every.append(word)
         if word not in STOPWORDS_EN and not (len(word) == 1 and word.isalpha()):
             kept.append(word)
@@ -310,7 +320,8 @@ def score(keys: Sequence[K], fused: Mapping[K, float], columns: Mapping[str, Seq
     totals = [w_sim * sim + w_imp * imp + w_rec * r for sim, imp, r in zip(similarity, importance, rec, strict=True)]
     # a candidate with no similarity at all (no word matched, the weakest cosine) is not a result, however
     # important or recent it is
-    best_first = heapq.nlargest(k, [i for i in range(n) if similarity[i] > 0], key=totals.__getitem__)
+    # what heapq.nlargest(k, ...) returns (the same order among equal totals), without importing heapq
+    best_first = sorted([i for i in range(n) if similarity[i] > 0], key=totals.__getitem__, reverse=True)[:k]
     return [(totals[i], keys[i], ScoreParts(bm25=bm25.get(keys[i], 0.0),
                                            vector=vector.get(keys[i]) if vector else None,
                                            similarity=similarity[i], importance=importance[i],

@@ -4,11 +4,9 @@ question names, so the search can favour memories created then. English and Chin
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from datetime import UTC, datetime, timedelta
 
-from gitmem.text.lazyre import LazyPattern
 from gitmem.text.records import Record
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
@@ -50,7 +48,9 @@ _YEAR = r"((?:19|20)\d{2})"
 _TIME_WORDS = frozenset((*_MONTHS, *_WEEKDAYS, "yesterday", "today", "tonight", "morning", "day", "days", "week",
                          "weekend", "month", "year", "ago", "recently", "lately"))
 _TIME_CHARS = "天周週月年星礼日近"
-_WORD_OR_YEAR = LazyPattern(r"[a-z]+|\d{4}")
+# what the check reads of ASCII text: its runs of a-z, and its runs of digits (one C call each)
+_NOT_LETTER = {i: " " for i in range(128) if not ("a" <= chr(i) <= "z")}
+_NOT_DIGIT = {i: " " for i in range(128) if not chr(i).isdigit()}
 
 
 def _day(moment: datetime) -> datetime:
@@ -98,9 +98,16 @@ def _lower(text: str) -> str:
 
 
 def _may_name_time(low: str) -> bool:
-    if not low.isascii() and any(char in low for char in _TIME_CHARS):
+    """Whether lower-cased ``low`` holds a time character, a run of a-z that is a time word, or four digits in a
+    row (what ``re.findall(r"[a-z]+|\\d{4}", low)`` would show), without importing :mod:`re`."""
+    if low.isascii():
+        letters, digits = low.translate(_NOT_LETTER), low.translate(_NOT_DIGIT)
+    elif any(char in low for char in _TIME_CHARS):
         return True
-    return any(word in _TIME_WORDS or word[0].isdigit() for word in _WORD_OR_YEAR.findall(low))
+    else:
+        letters = "".join(c if "a" <= c <= "z" else " " for c in low)
+        digits = "".join(c if c.isdecimal() else " " for c in low)
+    return not _TIME_WORDS.isdisjoint(letters.split()) or any(len(run) >= 4 for run in digits.split())
 
 
 def parse_time_expression(text: str, now: datetime) -> TimeRange | None:
@@ -112,6 +119,8 @@ def parse_time_expression(text: str, now: datetime) -> TimeRange | None:
 
 def _period(low: str, now: datetime) -> TimeRange | None:
     """:func:`parse_time_expression` of lower-cased, NFKC-normalised text, without the cheap check first."""
+    import re  # here: most questions name no time, and the check before needs no pattern
+
     now = now.astimezone(UTC)
     today = _day(now)
     found: list[tuple[timedelta, TimeRange]] = []

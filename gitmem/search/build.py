@@ -1,0 +1,406 @@
+"""The write side of the search index: bringing it up to HEAD (the state file, the tree diff, the re-index plan,
+the tantivy writer), rebuilding it, and embedding the memories that have no vector yet.
+
+:class:`gitmem.search.index.Index` calls these functions only when the index is not current or when it is asked
+to rebuild or embed, so a search of a current index (the prompt hook's) never loads this module nor what it needs
+(locks, hashing, JSON, regular expressions, dulwich through the git store's tree reads).
+
+``.cache/search/state.bin`` records, per memory file: [blob sha, source group, created, neighbour signature,
+readable, id, position in its group, distinct analyzed words of its text joined by spaces] (:data:`SHA` …
+:data:`TOKS`); the refresh compares it with HEAD's tree.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import marshal
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+
+import tantivy
+
+from gitmem.errors import DocumentError, SearchError
+from gitmem.files.atomic import atomic_write
+from gitmem.files.locks import LockTimeout, file_lock
+from gitmem.search import schema as idoc
+from gitmem.search import scoring as ranking
+from gitmem.store import document as docs
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from gitmem.search.index import Index, Progress, RefreshStats
+    from gitmem.search.vectors import VectorStore
+    from gitmem.store.document import Memory
+
+    # a state entry (see SHA, GROUP, … below)
+    Entry = list[Any]
+
+__all__ = ["CREATED", "GROUP", "ID", "OK", "SEQ", "SHA", "SIG", "TOKS", "embed", "ensure_vectors", "load_state",
+           "rebuild", "refresh"]
+
+MEMORY_PREFIX = f"{docs.MEMORIES_DIR}/"
+_MAX_SEGMENTS = 12
+#: memories embedded in one model call with their sentences (batched by length inside it); paces the progress bar
+_EMBED_CHUNK = 64
+#: memories per vector shard written (fewer shards, fewer merges)
+_SHARD = 512
+
+# A state entry is a list (cheap to load for 100k files): [blob sha, source group, created, neighbour
+# signature, readable, id, position in its group, distinct analyzed words of its text joined by spaces].
+SHA, GROUP, CREATED, SIG, OK, ID, SEQ, TOKS = range(8)
+
+
+def _entry(sha: str, group: str = "", created: int = 0, ok: bool = True, id: str = "") -> Entry:
+    return [sha, group, created, "", ok, id, 0, ""]
+
+
+def _natural(value: str) -> tuple[Any, ...]:
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", value))
+
+
+def _lock(ix: Index, timeout: float) -> contextlib.AbstractContextManager[None]:
+    """One writer at a time across processes (``flock``: nothing to import, released if the process dies)."""
+    root = Path(ix.root)
+    root.mkdir(exist_ok=True)
+    return file_lock(root / "search.lock", timeout=timeout)
+
+
+def refresh(ix: Index, head: str, wait: float | None, started: float) -> RefreshStats:
+    """:meth:`Index.refresh` once the index was found behind ``head``: update it under the lock, or read it as it
+    is (``stale``) when another process holds the lock longer than ``wait``."""
+    from gitmem.search.index import RefreshStats
+
+    exists = os.path.isfile(os.path.join(ix._tantivy_dir, "meta.json"))
+    try:
+        with _lock(ix, ix.lock_wait if wait is None else wait) if exists else _lock(ix, max(30.0, wait or 0)):
+            stats = RefreshStats() if ix._is_current(head) else _update(ix, head, rebuild=False)
+    except LockTimeout:
+        if not exists:
+            raise SearchError("the search index is locked by another process and does not exist yet",
+                              "wait for the other gitmem process to finish and try again") from None
+        ix.stale = True
+        ix._notice("the search index is being updated by another gitmem process; "
+                   "these results come from the index as it was")
+        stats = RefreshStats()
+    ix._open()  # a broken index says so here, before the reload's guard
+    with contextlib.suppress(ValueError):
+        ix._reload()
+    ix._seen = head if not ix.stale else ""
+    stats.seconds = time.perf_counter() - started
+    return stats
+
+
+def rebuild(ix: Index, *, vectors: bool, progress: Progress | None, total: Progress | None) -> RefreshStats:
+    """:meth:`Index.rebuild`."""
+    started = time.perf_counter()
+    head = ix._current_head()
+    with _lock(ix, 60.0):
+        ix._index = ix._snap = None
+        shutil.rmtree(ix._tantivy_dir, ignore_errors=True)
+        Path(ix._head_file).unlink(missing_ok=True)
+        Path(ix._state_file).unlink(missing_ok=True)
+        stats = _update(ix, head, rebuild=True)
+    stats.rebuilt = True
+    if vectors and ix.embedder is not None:
+        embed_started = time.perf_counter()
+        stats.embedded = ensure_vectors(ix, head, progress=progress or ix.progress, total=total)
+        stats.embed_seconds = time.perf_counter() - embed_started
+    stats.seconds = time.perf_counter() - started
+    return stats
+
+
+def embed(ix: Index, *, progress: Progress | None, total: Progress | None) -> int:
+    """:meth:`Index.embed`."""
+    ix.refresh()
+    if ix.embedder is None or ix.stale:
+        return 0
+    return ensure_vectors(ix, ix._current_head(), progress=progress or ix.progress, total=total)
+
+
+def load_state(ix: Index) -> tuple[dict[str, Entry], str] | None:
+    """The recorded state and the commit it describes (marshal: ten times faster to write than JSON at 10k
+    files; it is a cache, so a file from another Python version or a damaged one just means a rebuild)."""
+    try:
+        with open(ix._state_file, "rb") as f:
+            data = marshal.loads(f.read())
+        if not isinstance(data, dict) or data.get("format") != idoc.FORMAT or \
+                data.get("window") != ix.tuning.context_window:
+            return None
+        files: dict[str, Entry] = data["files"]
+        return files, str(data.get("head") or "")
+    except (OSError, ValueError, TypeError, KeyError, EOFError):
+        return None
+
+
+def _read(ix: Index, path: str, sha: str) -> Memory | DocumentError:
+    raw: bytes | None = None
+    with contextlib.suppress(OSError):
+        raw = (Path(ix.repo.path) / path).read_bytes()
+    if raw is None or idoc.git_blob_sha(raw) != sha:  # uncommitted edit in the work tree: index what is committed
+        raw = ix.repo.git.read_head_file(path)
+    if raw is None:
+        return DocumentError(f"{path}: missing from HEAD")
+    try:
+        return docs.loads(raw.decode("utf-8"), path)
+    except UnicodeDecodeError:
+        return DocumentError(f"{path}: not UTF-8 text")
+    except DocumentError as exc:
+        return exc
+
+
+def _open_for_write(ix: Index) -> Any:
+    """The tantivy index, created when missing and made again from nothing when it cannot be opened."""
+    path = Path(ix._tantivy_dir)
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        index = tantivy.Index(ix._schema, path=str(path), reuse=True)
+    except ValueError:
+        shutil.rmtree(path, ignore_errors=True)
+        path.mkdir(parents=True, exist_ok=True)
+        index = tantivy.Index(ix._schema, path=str(path), reuse=False)
+    index.register_tokenizer(ranking.TOKENIZER, ix._analyzer)
+    ix._index = index
+    return index
+
+
+def _update(ix: Index, head: str, *, rebuild: bool) -> RefreshStats:
+    """Re-index what changed between the recorded state and ``head`` (caller holds the lock)."""
+    from gitmem.search.index import RefreshStats
+
+    stats = RefreshStats()
+    loaded_state = None if rebuild else load_state(ix)
+    if loaded_state is None or not os.path.isfile(os.path.join(ix._tantivy_dir, "meta.json")):
+        loaded_state = ({}, "")
+        ix._index = ix._snap = None
+        shutil.rmtree(ix._tantivy_dir, ignore_errors=True)
+        stats.rebuilt = True
+    state, since = loaded_state
+    index = _open_for_write(ix)
+    git = ix.repo.git
+    # Compare the trees of the indexed commit and HEAD (only folders whose SHA moved); walk every file
+    # only on a first build or when that commit is gone.
+    diff = git.tree_changes(since, MEMORY_PREFIX) if state and since else None
+    if diff is None:
+        tree = {p: s for p, s in git.tree_files(MEMORY_PREFIX).items() if p.endswith(".md")}
+        removed = [p for p in state if p not in tree]
+    else:
+        tree = {p: s for p, s in diff.items() if s is not None and p.endswith(".md")}
+        removed = [p for p, s in diff.items() if s is None and p in state]
+    changed = [p for p, s in tree.items() if p not in state or state[p][SHA] != s]
+    loaded: dict[str, Memory] = {}
+    affected = {state[p][GROUP] for p in removed + changed if p in state}
+    entries = state
+    for path in removed:
+        del entries[path]
+    for path in changed:
+        item = _read(ix, path, tree[path])
+        if isinstance(item, DocumentError):
+            entries[path] = _entry(tree[path], ok=False)
+            stats.unreadable.append(item.message)
+            continue
+        loaded[path] = item
+        entries[path] = _entry(tree[path], idoc.group(item), int(item.created.timestamp()), True, item.id)
+        affected.add(entries[path][GROUP])
+    affected.discard("")
+    plan = _plan(entries, affected, set(changed), ix.tuning.context_window)
+
+    def memory(path: str) -> Memory | None:
+        if path not in loaded:
+            item = _read(ix, path, entries[path][SHA])
+            if isinstance(item, DocumentError):
+                return None
+            loaded[path] = item
+        return loaded[path]
+
+    writer = _writer(ix, index)
+    try:
+        for path in removed:
+            writer.delete_documents_by_term("path", path)
+        for path, (seq, neighbours) in plan.items():
+            if not stats.rebuilt:
+                writer.delete_documents_by_term("path", path)
+            mem = memory(path)
+            if mem is None:
+                continue
+            ctx = "\n".join(m.text for m in map(memory, neighbours) if m is not None)
+            entry = entries[path]
+            # one string, not a tuple: marshal reads and writes 10k strings far faster than 10k tuples
+            entry[TOKS] = " ".join(sorted(set(ix._analyzer.analyze(idoc.body(mem)))))
+            for doc in idoc.documents(mem, path, entry[SHA], idoc.grp_hash(entry[GROUP]), seq, ctx):
+                writer.add_document(doc)
+        writer.commit()
+        # Waiting for merges costs up to ~0.4 s at 10k documents; a small refresh leaves them to run (or to
+        # be abandoned, which tantivy allows) unless segments have piled up.
+        if stats.rebuilt or len(plan) > 100 or index.searcher().num_segments > _MAX_SEGMENTS:
+            writer.wait_merging_threads()
+    except BaseException:
+        with contextlib.suppress(Exception):
+            writer.rollback()
+        raise
+    stats.indexed, stats.removed = len(plan), len(removed)
+    ix.warnings = stats.unreadable
+    state_data = {"format": idoc.FORMAT, "window": ix.tuning.context_window, "head": head, "files": entries}
+    atomic_write(Path(ix._state_file), marshal.dumps(state_data))
+    atomic_write(Path(ix._head_file), f"{ix._format} {head}".encode())
+    ix._reload()
+    return stats
+
+
+def _plan(entries: dict[str, Entry], groups: set[str], changed: set[str],
+          window: int) -> dict[str, tuple[int, list[str]]]:
+    """Which files to (re)index, each with its position in its source group and its neighbours' paths (the
+    ``window`` before and after it).
+
+    A file is re-indexed when its blob changed or when the neighbours its context field holds changed."""
+    plan: dict[str, tuple[int, list[str]]] = {}
+    members: dict[str, list[str]] = {g: [] for g in groups}
+    if members:
+        for path, entry in entries.items():
+            if entry[OK] and entry[GROUP] in members:
+                members[entry[GROUP]].append(path)
+    for paths in members.values():
+        paths.sort(key=lambda p: (entries[p][CREATED], _natural(entries[p][ID]), p))
+        for seq, path in enumerate(paths):
+            entries[path][SEQ] = seq
+            neighbours = paths[max(0, seq - window):seq] + paths[seq + 1:seq + 1 + window]
+            sig = hashlib.blake2b(json.dumps([seq, [(q, entries[q][SHA]) for q in neighbours]]).encode(),
+                                  digest_size=8).hexdigest()
+            if sig != entries[path][SIG] or path in changed:
+                entries[path][SIG] = sig
+                plan[path] = (seq, neighbours)
+    for path in changed:
+        if entries[path][OK] and path not in plan:
+            plan[path] = (0, [])
+    return plan
+
+
+def _writer(ix: Index, index: Any) -> Any:
+    deadline = time.monotonic() + max(ix.lock_wait, 5.0)
+    while True:
+        try:
+            return index.writer(heap_size=32_000_000, num_threads=1)
+        except ValueError as exc:  # LockBusy: a writer outside gitmem's lock (another tool, a stale process)
+            if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+                raise SearchError(f"cannot write the search index: {exc}",
+                                  "close other gitmem processes, or run gitmem reindex") from None
+            time.sleep(0.05)
+
+
+# -- embeddings ------------------------------------------------------------------------------------------
+
+def ensure_vectors(ix: Index, head: str, progress: Progress | None = None, total: Progress | None = None) -> int:
+    """Embed every indexed memory whose blob SHA has no vector yet; returns how many were embedded."""
+    from gitmem.search.semantic import store
+
+    embedder = ix.embedder
+    if embedder is None:
+        return 0
+    scripts = getattr(embedder, "scripts", ())
+    vectors = store(ix, embedder.model_id)
+    sentences = store(ix, embedder.model_id, "sentences")
+    with contextlib.suppress(OSError):
+        if vectors.complete.read_text("utf-8") == head:
+            return 0
+    lock = contextlib.ExitStack()
+    try:
+        lock.enter_context(_lock(ix, ix.lock_wait))
+    except LockTimeout:
+        ix._notice("another gitmem process is computing embeddings; some memories are searched by BM25 only")
+        return 0
+    try:
+        with contextlib.suppress(OSError):
+            if vectors.complete.read_text("utf-8") == head:
+                return 0
+        live, missing = missing_vectors(ix, vectors)
+        if total is not None:
+            total(len(missing))
+        done = 0
+        complete = True
+        if missing:
+            ix._reload()  # another Index object of this process may have just added them
+            searcher = ix._snapshot().searcher
+            pending: tuple[list[str], list[Any], list[str], list[Any]] = ([], [], [], [])
+            for start in range(0, len(missing), _EMBED_CHUNK):
+                chunk = missing[start:start + _EMBED_CHUNK]
+                texts = _texts_for(ix, searcher, chunk)
+                shas = [s for s in chunk if s in texts]
+                complete = complete and len(shas) == len(chunk)
+                if shas:
+                    import numpy as np
+
+                    # a memory in a script the model does not cover is embedded by its words in the model's
+                    # scripts, if any, else kept as a zero vector: BM25 alone finds it, and the zero row marks
+                    # it as such for the ranking (``semantic.load_vectors``)
+                    from gitmem.embeddings.runtime import readable
+
+                    read = {s: readable(scripts, texts[s][0]) for s in shas}
+                    seen = [s for s in shas if read[s]]
+                    # one call for the memories and their sentences: one tokenizer pass, and batches of
+                    # similar length across the whole chunk instead of a few calls per memory
+                    said = [part for sha in seen if read[sha] == texts[sha][0] for part in texts[sha][1]]
+                    vecs = embedder.embed_documents([read[s] for s in seen] + [t for _k, t in said])
+                    rows = dict(zip(seen, vecs[:len(seen)], strict=True))
+                    zero = np.zeros(embedder.dim, dtype=np.float32)
+                    pending[0].extend(shas)
+                    pending[1].append(np.stack([rows.get(s, zero) for s in shas]))
+                    pending[2].extend(k for k, _t in said)
+                    pending[3].append(vecs[len(seen):])
+                done += len(shas)
+                if pending[0] and (len(pending[0]) >= _SHARD or start + _EMBED_CHUNK >= len(missing)):
+                    _write_vectors(vectors, sentences, *pending)
+                    pending = ([], [], [], [])
+                if progress:
+                    progress(len(chunk))
+        vectors.compact(live)
+        sentences.compact(live)
+        if complete:
+            atomic_write(vectors.complete, head.encode())
+        ix._vectors = ix._sentences = None
+        return done
+    finally:
+        lock.close()
+
+
+def missing_vectors(ix: Index, store: VectorStore) -> tuple[set[str], list[str]]:
+    """(blob SHAs of the indexed memories, those of them ``store`` has no vector for)."""
+    loaded = load_state(ix)
+    live = {e[SHA] for e in loaded[0].values() if e[OK]} if loaded else set()
+    return live, sorted(live - store.shas())
+
+
+def _texts_for(ix: Index, searcher: Any, shas: list[str]) -> dict[str, tuple[str, list[tuple[str, str]]]]:
+    """What to embed for each blob: the memory's :func:`~gitmem.search.schema.embedding_text`, then its parts
+    with their cache keys: the chunks of a long memory (``<sha>#c<n>``, each after the memory's name), else
+    its sentences if several (``<sha>#<n>``)."""
+    from gitmem.search import rerank
+
+    query = tantivy.Query.boolean_query([
+        (tantivy.Occur.Must, tantivy.Query.term_set_query(ix._schema, "sha", shas)),
+        (tantivy.Occur.Must, tantivy.Query.term_query(ix._schema, "part", 0))])
+    texts: dict[str, tuple[str, list[tuple[str, str]]]] = {}
+    for _score, addr in searcher.search(query, limit=max(1, len(shas))).hits:
+        doc = searcher.doc(addr)
+        memory = idoc.memory_from_json(doc["doc"][0])
+        sha = doc["sha"][0]
+        chunks = idoc.memory_chunks(memory)
+        parts = [(f"{sha}#c{n}", f"{memory.name}\n{chunk}" if memory.name else chunk)
+                 for n, chunk in enumerate(chunks)] if chunks \
+            else [(f"{sha}#{n}", text) for n, text in enumerate(rerank.sentences(memory.text))]
+        texts[sha] = (idoc.embedding_text(memory), parts)
+    return texts
+
+
+def _write_vectors(store: VectorStore, sentences: VectorStore, shas: list[str], blocks: list[Any],
+                   keys: list[str], parts: list[Any]) -> None:
+    import numpy as np
+
+    if keys:  # sentences first: a memory with a vector is never embedded again
+        sentences.add(keys, np.concatenate(parts))
+    store.add(shas, np.concatenate(blocks))

@@ -1,0 +1,204 @@
+"""The embedding model's side of a search: loading the model a repository names, its vector cache, the memories
+nearest a question by cosine, and the second stage's signals.
+
+:class:`gitmem.search.index.Index` imports this module only when a model takes part in a search (numpy, the model
+runtime and the cache files come with it; numpy is imported inside the functions that use it, as everywhere in
+:mod:`gitmem.search`); a BM25 search never loads it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from pathlib import Path
+
+import tantivy
+
+from gitmem.errors import GitmemError
+from gitmem.search import rerank
+from gitmem.search import schema as idoc
+from gitmem.search import scoring as ranking
+from gitmem.search.build import GROUP, OK, SEQ, SHA, TOKS, ensure_vectors, load_state, missing_vectors
+from gitmem.search.vectors import VectorStore
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from gitmem.embeddings.runtime import Embedder
+    from gitmem.search.index import Index
+    from gitmem.search.scoring import QueryTerms
+    from gitmem.search.snapshot import Key, Snapshot
+    from gitmem.search.timeexpr import TimeRange
+
+__all__ = ["load_embedder", "nearest", "signals", "store", "vector_dir", "vectors_ready"]
+
+
+def load_embedder(ix: Index) -> Embedder | None:
+    """The model ``ix.repo.config.embedding`` names; None (with a notice) when there is none or it is broken."""
+    from gitmem.embeddings import runtime as embed
+
+    cfg = ix.repo.config.embedding
+    spec = embed.EmbedSpec(model=cfg.model or "auto", path=Path(cfg.path).expanduser() if cfg.path else None,
+                           dim=cfg.dim or None,
+                           models_dir=Path(cfg.models_dir).expanduser() if cfg.models_dir else None)
+    try:
+        loaded = embed.load_embedder(spec)
+    except (embed.EmbeddingError, GitmemError, ImportError, OSError) as exc:
+        ix._notice(f"embedding model unusable ({exc}); searching with BM25 only")
+        return None
+    if loaded is None and spec.model.lower() != "none":
+        ix._notice("no embedding model available; searching with BM25 only "
+                   "(install one with: gitmem model install)")
+    return loaded
+
+
+def vector_dir(ix: Index, model_id: str) -> Path:
+    """The folder of a model's vector cache."""
+    safe = re.sub(r"[^A-Za-z0-9._@-]+", "_", model_id)
+    return Path(ix.root) / "vectors" / f"{safe}.r{idoc.VECTOR_RECIPE}"
+
+
+def store(ix: Index, model_id: str, part: str = "") -> VectorStore:
+    """The vector cache of a model (``part="sentences"``: of its sentence vectors)."""
+    folder = vector_dir(ix, model_id)
+    return VectorStore(folder / part if part else folder)
+
+
+def vectors_ready(ix: Index, embedder: Embedder) -> None:
+    """Embed what the index holds and the cache lacks, then remember in the snapshot when the vectors cover
+    its commit: nothing changes them until the next reload, so later searches skip every file check."""
+    if ix._snapshot().vectors == embedder.model_id:
+        return
+    head = ix._seen or ix._current_head()
+    vectors = store(ix, embedder.model_id)
+    if ix.embed_missing:
+        ensure_vectors(ix, head, ix.progress)  # may reload: the snapshot to mark is the one after it
+    with contextlib.suppress(OSError):
+        if head and vectors.complete.read_text("utf-8") == head:
+            load_vectors(ix, embedder)
+            _load_sentences(ix, embedder)
+            ix._snapshot().vectors = embedder.model_id
+            ix.vectors_missing = 0
+            return
+    if not ix.embed_missing:
+        ix.vectors_missing = len(missing_vectors(ix, vectors)[1])
+
+
+def load_vectors(ix: Index, embedder: Embedder) -> tuple[list[str], Any, dict[int, int], list[int]]:
+    """(row shas, matrix, sha64 → row, row → sha64) of the memory vectors, kept while the shards do not
+    change."""
+    if ix._vectors is not None and ix._snapshot().vectors == embedder.model_id:
+        return ix._vectors[1:]  # loaded once the vectors covered this state: nothing changed since
+    vectors = store(ix, embedder.model_id)
+    marker = vectors.marker()
+    if ix._vectors is None or ix._vectors[0] != marker:
+        import numpy as np
+
+        shas, matrix = vectors.load()
+        row_sha64 = [idoc.sha64(sha) for sha in shas]
+        ix._vectors = (marker, shas, matrix, {s: row for row, s in enumerate(row_sha64)}, row_sha64)
+        ix._blind = frozenset() if matrix is None else frozenset(
+            row_sha64[row] for row in np.flatnonzero(~matrix.any(axis=1)).tolist())
+    return ix._vectors[1:]
+
+
+def _load_sentences(ix: Index, embedder: Embedder) -> tuple[Any, Any, dict[int, int], Any]:
+    """(matrix with rows grouped by memory, start row of each memory's group, sha64 → group) of the
+    sentence vectors, and the sha64 of the memories whose group holds chunks (long memories) rather than
+    sentences; ``matrix`` is None when no memory has several sentences or chunks."""
+    import numpy as np
+
+    if ix._sentences is not None and ix._snapshot().vectors == embedder.model_id:
+        return ix._sentences[1:]
+    sentences = store(ix, embedder.model_id, "sentences")
+    marker = sentences.marker()
+    if ix._sentences is None or ix._sentences[0] != marker:
+        keys, matrix = sentences.load()
+        if matrix is None or not keys:
+            ix._sentences = (marker, None, None, {}, np.zeros(0, np.uint64))
+        else:
+            owners = np.array([idoc.sha64(k) for k in keys], dtype=np.uint64)
+            order = np.argsort(owners, kind="stable")
+            unique, starts = np.unique(owners[order], return_index=True)
+            chunked = np.array(["#c" in k for k in keys])[order]
+            ix._sentences = (marker, matrix[order], starts, {int(u): i for i, u in enumerate(unique)},
+                             unique[chunked[starts]])
+    return ix._sentences[1:]
+
+
+def _neighbourhood(ix: Index) -> rerank.Neighbourhood:
+    """Neighbours and word sets of every indexed memory, from the state of the last refresh."""
+    snap = ix._snapshot()
+    if snap.hood is None:  # the state file changes only with a reload, which drops the snapshot
+        marker = ix._marker()
+        if ix._hood is None or ix._hood[0] != marker:
+            loaded = load_state(ix)
+            entries = loaded[0] if loaded else {}
+            hashes = {g: idoc.grp_hash(g) for g in {e[GROUP] for e in entries.values()}}  # once per source
+            rows = [(idoc.sha64(e[SHA]), hashes[e[GROUP]], e[SEQ], e[TOKS]) for e in entries.values() if e[OK]]
+            ix._hood = (marker, rerank.Neighbourhood(rows, ix.tuning.context_window))
+        snap.hood = ix._hood[1]
+    hood: rerank.Neighbourhood = snap.hood
+    return hood
+
+
+def nearest(ix: Index, snap: Snapshot, embedder: Embedder, query: str, admitted: tuple[bool, frozenset[Key]],
+            n: int) -> tuple[dict[Key, float], rerank.QueryVectors | None]:
+    """The ``n`` memories nearest ``query`` among those the filters ``admitted`` (as from
+    :meth:`Snapshot.admits`), with their cosines, and the query's vectors for the second stage."""
+    import numpy as np
+
+    shas, matrix, row_of, row_sha64 = load_vectors(ix, embedder)
+    if matrix is None or not shas:
+        return {}, None
+    qv = embedder.embed_query(ranking.normalise(query))
+    sims = np.einsum("ij,j->i", matrix, qv)  # not matrix @ qv: OpenBLAS sgemv takes 8 ms at 10k x 384 here
+    sentence_matrix, starts, sentence_of, chunked = _load_sentences(ix, embedder)
+    best = np.maximum.reduceat(np.einsum("ij,j->i", sentence_matrix, qv), starts) \
+        if sentence_matrix is not None else np.zeros(0, np.float32)
+    if len(chunked):  # a long memory is as near as its nearest chunk (its own vector saw its start only)
+        pairs = [(row_of[code], sentence_of[code]) for code in chunked.tolist() if code in row_of]
+        if pairs:
+            at, groups = np.array(pairs).T
+            sims[at] = np.maximum(sims[at], best[groups])
+    vectors = rerank.QueryVectors(query=qv, matrix=matrix, cosines=sims, row_of=row_of,
+                                  sentence_of=sentence_of, sentence_best=best)
+    # the nearest rows first, over twice as many as needed: some belong to filtered-out memories
+    take = min(len(shas), n * 2)
+    rows = np.argpartition(-sims, take - 1)[:take] if take < len(shas) else np.arange(len(shas))
+    rows = rows[np.argsort(-sims[rows], kind="stable")]
+    exclude, keys = admitted
+    scored: dict[Key, float] = {}
+    blind = ix._blind
+    for row, sim in zip(rows.tolist(), sims[rows].tolist(), strict=True):
+        if blind and row_sha64[row] in blind:
+            continue
+        for key in snap.addresses(row_sha64[row]):
+            if (key in keys) != exclude:
+                scored[key] = sim
+        if len(scored) >= n:
+            break
+    return scored, vectors
+
+
+def signals(ix: Index, searcher: Any, keys: list[Key], columns: dict[str, list[Any]], fused: dict[Key, float],
+            bm25: dict[Key, float], when: TimeRange | None, terms: QueryTerms,
+            vectors: rerank.QueryVectors) -> dict[str, list[float]]:
+    """The second stage's inputs for each candidate (:func:`gitmem.search.rerank.signals`)."""
+    words = list(terms.words) + list(terms.chars)
+    total = searcher.num_docs
+    weights = rerank.idf({w: searcher.doc_freq("body", w) for w in words}, total)
+    sha64 = [int(v or 0) for v in columns["sha64"]]
+    created = columns.get("created")
+    if when is not None and created is None:
+        created = searcher.fast_field_values("created", [tantivy.DocAddress(s, d) for s, d in keys])
+    return rerank.signals(keys, sha64, fused, bm25, _in_period(created, when, len(keys)), weights,
+                          _neighbourhood(ix), vectors)
+
+
+def _in_period(created: list[Any] | None, when: TimeRange | None, n: int) -> list[bool]:
+    if when is None or created is None:
+        return [False] * n
+    start, end = when.start.timestamp(), when.end.timestamp()
+    return [c is not None and start <= c < end for c in created]
