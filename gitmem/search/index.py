@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 import tantivy
@@ -44,6 +43,7 @@ from gitmem.text.records import Record, replace
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
     from pathlib import Path
     from typing import Any, Literal, Protocol
 
@@ -54,15 +54,14 @@ if TYPE_CHECKING:
     from gitmem.store.document import Memory
 
     Mode = Literal["hybrid", "bm25", "vector"]
+    #: called with the number of memories just embedded (``tqdm.update`` fits)
+    Progress = Callable[[int], object]
     #: a file path as ``os`` takes it
     StrPath = str | os.PathLike[str]
 else:
     Protocol = object
 
 __all__ = ["Hit", "Index", "IndexedRepo", "RefreshStats", "ScoreParts", "open_index"]
-
-#: called with the number of memories just embedded (``tqdm.update`` fits)
-Progress = Callable[[int], object]
 
 
 class Hit(Record):

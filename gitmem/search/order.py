@@ -9,8 +9,6 @@ when deprecated memories are searched too.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from gitmem.text.lazyre import LazyPattern
 from gitmem.text.records import Record
 
@@ -41,6 +39,7 @@ _FOLDED = str.maketrans({"\u0131": "i", "\u017f": "s"})
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Literal
 
     Kind = Literal["first", "last", "before", "after"]

@@ -10,8 +10,6 @@ from __future__ import annotations
 import itertools
 import math
 import unicodedata
-from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import tantivy
 
@@ -22,6 +20,7 @@ from gitmem.text.records import Record
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
 if TYPE_CHECKING:
+    from collections.abc import Collection, Iterable, Mapping, Sequence
     from datetime import datetime
     from typing import Any, TypeVar
 
@@ -336,8 +335,13 @@ def _context(sims: Sequence[float], grp: Sequence[int | None], seq: Sequence[int
     """``weight`` times the best similarity among each candidate's neighbours (same source group, position
     within ``window``) that are candidates too."""
     context = [0.0] * len(sims)
-    # most candidates are alone in their source: count in C first, then look only at the shared sources
-    shared = {g for g, count in Counter(grp).items() if count > 1 and g}
+    # most candidates are alone in their source: find the sources met twice first, then look only at those (a
+    # set, not collections.Counter: importing collections costs a hook process more than this loop)
+    seen: set[int | None] = set()
+    twice: set[int | None] = set()
+    for g in grp:
+        (twice if g in seen else seen).add(g)
+    shared = {g for g in twice if g}
     if not shared:
         return context
     groups: dict[int, list[int]] = {g: [] for g in shared}

@@ -11,12 +11,11 @@ until the index is reloaded, and the snapshot remembers, lazily:
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
-
 import tantivy
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
 if TYPE_CHECKING:
+    from collections.abc import Hashable, Sequence
     from typing import Any
 
 Key = tuple[int, int]

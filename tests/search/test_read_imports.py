@@ -19,7 +19,7 @@ from gitmem.store.memories import MemoryRepo
 
 #: standard modules that a BM25 search of a current index does without
 FORBIDDEN = ("re", "pathlib", "contextlib", "functools", "heapq", "enum", "typing", "threading", "shutil", "hashlib",
-             "json", "dataclasses", "inspect")
+             "json", "dataclasses", "inspect", "collections")
 
 # A repository as the index reads it (gitmem.search.index.IndexedRepo), made of os calls only, with its folder as
 # a str: the search's own imports are what this test measures, not those of the objects a caller opens.
