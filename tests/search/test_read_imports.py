@@ -6,13 +6,16 @@ expressions did."""
 from __future__ import annotations
 
 import re
+import site
 import subprocess
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import gitmem
 from gitmem.search import scoring, timeexpr
 from gitmem.search.index import Index
 from gitmem.store.memories import MemoryRepo
@@ -66,10 +69,17 @@ print(",".join(sorted(sys.modules)))
 """
 
 
+def python(code: str) -> list[str]:
+    """A new interpreter running ``code`` with gitmem and the installed packages importable but without the site
+    hooks: an editable install's import finder alone loads pathlib and re at start, which would hide them."""
+    paths = [str(Path(gitmem.__file__).parents[1]), *site.getsitepackages()]
+    return [sys.executable, "-S", "-c", f"import sys; sys.path[:0] = {paths!r}\n{code}"]
+
+
 def loaded_by(module: str) -> set[str]:
     """The modules of :data:`FORBIDDEN` that importing ``module`` alone loads in a new process."""
-    code = f"import sys, {module}; print(','.join(m for m in {FORBIDDEN!r} if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    code = f"import {module}; print(','.join(m for m in {FORBIDDEN!r} if m in sys.modules))"
+    out = subprocess.run(python(code), capture_output=True, text=True, check=True).stdout
     return set(filter(None, out.strip().split(",")))
 
 
@@ -86,7 +96,7 @@ def test_a_bm25_search_of_a_current_index_loads_no_costly_module(repo: MemoryRep
     expected = Index(repo, embedder=None).search(query, k=5, mode="bm25", now=now)  # builds the index
     weights = repo.config.ranking
     proc = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(repo.path), query, now.isoformat(),
+        [*python(SCRIPT), str(repo.path), query, now.isoformat(),
          f"{weights.w_sim},{weights.w_imp},{weights.w_rec},{weights.decay_lambda}"],
         capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
