@@ -471,11 +471,11 @@ class Index:
             signals = semantic.signals(self, searcher, keys, columns, fused, bm25, when, terms, vectors)
             fused = dict(zip(keys, rerank.combine(signals, model or rerank.WEIGHTS), strict=True))
             tuning = replace(tuning, context_weight=0.0, time_boost=0.0)  # both are signals of the model
-        if order is not None:  # by date among the memories on the subject: folded into the similarity
+        if order is not None:  # by date among the memories on the subject (of the period named): in the similarity
             asked, anchor = order
-            sims = [fused[key] for key in keys]
-            bonus = order_bonus(asked, sims, [float(c or 0) for c in columns["created"]], weight=tuning.order_weight,
-                                anchor_at=anchor)
+            sims, created = [fused[key] for key in keys], columns["created"]
+            bonus = order_bonus(asked, sims, [float(c or 0) for c in created], weight=tuning.order_weight,
+                                anchor_at=anchor, within=None if when is None else _in_period(created, when, len(keys)))
             fused = {key: sim + extra for key, sim, extra in zip(keys, sims, bonus, strict=True)}
         scored = ranking.score(keys, fused, columns, bm25, vector, k=k, when=when, now=now,
                                weights=self.repo.config.ranking, tuning=tuning, signals=signals)

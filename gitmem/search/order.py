@@ -87,19 +87,24 @@ def _order(question: str) -> Order | None:
 
 
 def order_bonus(order: Order, similarity: Sequence[float], created: Sequence[float], *, weight: float,
-                floor: float = 0.5, among: int = 20, anchor_at: float | None = None) -> list[float]:
+                floor: float = 0.5, among: int = 20, anchor_at: float | None = None,
+                within: Sequence[bool] | None = None) -> list[float]:
     """A bonus per candidate (aligned with ``similarity`` and ``created``, epoch seconds): among the ``among``
     most similar candidates whose similarity is at least ``floor`` times the best, ``weight`` for the earliest
     (``first``) or the latest (``last``) down to 0 for the other end; for ``before``/``after``, candidates
     on the asked side of ``anchor_at`` (the creation time of the memory the anchor describes, None when none
     matched it; that memory included) gain ``weight`` for the nearest in time down to ``weight/2`` for the
-    farthest; the others gain nothing."""
+    farthest; the others gain nothing. ``within``: the candidates created in the period the question names
+    ("the latest project in July"), the only ones the order is taken among."""
     n = len(similarity)
     bonus = [0.0] * n
     if not n:
         return bonus
-    best = max(similarity)
-    pool = sorted((i for i in range(n) if similarity[i] >= floor * best),
+    inside = range(n) if within is None else [i for i in range(n) if within[i]]
+    if not inside:
+        return bonus
+    best = max(similarity[i] for i in inside)
+    pool = sorted((i for i in inside if similarity[i] >= floor * best),
                   key=lambda i: -similarity[i])[:among]
     if order.kind in ("before", "after"):
         if anchor_at is None:

@@ -79,3 +79,20 @@ def test_the_order_word_scan_never_hides_an_order(question: str) -> None:
     finally:
         order._ORDER_WORDS = words
     assert parse_order(question) == expected
+
+
+
+def test_the_latest_in_a_named_period_is_taken_among_that_periods_memories(repo: MemoryRepo) -> None:
+    # two dozen January notes repeat the question's words more than March's two notes do: by similarity alone
+    # neither March note is among the 20 most similar, yet the question asks for the latest of March
+    notes = [{"id": f"jan{day:02d}", "text": f"Deploy log {day}: the deploy setup ran the deploy script on staging",
+              "created": f"2024-01-{day:02d}T10:00:00Z"} for day in range(1, 25)]
+    notes += [{"id": "jenkins", "created": "2024-03-02T10:00:00Z",
+               "text": "Early this month the deploy setup still used Jenkins on the old build server in the basement"},
+              {"id": "actions", "created": "2024-03-20T10:00:00Z",
+               "text": "Since the move to GitHub Actions the deploy setup builds the image, runs the checks and ships "
+                       "every merge to production"}]
+    repo.import_records(notes)
+    hits = Index(repo, embedder=None).search("What is our current deploy setup in March 2024?", k=5, mode="bm25",
+                                             now=datetime(2024, 6, 1, tzinfo=UTC))
+    assert [h.id for h in hits[:2]] == ["actions", "jenkins"], [(h.id, round(h.score, 3)) for h in hits]
