@@ -37,7 +37,7 @@ from gitmem.search import scoring as ranking
 from gitmem.search.order import Order, order_bonus, parse_order
 from gitmem.search.scoring import DEFAULT_TUNING, QueryTerms, ScoreParts, Tuning
 from gitmem.search.snapshot import Key, Snapshot
-from gitmem.search.timeexpr import TimeRange, parse_time_expression
+from gitmem.search.timeexpr import TimeRange, in_period, parse_time_expression
 from gitmem.store import document as docs
 from gitmem.text.records import Record, replace
 
@@ -475,7 +475,7 @@ class Index:
             asked, anchor = order
             sims, created = [fused[key] for key in keys], columns["created"]
             bonus = order_bonus(asked, sims, [float(c or 0) for c in created], weight=tuning.order_weight,
-                                anchor_at=anchor, within=None if when is None else _in_period(created, when, len(keys)))
+                                anchor_at=anchor, within=None if when is None else in_period(created, when, len(keys)))
             fused = {key: sim + extra for key, sim, extra in zip(keys, sims, bonus, strict=True)}
         scored = ranking.score(keys, fused, columns, bm25, vector, k=k, when=when, now=now,
                                weights=self.repo.config.ranking, tuning=tuning, signals=signals)

@@ -19,6 +19,7 @@ from gitmem.search import rerank
 from gitmem.search import schema as idoc
 from gitmem.search import scoring as ranking
 from gitmem.search.build import GROUP, OK, SEQ, SHA, TOKS, ensure_vectors, load_state, missing_vectors
+from gitmem.search.timeexpr import in_period
 from gitmem.search.vectors import VectorStore
 
 TYPE_CHECKING = False
@@ -193,12 +194,6 @@ def signals(ix: Index, searcher: Any, keys: list[Key], columns: dict[str, list[A
     created = columns.get("created")
     if when is not None and created is None:
         created = searcher.fast_field_values("created", [tantivy.DocAddress(s, d) for s, d in keys])
-    return rerank.signals(keys, sha64, fused, bm25, _in_period(created, when, len(keys)), weights,
+    return rerank.signals(keys, sha64, fused, bm25, in_period(created, when, len(keys)), weights,
                           _neighbourhood(ix), vectors)
 
-
-def _in_period(created: list[Any] | None, when: TimeRange | None, n: int) -> list[bool]:
-    if when is None or created is None:
-        return [False] * n
-    start, end = when.start.timestamp(), when.end.timestamp()
-    return [c is not None and start <= c < end for c in created]

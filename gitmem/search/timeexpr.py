@@ -27,6 +27,15 @@ class TimeRange(Record):
         return self.start <= moment < self.end
 
 
+def in_period(created: list[Any] | None, when: TimeRange | None, n: int) -> list[bool]:
+    """For each of ``n`` candidates (``created``: epoch seconds, None when unknown), whether it was created in
+    ``when``; all False when no period was named or no dates were read."""
+    if when is None or created is None:
+        return [False] * n
+    start, end = when.start.timestamp(), when.end.timestamp()
+    return [c is not None and start <= c < end for c in created]
+
+
 _MONTHS = {
     "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7, "august": 8,
     "september": 9, "october": 10, "november": 11, "december": 12,
