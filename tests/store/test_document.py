@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -11,6 +10,7 @@ from hypothesis import strategies as st
 
 from gitmem.errors import DocumentError, ValidationError
 from gitmem.store import document as docs
+from gitmem.text.records import replace
 
 
 @pytest.mark.parametrize(
