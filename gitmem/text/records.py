@@ -85,12 +85,15 @@ class Record:
     #: the plain defaults, and the default factories, by field name
     _DEFAULTS: ClassVar[dict[str, Any]] = {}
     _FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {}
+    #: the field names, as a set
+    _NAMES: ClassVar[frozenset[str]] = frozenset()
 
     def __init_subclass__(cls) -> None:
         # the class body's own annotations, in order (not inspect.get_annotations: importing inspect is what
         # this class spares)
         annotations: dict[str, Any] = cls.__dict__.get("__annotations__", {})  # noqa: RUF063
         cls.FIELDS = tuple(annotations)
+        cls._NAMES = frozenset(cls.FIELDS)
         declared: list[Field] = []
         for name in cls.FIELDS:
             spec = cls.__dict__.get(name, MISSING)
@@ -113,19 +116,19 @@ class Record:
         cls._FACTORIES = {f.name: f.default_factory for f in declared if f.default_factory is not None}
 
     def __init__(self, **values: Any) -> None:
+        # dict operations rather than a loop over the fields: a search builds records by the thousand
         cls = type(self)
-        data: dict[str, Any] = {}
-        for name in cls.FIELDS:
-            if name in values:
-                data[name] = values.pop(name)
-            elif name in cls._DEFAULTS:
-                data[name] = cls._DEFAULTS[name]
-            elif name in cls._FACTORIES:
-                data[name] = cls._FACTORIES[name]()
-            else:
-                raise TypeError(f"{cls.__name__}() needs the field {name!r}")
-        if values:
-            raise TypeError(f"{cls.__name__}() has no field {', '.join(map(repr, values))}")
+        data = {**cls._DEFAULTS, **values}
+        if data.keys() != cls._NAMES:
+            for name, make in cls._FACTORIES.items():
+                if name not in data:
+                    data[name] = make()
+            if data.keys() != cls._NAMES:
+                missing = [name for name in cls.FIELDS if name not in data]
+                if missing:
+                    raise TypeError(f"{cls.__name__}() needs the field {missing[0]!r}")
+                unknown = [name for name in values if name not in cls._NAMES]
+                raise TypeError(f"{cls.__name__}() has no field {', '.join(map(repr, unknown))}")
         self.__dict__.update(data)  # reading __dict__ does not go through the frozen __setattr__
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -137,10 +140,16 @@ class Record:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return all(getattr(self, name) == getattr(other, name) for name in self._VALUE)
+        mine, theirs = self.__dict__, other.__dict__
+        for name in self._VALUE:
+            a, b = mine[name], theirs[name]
+            if a is not b and not a == b:  # identity first, as a dataclass's tuple comparison does
+                return False
+        return True
 
     def __hash__(self) -> int:
-        return hash(tuple(getattr(self, name) for name in self._VALUE))
+        values = self.__dict__
+        return hash(tuple([values[name] for name in self._VALUE]))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self._SHOWN)})"
