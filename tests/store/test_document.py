@@ -60,6 +60,10 @@ def test_unknown_frontmatter_keys_survive_a_rewrite() -> None:
     loaded = docs.loads(text)
     assert loaded.extra == {"reviewed_by": "alice"}
     assert "reviewed_by: alice" in docs.dumps(replace(loaded, importance=5))
+    # unknown keys are kept, but are not part of what the memory says: equal, same hash, still shown
+    assert loaded == memory and hash(loaded) == hash(memory) and {loaded, memory} == {memory}
+    assert "extra={'reviewed_by': 'alice'}" in repr(loaded) and replace(loaded, importance=5) != memory
+    assert loaded.to_dict()["reviewed_by"] == "alice" and loaded.extra == {"reviewed_by": "alice"}
 
 
 @pytest.mark.parametrize(
