@@ -63,9 +63,8 @@ class Repository(MemoryRepo):
     def move(self, memory_id: str, project: str) -> Memory:
         """Give a memory to ``project`` (project scope) or, with ``project=""``, make it global; one commit that
         moves its file. Raises :class:`~gitmem.errors.ValidationError` when it is there already."""
-        from dataclasses import replace
-
         from gitmem.errors import ValidationError
+        from gitmem.text.records import replace
 
         memory = self.get(memory_id)
         scope = "project" if project else "global"

@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from typing import Any
 
 import click
 
 from gitmem.cli.app import State, cli, emit_json, json_option, pass_state
 from gitmem.errors import GitmemError, NotFoundError, ValidationError
+from gitmem.text.records import replace
 
 
 def _refresh_index(repo: Any) -> None:

@@ -30,7 +30,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ from gitmem.store import document as docs
 from gitmem.store.document import Memory
 from gitmem.store.memories import MemoryRepo
 from gitmem.text import scripts
+from gitmem.text.records import replace
 
 SKIP_ABOVE = 0.9
 MERGE_ABOVE = 0.8

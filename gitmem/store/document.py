@@ -23,37 +23,51 @@ A memory file looks like::
     **How to apply:** new services get a PostgreSQL database.
 
 The format is a public contract (users review it in pull requests); change it only with a ``schema_version`` bump.
+
+The :class:`Memory` record, its fields and vocabulary are declared in :mod:`gitmem.store.memory` (which a search
+hit's reader imports without this module's ``re``, ``unicodedata`` and YAML); this module reads and writes the
+file, checks user input, names ids and files, and re-exports them, so ``from gitmem.store.document import Memory``
+keeps working.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import Field, asdict, dataclass, field, fields, replace
 from datetime import UTC, date, datetime, timedelta
 from functools import cache
 
 from gitmem.errors import DocumentError, ValidationError
+from gitmem.store.memory import CATEGORIES as CATEGORIES
+from gitmem.store.memory import CATEGORY_ORDER as CATEGORY_ORDER
+from gitmem.store.memory import FRONTMATTER_KEYS as FRONTMATTER_KEYS
+from gitmem.store.memory import GLOBAL_DIR as GLOBAL_DIR
+from gitmem.store.memory import MAX_TAG_LENGTH as MAX_TAG_LENGTH
+from gitmem.store.memory import MAX_TAGS as MAX_TAGS
+from gitmem.store.memory import MAX_TEXT_BYTES as MAX_TEXT_BYTES
+from gitmem.store.memory import MEMORIES_DIR as MEMORIES_DIR
+from gitmem.store.memory import MEMORY_FIELDS as MEMORY_FIELDS
+from gitmem.store.memory import MERGE_RULES as MERGE_RULES
+from gitmem.store.memory import REDACT_RULES as REDACT_RULES
+from gitmem.store.memory import SCHEMA_VERSION as SCHEMA_VERSION
+from gitmem.store.memory import SCOPES as SCOPES
+from gitmem.store.memory import SOURCES as SOURCES
+from gitmem.store.memory import TIME_FIELDS as TIME_FIELDS
+from gitmem.store.memory import TYPES as TYPES
+from gitmem.store.memory import WRITE_RULES as WRITE_RULES
+from gitmem.store.memory import Memory as Memory
+from gitmem.store.memory import bullet as bullet
+from gitmem.store.memory import field_names as field_names
+from gitmem.store.memory import first_line as first_line
+from gitmem.store.memory import format_time as format_time
+from gitmem.store.memory import utcnow as utcnow
 from gitmem.text import scripts
+from gitmem.text.records import replace
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: reading memories does not import typing (~3 ms a process)
 if TYPE_CHECKING:
     from typing import Any
 
-SCHEMA_VERSION = 1
-TYPES = ("user", "feedback", "project", "reference")
-CATEGORIES = ("background", "decision", "preference", "constraint", "correction")
-#: categories in the order a reader should see them (and a lifecycle keeps them): what must not be violated first
-CATEGORY_ORDER = ("constraint", "correction", "decision", "preference", "background")
-assert set(CATEGORY_ORDER) == set(CATEGORIES)
-SCOPES = ("global", "project", "session")
-SOURCES = ("cli", "hook", "commit", "import", "capture", "sync", "api")
-#: Largest memory text accepted, in UTF-8 bytes: a memory is a rule or a fact, not a document.
-MAX_TEXT_BYTES = 16 * 1024
-MAX_TAGS = 32
-MAX_TAG_LENGTH = 64
-GLOBAL_DIR = "global"
-MEMORIES_DIR = "memories"
 SESSION_TTL = timedelta(days=1)
 
 _WHY = "**Why:**"
@@ -73,15 +87,6 @@ def _pattern(name: str) -> re.Pattern[str]:
 
 
 _RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
-
-
-def utcnow() -> datetime:
-    """The current time, UTC, to the second (what gets written to files)."""
-    return datetime.now(UTC).replace(microsecond=0)
-
-
-def format_time(value: datetime) -> str:
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_timestamp(value: Any, field_name: str) -> datetime:
@@ -211,121 +216,6 @@ def project_dir(project: str) -> str:
     return f"project-{stem}" if stem == GLOBAL_DIR else stem
 
 
-#: how ``gitmem sync`` merges a field when both sides changed it (``gitmem.sync.merge`` implements each rule)
-MERGE_RULES: dict[str, str] = {
-    "identity": "the file's identity: both sides have the same value",
-    "text": "line by line (`merge3`); a true conflict keeps the other side as a sibling memory",
-    "newer": "the side with the newer `updated` wins",
-    "placement": "`scope` and `project` together: the side with the newer `updated` wins",
-    "max": "the higher value",
-    "set": "set merge: what either side added is kept, what one side removed stays removed",
-    "oldest": "the older time",
-    "newest": "the newer time",
-    "either": "true when either side is true",
-    "deprecation": "follows the side that deprecated the memory (cleared when the merge is not deprecated)",
-    "extra": "key by key, the side with the newer `updated` wins",
-}
-#: how a field is redacted before a commit: ``scrub`` replaces secrets in it, ``refuse`` refuses a value that
-#: holds one (it names a file), ``none`` has no free text
-REDACT_RULES = ("scrub", "refuse", "none")
-#: where a field is written: ``always`` in the frontmatter, ``set`` in the frontmatter when not empty, ``body`` in
-#: the Markdown body, ``extra`` as the frontmatter keys it holds
-WRITE_RULES = ("always", "set", "body", "extra")
-
-
-def _meta(*, merge: str, redact: str = "none", write: str = "set", doc: str) -> dict[str, str]:
-    """A :class:`Memory` field's metadata: the one place a field is described."""
-    return {"merge": merge, "redact": redact, "write": write, "doc": doc}
-
-
-@dataclass(frozen=True)
-class Memory:
-    """One memory: a statement the agent should act on, with its metadata.
-
-    Each field is declared here once, with its metadata (``merge``: a key of :data:`MERGE_RULES`; ``redact``:
-    one of :data:`REDACT_RULES`; ``write``: one of :data:`WRITE_RULES`; ``doc``: what it means). The frontmatter
-    order (declaration order), the fields ``gitmem import`` accepts, the sync merge, the redaction before a commit
-    and the field table of ``docs/store.md`` are derived from it."""
-
-    id: str = field(metadata=_meta(merge="identity", redact="refuse", write="always",
-                                   doc="unique id, also the file name (derived from the text unless given)"))
-    text: str = field(metadata=_meta(merge="text", redact="scrub", write="body",
-                                     doc="the statement itself (the Markdown body)"))
-    name: str = field(default="", metadata=_meta(merge="text", redact="scrub", write="always",
-                                                 doc="short title (default: the first line)"))
-    description: str = field(default="", metadata=_meta(merge="text", redact="scrub", doc="one-line summary"))
-    type: str = field(default="user", metadata=_meta(merge="newer", write="always", doc="one of " + ", ".join(TYPES)))
-    category: str = field(default="background", metadata=_meta(merge="newer", write="always",
-                                                               doc="one of " + ", ".join(CATEGORIES)))
-    importance: int = field(default=3, metadata=_meta(merge="max", write="always", doc="1 (trivia) to 5 (a hard rule)"))
-    tags: tuple[str, ...] = field(default=(), metadata=_meta(merge="set", redact="scrub", write="always",
-                                                             doc="lower-case labels"))
-    scope: str = field(default="global", metadata=_meta(merge="placement", write="always",
-                                                        doc="one of " + ", ".join(SCOPES)))
-    project: str = field(default="", metadata=_meta(merge="placement", redact="refuse",
-                                                    doc="project id (empty: every project)"))
-    why: str = field(default="", metadata=_meta(merge="text", redact="scrub", write="body",
-                                                doc="the reason (a **Why:** line of the body)"))
-    how: str = field(default="", metadata=_meta(merge="text", redact="scrub", write="body",
-                                                doc="how to apply it (a **How to apply:** line of the body)"))
-    source: str = field(default="cli", metadata=_meta(merge="newer", write="always",
-                                                      doc="one of " + ", ".join(SOURCES)))
-    source_ref: str = field(default="", metadata=_meta(merge="newer", redact="scrub",
-                                                       doc="where it came from (a commit, a session, a file)"))
-    created: datetime = field(default_factory=utcnow, metadata=_meta(merge="oldest", write="always",
-                                                                     doc="when it was first written (UTC)"))
-    updated: datetime = field(default_factory=utcnow, metadata=_meta(merge="newest", write="always",
-                                                                     doc="when it last changed (UTC)"))
-    expires: datetime | None = field(default=None, metadata=_meta(
-        merge="newer", doc="when recall stops using it (session scope: a day after it was written)"))
-    deprecated: bool = field(default=False, metadata=_meta(merge="either", write="always",
-                                                           doc="forgotten: kept in the file, no longer recalled"))
-    deprecated_reason: str = field(default="", metadata=_meta(merge="deprecation", redact="scrub",
-                                                              doc="why it was forgotten"))
-    superseded_by: str = field(default="", metadata=_meta(merge="deprecation", redact="scrub",
-                                                          doc="id of the memory that replaces it"))
-    conflicted: bool = field(default=False, metadata=_meta(
-        merge="either", doc="a sync met a true conflict here; gitmem resolve settles it"))
-    schema_version: int = field(default=SCHEMA_VERSION, metadata=_meta(merge="newer", write="always",
-                                                                       doc="version of the file format"))
-    #: frontmatter keys gitmem does not know, kept as they are so a newer writer's data is not lost
-    extra: dict[str, Any] = field(default_factory=dict, compare=False, metadata=_meta(
-        merge="extra", redact="scrub", write="extra", doc="frontmatter keys gitmem does not know, kept as they are"))
-
-    @property
-    def path(self) -> str:
-        """The file's path inside the memory repository (POSIX separators)."""
-        return f"{MEMORIES_DIR}/{project_dir(self.project)}/{file_stem(self.id)}.md"
-
-    @property
-    def title(self) -> str:
-        return self.name or first_line(self.text)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-friendly dict of every field (times as ISO 8601 strings)."""
-        data = asdict(self)
-        data["tags"] = list(self.tags)
-        for key in TIME_FIELDS:
-            value = getattr(self, key)
-            data[key] = format_time(value) if value else None
-        data["path"] = self.path
-        data["name"] = self.title
-        extra = data.pop("extra")
-        return {**extra, **data}
-
-
-def field_names(**metadata: str) -> tuple[str, ...]:
-    """The :class:`Memory` fields whose metadata has these values, in declaration order:
-    ``field_names(merge="text")``, ``field_names(redact="scrub")``."""
-    return tuple(f.name for f in MEMORY_FIELDS if all(f.metadata[k] == v for k, v in metadata.items()))
-
-
-#: every field of :class:`Memory`, with its metadata
-MEMORY_FIELDS: tuple[Field[Any], ...] = fields(Memory)
-#: the frontmatter keys gitmem writes, in the order it writes them
-FRONTMATTER_KEYS = tuple(f.name for f in MEMORY_FIELDS if f.metadata["write"] in ("always", "set"))
-#: the fields that hold a time (written as ISO 8601 UTC strings)
-TIME_FIELDS = tuple(f.name for f in MEMORY_FIELDS if str(f.type).startswith("datetime"))
 #: frontmatter keys written even when empty
 _ALWAYS = frozenset(field_names(write="always"))
 
@@ -341,20 +231,6 @@ def fields_table() -> str:
                      f"{redacted[meta['redact']]} | "
                      f"{MERGE_RULES[meta['merge']]} |")
     return "\n".join(lines) + "\n"
-
-
-def bullet(memory: Memory) -> str:
-    """A memory as one Markdown bullet for an agent's context: the rule, its why/how, its type tag and id (so the
-    agent can cite or forget it)."""
-    text = " ".join(memory.text.split())
-    extra = "".join(f" {label}: {value}" for label, value in (("Why:", memory.why), ("How:", memory.how)) if value)
-    scope = memory.type + (f", {memory.project}" if memory.project else "")
-    return f"- [{scope}] {text}{extra} (id: {memory.id})"
-
-
-def first_line(text: str, limit: int = 80) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
 def _as_str(value: Any, name: str) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -26,6 +26,7 @@ from gitmem.store import document as docs
 from gitmem.store.document import CATEGORY_ORDER, Memory
 from gitmem.store.local import read_usage
 from gitmem.store.memories import MemoryRepo
+from gitmem.text.records import replace
 from gitmem.text.tokens import count_tokens
 
 TAG_LIMIT = 10

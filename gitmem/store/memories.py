@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from gitmem.store import document as docs
 from gitmem.store.base import StoredRepo
 from gitmem.store.document import Memory
 from gitmem.store.layout import Issue, check_layout
+from gitmem.text.records import replace
 
 #: fields an import record may carry (every field of a memory, and the ``path`` ``gitmem export`` writes so an
 #: export can be imported again); anything else is refused so a typo is not silently dropped

@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from gitmem.errors import DocumentError
 from gitmem.store import document as docs
 from gitmem.store.document import Memory
+from gitmem.text.records import replace
 
 T = TypeVar("T")
 

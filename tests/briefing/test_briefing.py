@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from gitmem.search.index import Hit
 from gitmem.search.scoring import ScoreParts
 from gitmem.store import document as docs
 from gitmem.store.layout import init_repo
+from gitmem.text.records import replace
 from tests.helpers import PROJECT, code_repo, context_of, git, hook, hook_env, payload, run_cli
 
 OTHER = "github.com-acme-warehouse"

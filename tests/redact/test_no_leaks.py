@@ -166,7 +166,7 @@ def test_import_any_field(tmp_path: Path, item: tuple[str, str], before: str, fi
 @FEW
 @given(SECRETS, AROUND, TAIL)
 def test_edit(tmp_path: Path, item: tuple[str, str], before: str, after: str) -> None:
-    from dataclasses import replace
+    from gitmem.text.records import replace
 
     written, secret = item
     repo = _repo(tmp_path)

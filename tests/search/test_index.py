@@ -8,7 +8,6 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from gitmem.search.scoring import DEFAULT_TUNING, analyze_query, build_analyzer,
 from gitmem.search.timeexpr import parse_time_expression
 from gitmem.store.memories import MemoryRepo
 from gitmem.text import records
+from gitmem.text.records import replace
 from tests.helpers import ROOT, CountingEmbedder, FakeEmbedder, assert_clean, git
 
 PG = "我们决定使用 PostgreSQL 而不是 MySQL，因为 JSON 查询更快"

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import subprocess
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from gitmem.search import schema as indexdoc
 from gitmem.store import document as docs
+from gitmem.text.records import replace
 
 
 def _memory(text: str, **fields: Any) -> docs.Memory:

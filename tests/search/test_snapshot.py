@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import tantivy
@@ -11,6 +10,7 @@ from gitmem.search import schema as indexdoc
 from gitmem.search import scoring as ranking
 from gitmem.search.snapshot import Snapshot
 from gitmem.store import document as docs
+from gitmem.text.records import replace
 
 
 def _memory(text: str, **fields: Any) -> docs.Memory:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -11,6 +10,7 @@ from hypothesis import strategies as st
 
 from gitmem.errors import DocumentError, ValidationError
 from gitmem.store import document as docs
+from gitmem.text.records import replace
 
 
 @pytest.mark.parametrize(
@@ -60,6 +60,10 @@ def test_unknown_frontmatter_keys_survive_a_rewrite() -> None:
     loaded = docs.loads(text)
     assert loaded.extra == {"reviewed_by": "alice"}
     assert "reviewed_by: alice" in docs.dumps(replace(loaded, importance=5))
+    # unknown keys are kept, but are not part of what the memory says: equal, same hash, still shown
+    assert loaded == memory and hash(loaded) == hash(memory) and {loaded, memory} == {memory}
+    assert "extra={'reviewed_by': 'alice'}" in repr(loaded) and replace(loaded, importance=5) != memory
+    assert loaded.to_dict()["reviewed_by"] == "alice" and loaded.extra == {"reviewed_by": "alice"}
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from hypothesis import given, settings
@@ -11,6 +10,7 @@ from hypothesis import strategies as st
 from gitmem.store import document as docs
 from gitmem.store.document import Memory
 from gitmem.sync.merge import merge_file, merge_memories, merge_text, resolve
+from gitmem.text.records import replace
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 BASE = docs.make_memory("Use PostgreSQL\nfor every service\nwith pgbouncer", id="db", tags="database",

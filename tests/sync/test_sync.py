@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from gitmem.store import document as docs
 from gitmem.store.layout import init_repo
 from gitmem.store.memories import MemoryRepo
 from gitmem.sync import round as sync
+from gitmem.text.records import replace
 from tests.helpers import assert_clean, git, run_cli
 
 AUTHOR = "Test User <test@example.com>"

@@ -221,9 +221,8 @@ def pre_compact(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
 
 def commit_session(ctx: Context) -> str:
     """Commit the session's pending directives as one commit; returns its SHA ("" when there was nothing)."""
-    from dataclasses import replace
-
     from gitmem.store import document as docs
+    from gitmem.text.records import replace
 
     ctx.require_repo()
     session = observe.get_session(ctx.local, ctx.session_id)

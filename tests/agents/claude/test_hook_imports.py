@@ -154,3 +154,25 @@ def test_a_task_prompt_with_common_words_compiles_no_rule() -> None:
             "print(sum(v.compiled for v in vars(d).values() if isinstance(v, d.LazyPattern)))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["0"]
+
+
+def test_the_memory_record_loads_no_dataclasses_re_nor_functools() -> None:
+    """A prompt's hits are :class:`Memory` objects: the module that declares it, and building and rendering one,
+    must not load what a hook process spares. Run without ``site`` (the package from the source tree): an
+    editable install's import finder loads ``re`` before any of gitmem does."""
+    from tests.helpers import ROOT
+
+    code = ("import sys\n"
+            "from gitmem.store.memory import Memory, bullet\n"
+            "imported = set(sys.modules)\n"
+            "memory = Memory(id='pg', text='Use PostgreSQL', category='decision')\n"
+            "assert bullet(memory) == '- [user] Use PostgreSQL (id: pg)' and memory.title == 'Use PostgreSQL'\n"
+            "print(' '.join(sorted(imported)), '|', ' '.join(sorted(sys.modules)))\n")
+    proc = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    imported, built = (set(part.split()) for part in proc.stdout.split("|"))
+    assert "gitmem.store.memory" in imported and "gitmem.store.document" not in built
+    spared = {"dataclasses", "inspect", "re", "functools", "unicodedata", "typing", "enum"}
+    assert not spared & built, spared & built
+    assert "datetime" not in imported  # a search hit brings its own datetimes; only taking the time loads it
