@@ -4,7 +4,7 @@ Shared by the session-start recall (:mod:`gitmem.recall`) and each prompt's reca
 
 from __future__ import annotations
 
-from gitmem.store.document import CATEGORY_ORDER, bullet
+from gitmem.store.memory import CATEGORY_ORDER, bullet
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook avoids importing typing
 if TYPE_CHECKING:

@@ -38,7 +38,7 @@ from gitmem.search.order import Order, order_bonus, parse_order
 from gitmem.search.scoring import DEFAULT_TUNING, QueryTerms, ScoreParts, Tuning
 from gitmem.search.snapshot import Key, Snapshot
 from gitmem.search.timeexpr import TimeRange, in_period, parse_time_expression
-from gitmem.store import document as docs
+from gitmem.store import memory as docs
 from gitmem.text.records import Record, replace
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from gitmem.embeddings.runtime import Embedder
     from gitmem.git.store import GitStore
     from gitmem.search import rerank
-    from gitmem.store.document import Memory
+    from gitmem.store.memory import Memory
 
     Mode = Literal["hybrid", "bm25", "vector"]
     #: called with the number of memories just embedded (``tqdm.update`` fits)

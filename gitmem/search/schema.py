@@ -12,8 +12,8 @@ from datetime import datetime
 import tantivy
 
 from gitmem.search import scoring as ranking
-from gitmem.store import document as docs
-from gitmem.store.document import Memory
+from gitmem.store import memory as docs
+from gitmem.store.memory import Memory
 from gitmem.text import quickjson
 from gitmem.text.digest import blake2b
 
@@ -114,9 +114,8 @@ def memory_from_json(raw: bytes) -> Memory:
     for key in _TIMES:
         if data[key]:
             data[key] = datetime.fromisoformat(data[key])
-    # Every field was validated when the file was indexed, and FORMAT changes with the field list; a frozen
-    # dataclass's __init__ sets each of its ~20 fields through object.__setattr__ (~17 µs), filling __dict__
-    # directly costs ~1 µs per hit.
+    # Every field was validated when the file was indexed, and FORMAT changes with the field list; a record's
+    # __init__ checks and sets each of its ~20 fields; filling __dict__ directly costs ~1 µs per hit.
     memory = object.__new__(Memory)
     memory.__dict__.update(data)
     return memory
