@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import settings
 
 from gitmem.config import Config
 from gitmem.store.layout import init_repo
@@ -15,6 +16,10 @@ from gitmem.store.layout import init_repo
 if TYPE_CHECKING:
     from gitmem.store.memories import MemoryRepo
 
+# Properties assert behaviour, not speed (speed lives in bench/): no per-example deadline, which a shared or busy
+# machine turns into failures of code that is correct.
+settings.register_profile("gitmem", deadline=None)
+settings.load_profile("gitmem")
 
 
 @pytest.fixture(autouse=True)
