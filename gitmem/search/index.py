@@ -471,7 +471,7 @@ class Index:
             signals = semantic.signals(self, searcher, keys, columns, fused, bm25, when, terms, vectors)
             fused = dict(zip(keys, rerank.combine(signals, model or rerank.WEIGHTS), strict=True))
             tuning = replace(tuning, context_weight=0.0, time_boost=0.0)  # both are signals of the model
-        if order is not None:  # by date among the memories on the subject (of the period named): in the similarity
+        if order is not None:  # by date among the memories on the subject (and of the period named, if one is)
             asked, anchor = order
             sims, created = [fused[key] for key in keys], columns["created"]
             bonus = order_bonus(asked, sims, [float(c or 0) for c in created], weight=tuning.order_weight,

@@ -81,7 +81,6 @@ def test_the_order_word_scan_never_hides_an_order(question: str) -> None:
     assert parse_order(question) == expected
 
 
-
 def test_the_latest_in_a_named_period_is_taken_among_that_periods_memories(repo: MemoryRepo) -> None:
     # two dozen January notes repeat the question's words more than March's two notes do: by similarity alone
     # neither March note is among the 20 most similar, yet the question asks for the latest of March
