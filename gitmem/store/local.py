@@ -239,13 +239,11 @@ def write_json(path: Where, data: dict[str, Any]) -> None:
 
 def update_json(path: Where, change: Callable[[dict[str, Any]], Any], timeout: float = 3.0) -> Any:
     """Read-modify-write ``path`` under a lock; returns what ``change`` returned."""
-    from pathlib import Path
-
     from gitmem.files.locks import file_lock
 
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with file_lock(target.with_name(target.name + ".lock"), timeout):
+    target = os.fspath(path)
+    os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+    with file_lock(target + ".lock", timeout):
         data = read_json(target)
         result = change(data)
         write_json(target, data)
@@ -310,10 +308,10 @@ def remember_project(local: Where, cwd: str, project: str, limit: int = 500) -> 
         for key in list(data)[: max(0, len(data) - limit)]:
             del data[key]
 
-    import contextlib
-
-    with contextlib.suppress(Exception):  # a cache that cannot be written only costs time
+    try:  # noqa: SIM105 - not contextlib: the hooks would import it for this line alone
         update_json(cwd_projects_path(local), apply, timeout=1.0)
+    except Exception:  # a cache that cannot be written only costs time
+        pass
 
 
 # -- hot paths ---------------------------------------------------------------------------------------------
@@ -415,16 +413,16 @@ def hot_paths(local: Where, project: str, cwd: str = "", limit: int = 10, now: f
 
 
 # -- usage counters (local, never committed) -----------------------------------------------------------
-def usage_path(repo_path: Path) -> Path:
-    return repo_path / "local" / "usage.json"
+def usage_path(repo_path: Where) -> str:
+    return os.path.join(repo_path, "local", "usage.json")
 
 
-def read_usage(repo_path: Path) -> dict[str, dict[str, Any]]:
+def read_usage(repo_path: Where) -> dict[str, dict[str, Any]]:
     """``{id: {"count": n, "last_used": iso}}``; an unreadable file counts as empty (it is derived state)."""
     return read_json(usage_path(repo_path))
 
 
-def bump_usage(repo_path: Path, ids: list[str], now: datetime | None = None) -> None:
+def bump_usage(repo_path: Where, ids: list[str], now: datetime | None = None) -> None:
     """Count one use of each id. Best effort: a busy lock skips the update rather than stall a session."""
     stamp = now_iso(now.timestamp() if now is not None else None)
 
@@ -434,9 +432,9 @@ def bump_usage(repo_path: Path, ids: list[str], now: datetime | None = None) -> 
             entry["count"] = int(entry.get("count", 0)) + 1
             entry["last_used"] = stamp
 
-    import contextlib
-
     from gitmem.files.locks import LockTimeout
 
-    with contextlib.suppress(LockTimeout):
+    try:  # noqa: SIM105 - not contextlib: the prompt hook would import it for this line alone
         update_json(usage_path(repo_path), count, timeout=2)
+    except LockTimeout:
+        pass

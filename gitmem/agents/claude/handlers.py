@@ -23,12 +23,13 @@ project and the normalised instruction, so the same instruction is stored once.
 The per-tool-call path imports only the standard library and gitmem's light modules
 (:mod:`gitmem.agents.claude.context`,
 :mod:`gitmem.briefing.inputs`, :mod:`gitmem.store.local`, :mod:`gitmem.redact`); the configuration, the store and recall
-load only for the events that need them.
+load only for the events that need them. The prompt's path names its files with the context's strings
+(``ctx.local_dir``): no ``pathlib``.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from gitmem.agents.claude import events
 from gitmem.agents.claude.context import Context, HookInputError, log, make_context, spawn_detached
@@ -69,7 +70,7 @@ def session_start(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | Non
     ctx.require_repo()
     source = str(payload.get("source") or "startup")
     project = ctx.project
-    session = observe.get_session(ctx.local, ctx.session_id) if ctx.session_id else {}
+    session = observe.get_session(ctx.local_dir, ctx.session_id) if ctx.session_id else {}
     if project in session.get("injected", []) and source not in ("compact", "clear"):
         return None
     pulled = auto_pull(ctx) if source == "startup" else ""
@@ -78,7 +79,7 @@ def session_start(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | Non
                if memory_id not in block.ids]
     query = block.query or project
     more = f"{block.more} more memories of {project} and global ones are not shown; " if block.more else ""
-    footer = (f'{more}search them with: gitmem search "{query[:80]}" (memory repo {ctx.repo}; '
+    footer = (f'{more}search them with: gitmem search "{query[:80]}" (memory repo {ctx.repo_dir}; '
               f"project {project})\n")
     from gitmem.wiki.lifecycle import session_start_note  # the wiki: overview, or breadcrumb after compaction
 
@@ -89,11 +90,11 @@ def session_start(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | Non
     if ctx.session_id:
         def mark(entry: dict[str, Any]) -> None:
             injected = [p for p in entry.get("injected", []) if p != project]
-            entry.update(injected=[*injected, project], project=project, cwd=str(ctx.cwd), source=source,
+            entry.update(injected=[*injected, project], project=project, cwd=ctx.cwd, source=source,
                          started=entry.get("started") or observe.now_iso(),
                          recalled=list(dict.fromkeys([*entry.get("recalled", []), *block.ids]))[-500:])
 
-        observe.update_session(ctx.local, ctx.session_id, mark)
+        observe.update_session(ctx.local_dir, ctx.session_id, mark)
     return _context_output("session-start", text)
 
 
@@ -107,7 +108,7 @@ def recall_for_prompt(ctx: Context, prompt: str) -> str:
     remembers what it gave and the prompt (as context for the next one) in the session's entry."""
     from gitmem.agents.claude.serverclient import ask_server
 
-    session = observe.get_session(ctx.local, ctx.session_id) if ctx.session_id else {}
+    session = observe.get_session(ctx.local_dir, ctx.session_id) if ctx.session_id else {}
     seen = [str(i) for i in session.get("recalled", [])]
     previous = [str(p) for p in session.get("prompts", [])][-PROMPT_CONTEXT:]
     served = ask_server(ctx, "/hook/prompt", {"prompt": prompt, "project": ctx.project, "seen": seen,
@@ -126,9 +127,9 @@ def recall_for_prompt(ctx: Context, prompt: str) -> str:
             if ids:
                 entry["recalled"] = list(dict.fromkeys([*entry.get("recalled", []), *ids]))[-500:]
 
-        observe.update_session(ctx.local, ctx.session_id, mark)
+        observe.update_session(ctx.local_dir, ctx.session_id, mark)
     if ids:
-        observe.bump_usage(ctx.repo, ids)
+        observe.bump_usage(ctx.repo_dir, ids)
     return text
 
 
@@ -171,11 +172,11 @@ def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] 
                             p["priority"] = "high"
             entry["pending"] = pending
 
-        observe.update_session(ctx.local, ctx.session_id or "unknown", add)
+        observe.update_session(ctx.local_dir, ctx.session_id or "unknown", add)
     if correction is not None:
-        observe.append_line(ctx.local / "candidates.jsonl", {
+        observe.append_line(os.path.join(ctx.local_dir, "candidates.jsonl"), {
             "kind": "correction", "session": ctx.session_id, "time": observe.now_iso(), "project": project,
-            "cwd": str(ctx.cwd), "text": observe.summarise(correction, 500, ctx.extra_patterns),
+            "cwd": ctx.cwd, "text": observe.summarise(correction, 500, ctx.extra_patterns),
         })
     return answer
 
@@ -185,7 +186,7 @@ def _observe(ctx: Context, payload: dict[str, Any], phase: str) -> None:
     from gitmem.agents.claude.toolcall import observe_call
 
     ctx.require_repo()
-    observe_call(ctx.local, payload, phase, session=ctx.session_id, cwd=str(ctx.cwd), project=ctx.project,
+    observe_call(ctx.local_dir, payload, phase, session=ctx.session_id, cwd=ctx.cwd, project=ctx.project,
                  extra_patterns=ctx.extra_patterns)
 
 
@@ -207,7 +208,7 @@ def pre_compact(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
             entry["compacted"] = [*entry.get("compacted", []), observe.now_iso()][-20:]
             entry["injected"] = []  # the context is about to go: the next SessionStart injects again
 
-        observe.update_session(ctx.local, ctx.session_id, mark)
+        observe.update_session(ctx.local_dir, ctx.session_id, mark)
     high = [(p, t) for p, t in directives_for(ctx, project) if p == "high"]
     from gitmem.wiki.lifecycle import breadcrumb  # the wiki survives compaction as one line
 
@@ -226,7 +227,7 @@ def commit_session(ctx: Context) -> str:
     from gitmem.store import document as docs
 
     ctx.require_repo()
-    session = observe.get_session(ctx.local, ctx.session_id)
+    session = observe.get_session(ctx.local_dir, ctx.session_id)
     pending = [p for p in session.get("pending", []) if isinstance(p, dict) and p.get("text")]
     if not pending:
         return ""
@@ -260,7 +261,7 @@ def commit_session(ctx: Context) -> str:
         if sha:
             entry["commits"] = [*entry.get("commits", []), sha][-20:]
 
-    observe.update_session(ctx.local, ctx.session_id, clear)
+    observe.update_session(ctx.local_dir, ctx.session_id, clear)
     return sha
 
 
@@ -273,7 +274,7 @@ def stop(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
 def session_end(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
     if ctx.session_id:
         committed = commit_session(ctx)
-        observe.update_session(ctx.local, ctx.session_id,
+        observe.update_session(ctx.local_dir, ctx.session_id,
                                lambda e: e.update(ended=observe.now_iso(), reason=str(payload.get("reason", ""))))
         wiki_session_log(ctx, payload)
         if not spawn_learning(ctx, payload) and committed:
@@ -312,8 +313,8 @@ def spawn_learning(ctx: Context, payload: dict[str, Any]) -> bool:
     if ctx.env.get("GITMEM_LEARN", "1") == "0":
         return False
     args = ["learn-session", "--session", ctx.session_id, "--project", ctx.project, "--timeout", str(LEARN_TIMEOUT)]
-    if ctx.env.get("GITMEM_WARM", "1") != "0" and ctx.cwd not in (ctx.home, Path(ctx.cwd.anchor)):
-        args += ["--warm-cwd", str(ctx.cwd)]
+    if ctx.env.get("GITMEM_WARM", "1") != "0" and ctx.in_a_project:
+        args += ["--warm-cwd", ctx.cwd]
     transcript = payload.get("transcript_path")
     if isinstance(transcript, str) and transcript:
         args += ["--transcript", transcript]
@@ -327,11 +328,11 @@ def prompt_with_notepad(ctx: Context, payload: dict[str, Any]) -> dict[str, Any]
     answer = user_prompt_submit(ctx, payload)
     if not ctx.exists:
         return answer
-    from gitmem.router.notepad import notepad_path, prompt_context
+    from gitmem.router.notepad import NOTEPAD_DIR, prompt_context
 
-    if not notepad_path(ctx.local, "x").parent.is_dir():  # no notepad on this machine: no project lookup
+    if not os.path.isdir(os.path.join(ctx.local_dir, NOTEPAD_DIR)):  # no notepad on this machine: no project lookup
         return answer
-    note = prompt_context(ctx.local, ctx.project)
+    note = prompt_context(ctx.local_dir, ctx.project)
     if not note:
         return answer
     recalled = answer["hookSpecificOutput"]["additionalContext"] if answer else ""
