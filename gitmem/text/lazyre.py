@@ -4,15 +4,16 @@ A hook is a new Python process for every prompt: compiling a module's regular ex
 each time, whether or not the text at hand needs them. A character class over CJK ranges alone takes a few
 milliseconds (``re`` fills a 64k-entry table in Python), a set of case-insensitive rules tens of milliseconds:
 more than the prompt hook's search. A :class:`LazyPattern` compiles when a method is first called, so a
-module can declare its rules as before and a path that never reaches them never pays for them.
+module can declare its rules as before and a path that never reaches them never pays for them; nor does it import
+:mod:`re` (with :mod:`enum` and :mod:`functools`, ~17 ms), which loads with the first compilation. Flags are written
+inline in the pattern (``(?i)``, ``(?m)``) for the same reason.
 """
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook path avoids importing typing
 if TYPE_CHECKING:
+    import re
     from collections.abc import Callable, Iterator
 
 
@@ -30,6 +31,8 @@ class LazyPattern:
     def regex(self) -> re.Pattern[str]:
         """The compiled expression (compiled now if it was not yet)."""
         if self._regex is None:
+            import re
+
             self._regex = re.compile(self.pattern, self.flags)
         return self._regex
 

@@ -11,8 +11,11 @@ The search index's tantivy analyzer reads them too, written in Rust regex syntax
 
 from __future__ import annotations
 
-import re
-from functools import cache
+from gitmem.text.lazyre import LazyPattern
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook path avoids importing typing
+if TYPE_CHECKING:
+    import re
 
 #: Han: radicals, the iteration and closing marks and the ideographic zero (々〆〇), extension A, the unified
 #: block, compatibility ideographs and the supplementary planes (extensions B to F, the compatibility supplement)
@@ -26,10 +29,13 @@ HANGUL = "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"
 CJK = KANA + HAN + HANGUL
 
 
-@cache
+#: one CJK character, compiled on first use (``CJK_CHAR.compiled`` tells whether a path needed it)
+CJK_CHAR = LazyPattern(f"[{CJK}]")
+
+
 def cjk_pattern() -> re.Pattern[str]:
     """One CJK character (compiled on first use)."""
-    return re.compile(f"[{CJK}]")
+    return CJK_CHAR.regex
 
 
 def is_cjk(text: str) -> bool:

@@ -242,7 +242,7 @@ def test_the_prompt_hook_opens_the_index_without_the_memory_api(repo_path: Path,
         f"run('user-prompt-submit', {prompt!r}.encode(), env=dict(os.environ), cwd=Path.cwd(), home=Path.home()); "
         "from gitmem.search import scoring; from gitmem.text import scripts; "
         "print(scoring._CJK_RUN.compiled or scoring._CJK_STOP_RE.compiled "
-        "or scripts.cjk_pattern.cache_info().currsize > 0, file=sys.stderr); "
+        "or scripts.CJK_CHAR.compiled, file=sys.stderr); "
         "print(','.join(sorted(sys.modules)), file=sys.stderr)"
     )
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=code,
