@@ -102,64 +102,58 @@ def session_start(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | Non
 PROMPT_CONTEXT = 2
 
 
-def recall_for_prompt(ctx: Context, prompt: str) -> str:
-    """The memories ``prompt`` needs that this session has not been given yet ("" when none pass the gate), from
-    a running ``gitmem serve`` when one answers (:mod:`gitmem.agents.claude.serverclient`), else in-process;
-    remembers what it gave and the prompt (as context for the next one) in the session's entry."""
+def recall_for_prompt(ctx: Context, prompt: str, session: dict[str, Any]) -> tuple[str, list[str]]:
+    """(the block of the memories ``prompt`` needs that this session has not been given yet, their ids); ("", [])
+    when none pass the gate. From a running ``gitmem serve`` when one answers
+    (:mod:`gitmem.agents.claude.serverclient`), else in-process; ``session`` is the session's entry (what it was
+    given, its previous prompts as context)."""
     from gitmem.agents.claude.serverclient import ask_server
 
-    session = observe.get_session(ctx.local_dir, ctx.session_id) if ctx.session_id else {}
     seen = [str(i) for i in session.get("recalled", [])]
     previous = [str(p) for p in session.get("prompts", [])][-PROMPT_CONTEXT:]
     served = ask_server(ctx, "/hook/prompt", {"prompt": prompt, "project": ctx.project, "seen": seen,
                                                "previous": previous})
     if served is not None:
-        text, ids = str(served.get("text", "")), [str(i) for i in served.get("ids", [])]
-    else:
-        from gitmem.briefing.prompt import prompt_recall
+        return str(served.get("text", "")), [str(i) for i in served.get("ids", [])]
+    from gitmem.briefing.prompt import prompt_recall
 
-        text, hits = prompt_recall(ctx.indexed, prompt, project=ctx.project, seen=seen, previous=previous)
-        ids = [h.id for h in hits]
-    if ctx.session_id:
-        def mark(entry: dict[str, Any]) -> None:
-            entry["prompts"] = [*entry.get("prompts", []), observe.summarise(prompt, 300, ctx.extra_patterns)][
-                -PROMPT_CONTEXT:]
-            if ids:
-                entry["recalled"] = list(dict.fromkeys([*entry.get("recalled", []), *ids]))[-500:]
-
-        observe.update_session(ctx.local_dir, ctx.session_id, mark)
-    if ids:
-        observe.bump_usage(ctx.repo_dir, ids)
-    return text
+    text, hits = prompt_recall(ctx.indexed, prompt, project=ctx.project, seen=seen, previous=previous)
+    return text, [h.id for h in hits]
 
 
 def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """The memories the prompt needs; its standing instructions become pending directives of the session, a
+    correction a candidate. The session's entry is written once: the prompt (as the next one's context), the
+    memories given, the directives."""
     from gitmem.learn.directives import detect_correction, detect_directives
 
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return None
     ctx.require_repo()
+    session = observe.get_session(ctx.local_dir, ctx.session_id) if ctx.session_id else {}
     try:
-        recalled = recall_for_prompt(ctx, prompt)
+        recalled, ids = recall_for_prompt(ctx, prompt, session)
     except Exception as exc:  # a missing or busy index costs this prompt its memories, never the prompt itself
         log(ctx, f"prompt recall failed: {type(exc).__name__}: {exc}")
-        recalled = ""
+        recalled, ids = "", []
     directives = detect_directives(prompt)
-    correction = detect_correction(prompt)
-    answer = _context_output("user-prompt-submit", recalled) if recalled else None
-    if not directives and correction is None:
-        return answer
-    project = ctx.project
+    items: list[dict[str, Any]] = []
     if directives:
         from gitmem.learn.directives import directive_key
 
         texts = [observe.summarise(d.text, 400, ctx.extra_patterns) for d in directives]
         items = [{"text": text, "priority": d.priority, "category": d.category,  # key: of the redacted text
-                  "key": directive_key(text), "project": project, "time": observe.now_iso()}
+                  "key": directive_key(text), "project": ctx.project, "time": observe.now_iso()}
                  for d, text in zip(directives, texts, strict=True)]
 
-        def add(entry: dict[str, Any]) -> None:
+    def mark(entry: dict[str, Any]) -> None:
+        if ctx.session_id:
+            entry["prompts"] = [*entry.get("prompts", []), observe.summarise(prompt, 300, ctx.extra_patterns)][
+                -PROMPT_CONTEXT:]
+            if ids:
+                entry["recalled"] = list(dict.fromkeys([*entry.get("recalled", []), *ids]))[-500:]
+        if items:
             pending = [p for p in entry.get("pending", []) if isinstance(p, dict)]
             keys = {(p.get("project"), p.get("key")) for p in pending}
             for item in items:
@@ -172,13 +166,17 @@ def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] 
                             p["priority"] = "high"
             entry["pending"] = pending
 
-        observe.update_session(ctx.local_dir, ctx.session_id or "unknown", add)
+    if ctx.session_id or items:
+        observe.update_session(ctx.local_dir, ctx.session_id or "unknown", mark)
+    if ids:
+        observe.bump_usage(ctx.repo_dir, ids)
+    correction = detect_correction(prompt)
     if correction is not None:
         observe.append_line(os.path.join(ctx.local_dir, "candidates.jsonl"), {
-            "kind": "correction", "session": ctx.session_id, "time": observe.now_iso(), "project": project,
+            "kind": "correction", "session": ctx.session_id, "time": observe.now_iso(), "project": ctx.project,
             "cwd": ctx.cwd, "text": observe.summarise(correction, 500, ctx.extra_patterns),
         })
-    return answer
+    return _context_output("user-prompt-submit", recalled) if recalled else None
 
 
 def _observe(ctx: Context, payload: dict[str, Any], phase: str) -> None:
