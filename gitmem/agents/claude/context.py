@@ -83,7 +83,7 @@ class Context:
     def in_a_project(self) -> bool:
         """Whether the working folder may be a project's (neither home nor the file system's root): the one
         whose recall is worth warming or whose project is worth scanning."""
-        return self.cwd != self.home and os.path.dirname(self.cwd) != self.cwd
+        return self.cwd != os.path.normpath(self.home) and os.path.dirname(self.cwd) != self.cwd
 
     def user_config_file(self) -> str:
         return toolcall.user_config_file(self.env, self.home)
