@@ -16,7 +16,6 @@ and the working directory; the library itself only ever receives a finished :cla
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from gitmem.errors import ConfigError
 from gitmem.text.records import Record, replace
@@ -24,7 +23,11 @@ from gitmem.text.records import Record, replace
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hooks read the configuration on every prompt
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from pathlib import Path
     from typing import Any
+
+    #: a path as ``os`` takes it (the hooks carry strings, the library Paths)
+    StrPath = str | os.PathLike[str]
 
 #: every ``GITMEM_*`` environment variable gitmem reads, with what it does: the one table (``docs/config.md``
 #: is generated from it, ``tests/test_config.py`` fails when the code names a flag that is not here). Only entry
@@ -123,7 +126,12 @@ class WikiConfig(Record):
 
 
 class Config(Record):
-    """Everything gitmem needs to know; build it with :func:`discover` or :func:`load`."""
+    """Everything gitmem needs to know; build it with :func:`discover` or :func:`load`.
+
+    ``repo`` reads as a :class:`~pathlib.Path`, and may be given as a ``str``: it is kept as the string
+    (:attr:`repo_dir`), which is what the hooks read, so a prompt's hook process, which builds its configuration
+    from the settings' snapshot, never imports :mod:`pathlib` (with ``re``, ``fnmatch``, ``urllib.parse`` and
+    ``ipaddress``: ~18 ms of CPU)."""
 
     repo: Path
     remote: str = ""
@@ -137,10 +145,37 @@ class Config(Record):
     lifecycle: LifecycleConfig = LifecycleConfig()
     wiki: WikiConfig = WikiConfig()
     #: the files the values came from, for messages
-    sources: tuple[Path, ...] = ()
+    sources: tuple[str, ...] = ()
 
-    def with_repo(self, repo: Path) -> Config:
+    def with_repo(self, repo: str | os.PathLike[str]) -> Config:
         return replace(self, repo=repo)
+
+    @property
+    def repo_dir(self) -> str:
+        """The memory repository's folder as a string (read without :mod:`pathlib`)."""
+        folder: str = os.fspath(self.__dict__["repo"])
+        return folder
+
+
+class _RepoField:
+    """``Config.repo`` at run time: stores what it is given in the record's ``__dict__`` (so a ``str`` stays one)
+    and reads it as a :class:`~pathlib.Path`, imported then; ``repo_dir`` reads the string. Not a default: the
+    class attribute raises AttributeError, so a Config without ``repo`` is refused as before."""
+
+    def __get__(self, record: Config | None, owner: type) -> Path:
+        if record is None:
+            raise AttributeError("repo")
+        from pathlib import Path
+
+        value = record.__dict__["repo"]
+        return value if isinstance(value, Path) else Path(value)
+
+    def __set__(self, record: Config, value: StrPath) -> None:  # Record.__init__ sets fields through object
+        record.__dict__["repo"] = value
+
+
+if not TYPE_CHECKING:  # checkers see the plain field declared above
+    Config.repo = _RepoField()
 
 
 _SECTIONS: dict[str, type[Record]] = {
@@ -156,17 +191,25 @@ _TOP_KEYS = ("repo", "remote", "project", "author")
 _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {("sync", "mode"): ("direct", "review")}
 
 
-def default_user_config_path(env: Mapping[str, str], home: Path) -> Path:
+def user_config_file(env: Mapping[str, str], home: StrPath) -> str:
     """``$GITMEM_CONFIG``, else ``$XDG_CONFIG_HOME/gitmem/config.toml``, else ``~/.config/gitmem/config.toml``."""
     if env.get("GITMEM_CONFIG"):
-        return Path(env["GITMEM_CONFIG"]).expanduser()
-    base = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
-    return base / "gitmem" / "config.toml"
+        return os.path.expanduser(env["GITMEM_CONFIG"])
+    return os.path.join(env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "gitmem", "config.toml")
 
 
-def find_memrepo(start: Path) -> Path | None:
+def default_user_config_path(env: Mapping[str, str], home: Path) -> Path:
+    """:func:`user_config_file` as a :class:`~pathlib.Path`."""
+    from pathlib import Path
+
+    return Path(user_config_file(env, home))
+
+
+def find_memrepo(start: StrPath) -> Path | None:
     """The nearest ``.memrepo`` file in ``start`` or one of its parents."""
-    start = start.resolve()
+    from pathlib import Path
+
+    start = Path(start).resolve()
     for directory in (start, *start.parents):
         candidate = directory / MEMREPO_NAME
         if candidate.is_file():
@@ -244,6 +287,8 @@ def _apply(base: Config, data: Mapping[str, Any], path: Path, *, allow_repo: boo
             if key == "repo":
                 if not checked:
                     continue
+                from pathlib import Path
+
                 repo_path = Path(checked).expanduser()
                 top[key] = repo_path if repo_path.is_absolute() else (path.parent / repo_path).resolve()
             else:
@@ -254,7 +299,7 @@ def _apply(base: Config, data: Mapping[str, Any], path: Path, *, allow_repo: boo
             allowed_all = ", ".join((*_TOP_KEYS, *_SECTIONS))
             raise ConfigError(f"{path}: unknown key '{key}'", f"allowed: {allowed_all} (see .memrepo.example)")
     _check_ranking(top.get("ranking", base.ranking), path)
-    return replace(base, sources=(*base.sources, path), **top)
+    return replace(base, sources=(*base.sources, str(path)), **top)
 
 
 def _check_patterns(path: Path, patterns: tuple[str, ...]) -> None:
@@ -276,15 +321,18 @@ def _check_ranking(ranking: RankingConfig, path: Path) -> None:
 def discover(
     *,
     env: Mapping[str, str],
-    cwd: Path,
-    home: Path,
-    repo: Path | None = None,
+    cwd: StrPath,
+    home: StrPath,
+    repo: StrPath | None = None,
 ) -> Config:
     """Build the configuration the way an entry point sees it (environment, working directory, home)."""
+    from pathlib import Path
+
+    home = Path(home)
     config = Config(repo=home / ".gitmem")
     user_file = default_user_config_path(env, home)
     user_data = read_toml(user_file) if user_file.is_file() else {}
-    memrepo = find_memrepo(cwd)
+    memrepo = find_memrepo(Path(cwd))
     memrepo_data = read_toml(memrepo) if memrepo else {}
 
     if user_data:
@@ -294,7 +342,7 @@ def discover(
     if env.get("GITMEM_REPO"):
         config = replace(config, repo=Path(env["GITMEM_REPO"]).expanduser().resolve())
     if repo is not None:
-        config = replace(config, repo=repo.expanduser().resolve())
+        config = replace(config, repo=Path(repo).expanduser().resolve())
     if not config.embedding.models_dir:
         data_home = Path(env["XDG_DATA_HOME"]) if env.get("XDG_DATA_HOME") else home / ".local" / "share"
         config = replace(config, embedding=replace(config.embedding, models_dir=str(data_home / "gitmem" / "models")))
@@ -305,25 +353,26 @@ def discover(
 SNAPSHOT_FILE = ".cache/hook-settings.json"
 
 
-def discover_cached(*, env: Mapping[str, str], cwd: Path, home: Path, repo: Path | None = None,
-                    snapshot: Path) -> Config:
+def discover_cached(*, env: Mapping[str, str], cwd: StrPath, home: StrPath, repo: StrPath | None = None,
+                    snapshot: StrPath) -> Config:
     """:func:`discover`, served from the JSON file ``snapshot`` of the settings it resolved while the files they
     came from (the user config, the repository's ``gitmem.toml``) and the environment that chooses them are
     unchanged: a hook on every prompt then neither imports the TOML parser nor validates the files again. The
     snapshot is keyed by each file's mtime and size; a missing, damaged or stale one is rebuilt by the full loader,
     whose errors reach the caller as before. For a caller that ruled out a ``.memrepo`` file above ``cwd`` (the
-    hooks' fast path, :func:`gitmem.agents.claude.toolcall.fast_repo`): such a file is not part of the key."""
+    hooks' fast path, :func:`gitmem.agents.claude.toolcall.fast_repo`): such a file is not part of the key. Paths
+    may be strings: served from the snapshot, nothing here imports :mod:`pathlib`."""
     import time
 
     from gitmem.files.atomic import atomic_write, settled
     from gitmem.text import quickjson
 
-    user_file = default_user_config_path(env, home)
-    files = [str(user_file)]
-    key: list[Any] = [str(home), str(repo or ""), *(env.get(k, "") for k in _SNAPSHOT_ENV)]
+    files = [user_config_file(env, home)]
+    key: list[Any] = [os.fspath(home), os.fspath(repo or ""), *(env.get(k, "") for k in _SNAPSHOT_ENV)]
     try:
-        data = quickjson.loads(snapshot.read_text("utf-8"))
-        files.append(data["config"]["repo"] + "/" + REPO_CONFIG_NAME)
+        with open(snapshot, encoding="utf-8") as fh:
+            data = quickjson.loads(fh.read())
+        files.append(os.path.join(data["config"]["repo"], REPO_CONFIG_NAME))
         stats = [_stat(path) for path in files]
         if data["key"] == [*key, *files, *stats] and all(settled(s[0], data["seen"]) for s in stats if s):
             return from_dict(data["config"])
@@ -331,7 +380,7 @@ def discover_cached(*, env: Mapping[str, str], cwd: Path, home: Path, repo: Path
         pass
     seen = time.time_ns()
     config = discover(env=env, cwd=cwd, home=home, repo=repo)
-    files[1:] = [str(config.repo / REPO_CONFIG_NAME)]
+    files[1:] = [os.path.join(config.repo_dir, REPO_CONFIG_NAME)]
     record = {"key": [*key, *files, *(_stat(path) for path in files)], "seen": seen, "config": as_dict(config)}
     try:  # noqa: SIM105 - not contextlib: imported for this line alone
         atomic_write(snapshot, quickjson.dumps(record).encode("utf-8"))
@@ -352,8 +401,10 @@ def _stat(path: str) -> list[int] | None:
     return [info.st_mtime_ns, info.st_size]
 
 
-def load(repo: Path, *, overrides: Mapping[str, Any] | None = None) -> Config:
+def load(repo: StrPath, *, overrides: Mapping[str, Any] | None = None) -> Config:
     """A configuration for ``repo`` from the repository's ``gitmem.toml`` alone (plus ``overrides``)."""
+    from pathlib import Path
+
     config = load_repo_settings(Config(repo=Path(repo).expanduser().resolve()), override_files=[])
     if overrides:
         config = _apply(config, overrides, Path("<overrides>"), allow_repo=False)
@@ -369,7 +420,7 @@ def load_repo_settings(config: Config, override_files: list[tuple[Path | None, d
     for path, data in override_files:
         if path is not None and data:
             merged = _apply(merged, {k: v for k, v in data.items() if k != "repo"}, path, allow_repo=True)
-    return replace(merged, repo=config.repo, sources=(*config.sources, repo_file))
+    return replace(merged, repo=config.repo, sources=(*config.sources, str(repo_file)))
 
 
 def as_dict(config: Config) -> dict[str, Any]:
@@ -379,16 +430,17 @@ def as_dict(config: Config) -> dict[str, Any]:
             return {name: plain(getattr(value, name)) for name in value.FIELDS}
         if isinstance(value, tuple):
             return [plain(v) for v in value]
-        return str(value) if isinstance(value, Path) else value
+        return os.fspath(value) if isinstance(value, os.PathLike) else value
 
     data: dict[str, Any] = plain(config)
+    data["repo"] = config.repo_dir  # the string: no Path made for it
     return data
 
 
 def from_dict(data: Mapping[str, Any]) -> Config:
     """The configuration :func:`as_dict` gave; raises ``TypeError``, ``KeyError`` or ``ValueError`` on anything
     else (a record of another version, a damaged file)."""
-    values: dict[str, Any] = {**data, "repo": Path(data["repo"]), "sources": tuple(Path(p) for p in data["sources"])}
+    values: dict[str, Any] = {**data, "repo": str(data["repo"]), "sources": tuple(str(p) for p in data["sources"])}
     for key, section in _SECTIONS.items():
         values[key] = section(**{name: tuple(value) if isinstance(getattr(section, name, None), tuple) else value
                                  for name, value in data[key].items()})

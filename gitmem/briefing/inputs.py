@@ -5,7 +5,7 @@ conflicted memories, and the recall block, cached per repository state and prepa
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from gitmem.agents.claude.context import Context, log, spawn_detached
 from gitmem.errors import GitmemError
@@ -13,8 +13,9 @@ from gitmem.files.atomic import settled
 from gitmem.store import local as observe
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # nor pathlib: the prompt hook imports this module (through the handlers) and uses none of it
     from collections.abc import Callable, Iterable
+    from pathlib import Path
     from typing import Any
 
     from gitmem.recall import RecallResult
@@ -55,7 +56,6 @@ def _special_files(ctx: Context) -> list[Path]:
     ``.cache/hook-files.json`` with the folder's mtime (which changes whenever a file is added, removed or
     renamed in it) and listed again only when that moved. A listing taken too soon after the folder's mtime is
     not trusted (:func:`gitmem.files.atomic.settled`), so a change in the same clock tick cannot hide."""
-    import os
     import time
 
     cache_file = ctx.repo / ".cache" / "hook-files.json"
@@ -153,7 +153,7 @@ def pending_directives(ctx: Context, project: str) -> list[tuple[str, str, str]]
     """(memory id, priority, text) of the directives stated in sessions but not committed yet."""
     found: list[tuple[str, str, str]] = []
     seen: set[str] = set()
-    for session in observe.all_sessions(ctx.local).values():
+    for session in observe.all_sessions(ctx.local_dir).values():
         for item in session.get("pending", []):
             if not isinstance(item, dict) or item.get("project") != project:
                 continue
@@ -190,9 +190,9 @@ def project_summary(ctx: Context, project: str, avoid: Iterable[str] = ()) -> st
     from gitmem.briefing.conflicts import names_any
     from gitmem.projects import memory as projects
 
-    if ctx.env.get("GITMEM_PROJECT_SCAN", "1") != "0" and ctx.cwd not in (ctx.home, Path(ctx.cwd.anchor)) and \
+    if ctx.env.get("GITMEM_PROJECT_SCAN", "1") != "0" and ctx.in_a_project and \
             projects.needs_scan(ctx.repo, project) and projects.claim_scan(ctx.repo, project):
-        spawn_detached(ctx, ["project", "scan", "--cwd", str(ctx.cwd), "--project", project, "--timeout", "20"])
+        spawn_detached(ctx, ["project", "scan", "--cwd", ctx.cwd, "--project", project, "--timeout", "20"])
     text = projects.project_summary(ctx.repo, project, SUMMARY_CHARS)
     terms = list(avoid)
     lines = [line for line in text.splitlines() if not names_any(line, terms)]
@@ -201,7 +201,9 @@ def project_summary(ctx: Context, project: str, avoid: Iterable[str] = ()) -> st
 
 def render_hot_paths(ctx: Context, project: str, limit: int = 8) -> str:
     """The files most used in this project lately (relative to the cwd when inside it), as one line."""
-    paths = observe.hot_paths(ctx.local, project, str(ctx.cwd), limit=limit)
+    from pathlib import Path
+
+    paths = observe.hot_paths(ctx.local_dir, project, ctx.cwd, limit=limit)
     if not paths:
         return ""
     shown = []
@@ -214,7 +216,7 @@ def render_hot_paths(ctx: Context, project: str, limit: int = 8) -> str:
 
 
 def _recall_paths(ctx: Context, project: str) -> list[str]:
-    return observe.hot_paths(ctx.local, project, str(ctx.cwd), limit=5)
+    return observe.hot_paths(ctx.local_dir, project, ctx.cwd, limit=5)
 
 
 def fallback_block(ctx: Context, project: str) -> str:
@@ -262,15 +264,17 @@ def recall_cache_key(ctx: Context, project: str) -> str:
     scores a little from one day to the next, so a block from an earlier day is still served, and refreshed in
     the background for the next session."""
     import hashlib
+    from pathlib import Path
 
     memory_head = _git_head(ctx.repo / ".git")
-    code_git = next((d / ".git" for d in (ctx.cwd, *ctx.cwd.parents) if (d / ".git").exists()), None)
+    cwd = Path(ctx.cwd)
+    code_git = next((d / ".git" for d in (cwd, *cwd.parents) if (d / ".git").exists()), None)
     code_head = _git_head(code_git) if code_git is not None and code_git.is_dir() else ("none" if code_git is None
                                                                                           else "")
     if not memory_head or not code_head:
         return ""
     # the block depends on the code repository, not on where in it the session starts
-    place = str(code_git.parent) if code_git is not None else str(ctx.cwd)
+    place = str(code_git.parent) if code_git is not None else ctx.cwd
     parts = (memory_head, code_head, place, project, ctx.settings_fingerprint())
     return hashlib.sha1("\n".join(parts).encode("utf-8")).hexdigest()
 
@@ -321,11 +325,11 @@ def recall_block(ctx: Context, project: str) -> Block:
     commits, so the next session start usually finds its block ready."""
     key = recall_cache_key(ctx, project)
     if key:
-        hit = observe.read_json(ctx.local / "recall-cache.json").get(key)
+        hit = observe.read_json(os.path.join(ctx.local_dir, "recall-cache.json")).get(key)
         if isinstance(hit, dict) and isinstance(hit.get("text"), str):
             ids = [str(i) for i in hit.get("ids", []) if isinstance(i, str)]
             if ids:
-                observe.bump_usage(ctx.repo, ids)
+                observe.bump_usage(ctx.repo_dir, ids)
             if hit.get("day") != observe.now_iso()[:10]:
                 spawn_warm(ctx)  # recency moved a day: recompute for the next session
             return Block(hit["text"], str(hit.get("query", "")), ids, int(hit.get("more", 0) or 0),
@@ -333,7 +337,7 @@ def recall_block(ctx: Context, project: str) -> Block:
     from gitmem.agents.claude.serverclient import ask_server
 
     paths = _recall_paths(ctx, project)
-    served = ask_server(ctx, "/hook/session-block", {"cwd": str(ctx.cwd), "paths": paths})
+    served = ask_server(ctx, "/hook/session-block", {"cwd": ctx.cwd, "paths": paths})
     if served is not None:
         block = Block(str(served.get("text", "")), str(served.get("query", "")),
                       [str(i) for i in served.get("ids", [])], int(served.get("more", 0) or 0),
@@ -373,7 +377,7 @@ def _store_block(ctx: Context, key: str, block: Block) -> None:
             del data[old]
 
     try:
-        observe.update_json(ctx.local / "recall-cache.json", store, timeout=1.0)
+        observe.update_json(os.path.join(ctx.local_dir, "recall-cache.json"), store, timeout=1.0)
     except Exception as exc:  # a cache that cannot be written only costs time
         log(ctx, f"recall cache not written: {type(exc).__name__}: {exc}")
 
@@ -398,5 +402,5 @@ WARM_TIMEOUT = 60
 
 def spawn_warm(ctx: Context) -> None:
     """Start :func:`warm_recall` detached for this session's directory (``GITMEM_WARM=0`` turns it off)."""
-    if ctx.env.get("GITMEM_WARM", "1") != "0" and ctx.cwd not in (ctx.home, Path(ctx.cwd.anchor)):
-        spawn_detached(ctx, ["warm", "--cwd", str(ctx.cwd), "--timeout", str(WARM_TIMEOUT)])
+    if ctx.env.get("GITMEM_WARM", "1") != "0" and ctx.in_a_project:
+        spawn_detached(ctx, ["warm", "--cwd", ctx.cwd, "--timeout", str(WARM_TIMEOUT)])

@@ -9,11 +9,13 @@ runner", "session"), and the abbreviations of developers' prose add their long f
 budget (``[recall] prompt_budget``, 600 tokens by default). When nothing passes, nothing is injected. BM25 runs
 in the hook's process; the embedding model joins only with ``[recall] prompt_vectors = true`` (loading it costs
 far more than the search).
+
+The prompt is read with string methods, not regular expressions: ``re`` (with ``enum`` and ``functools``) costs the
+hook process ~9 ms of CPU before any pattern compiles; ``tests/briefing/test_prompt_terms.py`` checks with
+hypothesis that each reading equals the expression written next to it.
 """
 
 from __future__ import annotations
-
-import re
 
 from gitmem.briefing.gate import OWN_PROJECT, relevant_hits
 from gitmem.text import scripts
@@ -37,13 +39,13 @@ def estimate_tokens(text: str) -> int:
     return int((len(text) - cjk) / 3.6 + cjk * 1.2) + 1
 
 
-#: a conventional-commit type at the start of a prompt ("fix:", "feat(css):", "chore!:") that says what kind of
-#: change it is, not what it is about (its scope stays; "docs:", "perf:", "test:" and "ci:" are topics, so they stay)
-COMMIT_TYPE = re.compile(r"^\s*(?:chore|feat|fix|refactor|revert|style)(?=[(!:])", re.I)
-#: words of a code identifier: camelCase and PascalCase humps, acronyms, snake_case parts
-_IDENT_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-_CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
-_WORD = re.compile(r"\w+")
+#: conventional-commit types that say what kind of change a prompt asks for, not what it is about ("fix:",
+#: "feat(css):", "chore!:"), left out of the query at the start of a prompt (a scope stays; "docs:", "perf:",
+#: "test:" and "ci:" are topics, so they stay): ``re.compile(r"^\s*(?:chore|feat|...)(?=[(!:])", re.I)``
+COMMIT_TYPES = ("chore", "feat", "fix", "refactor", "revert", "style")
+#: the non-ASCII characters re.IGNORECASE matches to one of the ASCII letters of COMMIT_TYPES (İ and ı to i, the
+#: long s to s); the rest of the case folding is str.lower()
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
 #: abbreviations of developers' prose: (short forms, what its long forms start with or "", the long form). Stems do not
 #: join them ("docs" stems to "doc", "documentation" to "document"), so each form adds the other to the query.
 ABBREVIATIONS: tuple[tuple[tuple[str, ...], str, str], ...] = (
@@ -78,20 +80,77 @@ def _other_form(word: str) -> list[str]:
     return [short for prefix, short in _PREFIXES if word.startswith(prefix)][:1]
 
 
+def without_commit_type(prompt: str) -> str:
+    """``prompt`` with a leading conventional-commit type (and the space before it) replaced by one space."""
+    head = prompt.lstrip()
+    for kind in COMMIT_TYPES:
+        after = head[len(kind):len(kind) + 1]
+        if after and after in "(!:" and head[:len(kind)].translate(_FOLD).lower() == kind:
+            return " " + head[len(kind):]
+    return prompt
+
+
+def words_of(text: str) -> list[str]:
+    """The runs of word characters of ``text`` (``re.findall(r"\\w+", text)``: letters, digits and ``_``)."""
+    return "".join(c if c.isalnum() or c == "_" else " " for c in text).split()
+
+
+def _upper(c: str) -> bool:
+    return "A" <= c <= "Z"
+
+
+def _lower(c: str) -> bool:
+    return "a" <= c <= "z"
+
+
+def _is_camel(word: str) -> bool:
+    """Whether ``word`` has a camelCase hump or an acronym before a word
+    (``re.search(r"[a-z][A-Z]|[A-Z]{2}[a-z]", word)``)."""
+    return any((_lower(a) and _upper(b)) or (_upper(a) and _upper(b) and _lower(c))
+               for a, b, c in zip(word, word[1:], word[2:] + " ", strict=False))
+
+
+def _ident_parts(word: str) -> list[str]:
+    """``re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", word)``: acronyms, capitalised or lower-case humps,
+    digit runs."""
+    parts: list[str] = []
+    i, n = 0, len(word)
+    while i < n:
+        end = i
+        while end < n and _upper(word[end]):
+            end += 1
+        if i < end < n and _lower(word[end]):  # the last capital starts a hump ("HTMLParser": HTML, then Parser)
+            end -= 1
+        if end == i:  # no acronym here: a hump, a digit run, or nothing
+            start = i + 1 if _upper(word[i]) and i + 1 < n and _lower(word[i + 1]) else i
+            end = start
+            while end < n and _lower(word[end]):
+                end += 1
+            if end == start:
+                while end < n and "0" <= word[end] <= "9":
+                    end += 1
+            if end == start:
+                i += 1
+                continue
+        parts.append(word[i:end])
+        i = end
+    return parts
+
+
 def identifier_words(word: str) -> list[str]:
     """The words inside a code identifier (``moduleRunnerTransform`` → module, runner, transform;
     ``open_session`` → open, session); [] for a plain word."""
-    if "_" not in word.strip("_") and not _CAMEL.search(word):
+    if "_" not in word.strip("_") and not _is_camel(word):
         return []
-    return [part.lower() for part in _IDENT_PART.findall(word) if len(part) > 1]
+    return [part.lower() for part in _ident_parts(word) if len(part) > 1]
 
 
 def task_terms(prompt: str) -> str:
     """``prompt`` as a search text: without a leading conventional-commit type, followed by the words of its
     code identifiers and the other form of its abbreviations (each added once, and only when the prompt does
     not have it already, so no word counts twice)."""
-    text = COMMIT_TYPE.sub(" ", prompt, count=1)
-    words = _WORD.findall(text)
+    text = without_commit_type(prompt)
+    words = words_of(text)
     present = {w.lower() for w in words}
     extra: list[str] = []
     for word in words:

@@ -61,8 +61,9 @@ def warm_directory(state: State, directory: Path, timeout: float) -> None:
 
 
 def default_hook_command() -> str:
-    """The command Claude Code should run: ``gitmem-hook`` next to this Python if it is installed, else this
-    Python with ``-m gitmem.agents.claude.entry`` (absolute paths, so the hooks work whatever Claude Code's PATH is)."""
+    """The command Claude Code should run: ``gitmem-hook`` next to this Python if it is installed (a plain script,
+    ``hooks/gitmem-hook``, that imports nothing but the hook entry), else this Python with ``-m
+    gitmem.agents.claude.entry`` (absolute paths, so the hooks work whatever Claude Code's PATH is)."""
     bindir = Path(sys.executable).parent
     script = shutil.which("gitmem-hook", path=str(bindir))
     if script:

@@ -2,84 +2,99 @@
 
 ``flock`` on a lock file where the platform has ``fcntl`` (Linux, macOS); the ``filelock`` package elsewhere.
 Importing ``filelock`` costs ~25 ms (it pulls in ``logging`` and more), which the hook processes that run at
-every session start and tool call should not pay. The lock is released when the descriptor closes, so a
-crashed process never leaves a stale lock behind.
+every session start and tool call should not pay; so do ``threading``, ``contextlib`` and ``pathlib`` (~4, ~5 and
+~18 ms), so the lock is a plain context-manager class over ``_thread`` and ``os`` that takes a ``str`` path as
+well as a Path. The lock is released when the descriptor closes, so a crashed process never leaves a stale lock
+behind.
 """
 
 from __future__ import annotations
 
-import contextlib
+import _thread
 import os
-import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook takes this lock to write its session's state
+if TYPE_CHECKING:
+    from types import TracebackType
+    from typing import Any
 
 # Locks this thread already holds, with their depth: taking a held lock again in the same thread is free
 # (re-entrant, as with ``filelock``); another thread of the process waits like another process would, because
 # its flock on a second descriptor of the same file conflicts.
 _held: dict[tuple[str, int], int] = {}
-_guard = threading.Lock()
+_guard = _thread.allocate_lock()
 
 
 class LockTimeout(TimeoutError):
     """The lock stayed held by another process for longer than the timeout."""
 
 
-@contextlib.contextmanager
-def file_lock(path: Path, timeout: float = 3.0) -> Iterator[None]:
+class file_lock:
     """Hold an exclusive lock on ``path`` (created if needed), waiting up to ``timeout`` seconds for it;
     raises :class:`LockTimeout` after that. Re-entrant within a thread."""
-    key = (os.path.realpath(path), threading.get_ident())
-    with _guard:
-        if _held.get(key):
-            _held[key] += 1
-            nested = True
-        else:
-            nested = False
-    if nested:
-        try:
-            yield
-        finally:
-            with _guard:
-                _held[key] -= 1
-        return
-    with _acquire(path, timeout):
+
+    def __init__(self, path: str | os.PathLike[str], timeout: float = 3.0) -> None:
+        self.path = os.fspath(path)
+        self.timeout = timeout
+        self._key = ("", 0)
+        self._fd = -1
+        self._other: Any = None  # the filelock package's lock, where there is no fcntl
+
+    def __enter__(self) -> None:
+        self._key = key = (os.path.realpath(self.path), _thread.get_ident())
+        with _guard:
+            if _held.get(key):
+                _held[key] += 1
+                return
+        self._acquire()
         with _guard:
             _held[key] = 1
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        with _guard:
+            depth = _held.get(self._key, 0) - 1
+            if depth > 0:
+                _held[self._key] = depth
+                return
+            _held.pop(self._key, None)
+        self._release()
+
+    def _acquire(self) -> None:
         try:
-            yield
-        finally:
-            with _guard:
-                _held.pop(key, None)
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            from filelock import FileLock, Timeout
 
-
-@contextlib.contextmanager
-def _acquire(path: Path, timeout: float) -> Iterator[None]:
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
-        from filelock import FileLock, Timeout
-
-        try:
-            with FileLock(str(path), timeout=timeout):
-                yield
-        except Timeout:
-            raise LockTimeout(f"{path} stayed locked for {timeout:g} s") from None
-        return
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        deadline = time.monotonic() + timeout
-        delay = 0.002
-        while True:
+            self._other = FileLock(self.path, timeout=self.timeout)
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise LockTimeout(f"{path} stayed locked for {timeout:g} s") from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.05)
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the lock
+                self._other.acquire()
+            except Timeout:
+                raise LockTimeout(f"{self.path} stayed locked for {self.timeout:g} s") from None
+            return
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            deadline = time.monotonic() + self.timeout
+            delay = 0.002
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise LockTimeout(f"{self.path} stayed locked for {self.timeout:g} s") from None
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.05)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+
+    def _release(self) -> None:
+        if self._other is not None:  # pragma: no cover - Windows
+            self._other.release()
+            self._other = None
+        elif self._fd >= 0:
+            os.close(self._fd)  # closing the descriptor releases the lock
+            self._fd = -1

@@ -9,22 +9,27 @@ and the index back the way they were.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
-from pathlib import Path
 
 from gitmem.errors import LockTimeoutError, RepoError, RepoNotFoundError
 from gitmem.files.atomic import crash_point
 from gitmem.text.lazyre import LazyPattern
 from gitmem.text.records import Record
 
-# Neither typing nor dataclasses at run time, and no regular expression compiled at import: a prompt's hook process
-# opens the store (to read the search index) and pays for every import here.
+# Neither typing, dataclasses, pathlib nor contextlib at run time, and no regular expression compiled at import: a
+# prompt's hook process opens the store (to read the search index's HEAD) and pays for every import here. The
+# store keeps its folder as a string (``repo_dir``) and reads HEAD with os.path; ``path`` and ``git_dir`` make a
+# Path (pathlib loaded then) for the rest.
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # dulwich and filelock load on first use: reading HEAD or a file needs neither
-    from collections.abc import Iterable, Iterator, Mapping, Sequence
-    from typing import Any, cast
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+    from contextlib import AbstractContextManager
+    from pathlib import Path
+    from typing import Any, ParamSpec, TypeVar, cast
+
+    _P = ParamSpec("_P")
+    _T = TypeVar("_T")
 
     from dulwich.objects import Blob, ShaFile
     from dulwich.refs import Ref  # noqa: F401 - named by the cast() calls
@@ -42,6 +47,18 @@ JOURNAL_NAME = "gitmem-journal.json"
 STALE_LOCK_SECONDS = 120.0
 _HOST = os.uname().nodename if hasattr(os, "uname") else ""
 TRAILER = LazyPattern(r"^(Gitmem-[A-Za-z-]+):\s*(.*)$")
+
+
+def _contextmanager(func: Callable[_P, Iterator[_T]]) -> Callable[_P, AbstractContextManager[_T]]:
+    """:func:`contextlib.contextmanager`, imported when the context is first entered rather than when this module
+    loads (contextlib costs a hook process ~5 ms; reading HEAD enters none of these contexts)."""
+    def call(*args: _P.args, **kwargs: _P.kwargs) -> AbstractContextManager[_T]:
+        from contextlib import contextmanager
+
+        return contextmanager(func)(*args, **kwargs)
+
+    call.__name__, call.__doc__ = func.__name__, func.__doc__
+    return call
 
 
 class LogEntry(Record):
@@ -94,20 +111,35 @@ def format_message(subject: str, trailers: Mapping[str, str | list[str]], body: 
 class GitStore:
     """A memory repository on disk: a git work tree whose branch ``main`` holds the memories."""
 
-    def __init__(self, path: Path, *, lock_timeout: float = 30.0, extra_patterns: Sequence[str] = ()) -> None:
-        self.path = Path(path)
+    def __init__(self, path: str | os.PathLike[str], *, lock_timeout: float = 30.0,
+                 extra_patterns: Sequence[str] = ()) -> None:
+        #: the repository's folder as a string (what the hooks read HEAD through, without pathlib)
+        self.repo_dir = os.fspath(path)
+        self._git = os.path.join(self.repo_dir, ".git")
         self.lock_timeout = lock_timeout
         #: the user's redaction patterns, applied with the built-in rules by :meth:`scrub_files`/:meth:`scrub_text`
         self.extra_patterns = tuple(extra_patterns)
         #: kinds of secrets the last :meth:`commit` (or scrub) removed, in order of first appearance
         self.last_redaction: list[str] = []
-        git_dir = self.path / ".git"
-        if not git_dir.is_dir():
+        if not os.path.isdir(self._git):
             raise RepoNotFoundError(
-                f"no memory repository at {self.path}", f"create it with: gitmem init {self.path}"
+                f"no memory repository at {self.repo_dir}", f"create it with: gitmem init {self.repo_dir}"
             )
-        self.git_dir = git_dir
         self._journaling = False  # inside :meth:`journal`
+
+    @property
+    def path(self) -> Path:
+        """The repository's folder."""
+        from pathlib import Path
+
+        return Path(self.repo_dir)
+
+    @property
+    def git_dir(self) -> Path:
+        """Its ``.git`` folder."""
+        from pathlib import Path
+
+        return Path(self._git)
 
     # -- creation ---------------------------------------------------------------------------------------
     @staticmethod
@@ -159,7 +191,7 @@ class GitStore:
         except NotGitRepository:
             raise RepoNotFoundError(f"{self.path} is not a git repository", "run gitmem init") from None
 
-    @contextlib.contextmanager
+    @_contextmanager
     def intact(self) -> Iterator[None]:
         """Turn dulwich's missing-object errors (a damaged ``.git``: objects deleted, a ref pointing nowhere)
         into one :class:`RepoError` that says how to repair the repository."""
@@ -178,20 +210,20 @@ class GitStore:
     def head(self) -> bytes | None:
         """The commit HEAD points at, read straight from the ref files (no dulwich: ~0.1 ms)."""
         try:
-            head = (self.git_dir / "HEAD").read_bytes().strip()
+            head = _read(os.path.join(self._git, "HEAD")).strip()
         except OSError:
             return None
         if not head.startswith(b"ref: "):
             return head or None
         ref = head[5:].strip()
         try:
-            value = (self.git_dir / ref.decode("utf-8", "replace")).read_bytes().strip()
+            value = _read(os.path.join(self._git, ref.decode("utf-8", "replace"))).strip()
             if value:
                 return value
         except OSError:
             pass
         try:
-            for line in (self.git_dir / "packed-refs").read_bytes().splitlines():
+            for line in _read(os.path.join(self._git, "packed-refs")).splitlines():
                 if line.endswith(b" " + ref) and not line.startswith((b"#", b"^")):
                     return line.split(b" ", 1)[0]
         except OSError:
@@ -202,14 +234,16 @@ class GitStore:
         """The files that say which commit HEAD is: ``.git/HEAD`` and the loose ref it names (a ref only in
         ``packed-refs`` gives just ``HEAD`` plus ``packed-refs``). git and gitmem replace them by rename, so a
         new inode number shows that HEAD may have moved without reading them."""
-        files = [self.git_dir / "HEAD"]
+        from pathlib import Path  # the search index's interface: Paths (strings would spare a prompt pathlib)
+
+        files = [Path(self._git, "HEAD")]
         try:
-            head = files[0].read_bytes().strip()
+            head = _read(os.fspath(files[0])).strip()
         except OSError:
             return files
         if head.startswith(b"ref: "):
-            loose = self.git_dir / head[5:].strip().decode("utf-8", "replace")
-            files.append(loose if loose.is_file() else self.git_dir / "packed-refs")
+            loose = os.path.join(self._git, head[5:].strip().decode("utf-8", "replace"))
+            files.append(Path(loose if os.path.isfile(loose) else os.path.join(self._git, "packed-refs")))
         return files
 
     def read_head_file(self, path: str, commit: bytes | None = None) -> bytes | None:
@@ -358,7 +392,7 @@ class GitStore:
             return target.decode().removeprefix("refs/heads/")
 
     # -- writing ----------------------------------------------------------------------------------------
-    @contextlib.contextmanager
+    @_contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the repository's writer lock (waits up to ``lock_timeout`` seconds)."""
         from gitmem.files.locks import LockTimeout, file_lock
@@ -415,12 +449,15 @@ class GitStore:
     def recover_if_interrupted(self) -> None:
         """Undo a write that a killed process left half done, if its journal is there and no writer is running
         (readers call this so they never show files of a commit that does not exist). Costs one ``stat``."""
-        if not (self.git_dir / JOURNAL_NAME).exists():
+        if not os.path.exists(os.path.join(self._git, JOURNAL_NAME)):
             return
         from gitmem.files.locks import LockTimeout, file_lock
 
-        with contextlib.suppress(LockTimeout, OSError), file_lock(self.git_dir / LOCK_NAME, 0):
-            self._recover()
+        try:
+            with file_lock(self.git_dir / LOCK_NAME, 0):
+                self._recover()
+        except (LockTimeout, OSError):
+            pass
 
     def _recover(self) -> None:
         """Under the writer lock: roll back what a dead writer left (see :meth:`journal`) and remove git lock
@@ -457,6 +494,8 @@ class GitStore:
     def _roll_back(self, paths: list[str]) -> int:
         """Put the work-tree files and index entries of ``paths`` back to what HEAD holds, and remove the
         temporary files a killed writer left next to them. Returns how many files changed."""
+        import contextlib
+
         from dulwich.objects import Blob, ObjectID
 
         from gitmem.files.atomic import atomic_write
@@ -495,6 +534,7 @@ class GitStore:
         return changed
 
     def _log(self, line: str) -> None:
+        import contextlib
         from datetime import UTC, datetime
 
         log = self.path / "local" / "gitmem.log"
@@ -503,11 +543,12 @@ class GitStore:
             with log.open("a", encoding="utf-8") as fh:
                 fh.write(f"{datetime.now(UTC).isoformat(timespec='seconds')} recovered: {line}\n")
 
-    @contextlib.contextmanager
+    @_contextmanager
     def journal(self, paths: Iterable[str]) -> Iterator[None]:
         """Record, before anything is written, which work-tree paths this write touches and who writes them
         (pid, host, time). A process killed before the end leaves the record behind, and the next writer (or
         reader) puts those paths back to HEAD: files of a commit that never happened are never seen."""
+        import contextlib
         import json
 
         if self._journaling:  # nested (a commit's move_to): the outer record covers it
@@ -610,6 +651,8 @@ class GitStore:
             crash_point("ref")
 
     def _write_worktree(self, changes: Mapping[str, bytes | None]) -> dict[Path, bytes | None]:
+        import contextlib
+
         from gitmem.files.atomic import atomic_write
 
         targets = {path: self._target(path) for path in changes}  # refuse a link before writing anything
@@ -637,6 +680,8 @@ class GitStore:
 
     @staticmethod
     def _restore(undo: dict[Path, bytes | None]) -> None:
+        import contextlib
+
         from gitmem.files.atomic import atomic_write
 
         for target, content in undo.items():
@@ -747,6 +792,11 @@ def _owner_note(journal: Path) -> str:
         return ""
     started = time.strftime("%H:%M:%S", time.localtime(float(owner.get("time") or 0)))
     return f" (pid {owner.get('pid')} on {owner.get('host')}, writing since {started})"
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
 
 
 def _check_path(path: str) -> None:

@@ -7,13 +7,11 @@ rules on sentence starts, so the check costs microseconds on every prompt and st
 long sentences and common non-instructions ("never mind", "don't worry", 别人, 不要紧) are left alone.
 
 Only the standard library is used: this runs in the ``user-prompt-submit`` hook on every prompt, so importing it
-compiles nothing and loads neither :mod:`dataclasses` nor :mod:`hashlib` (the rules compile on first use, and
-only for a prompt that holds a word one of them needs).
+compiles nothing and loads neither :mod:`re`, :mod:`dataclasses` nor :mod:`hashlib` (the rules compile on first
+use, and only for a prompt that holds a word one of them needs; their flags are written inline, ``(?i)``).
 """
 
 from __future__ import annotations
-
-import re
 
 from gitmem.text.lazyre import LazyPattern
 from gitmem.text.records import Record
@@ -27,21 +25,20 @@ _LEAD_EN = (r"(?:(?:please|pls|and|also|so|ok(?:ay)?|remember(?:\s+that)?|note(?
             r"from\s+now\s+on|going\s+forward|henceforth|in\s+(?:the\s+)?future|"
             r"(?:in|for)\s+this\s+(?:project|repo(?:sitory)?|codebase)|here)\s*[,:!-]?\s+)*")
 _HIGH_EN = LazyPattern(
-    _LEAD_EN + r"(?:make\s+sure\s+(?:that\s+)?you\s+|you\s+(?:must|should)\s+)?(?:always(?!-)|never|"
+    "(?i)" + _LEAD_EN + r"(?:make\s+sure\s+(?:that\s+)?you\s+|you\s+(?:must|should)\s+)?(?:always(?!-)|never|"
     r"must(?:\s+not)?|under\s+no\s+circumstances|do\s+not\s+ever|don'?t\s+ever|you\s+(?:must|need\s+to|"
-    r"have\s+to)\s+\w+)\b", re.IGNORECASE)
+    r"have\s+to)\s+\w+)\b")
 _NORMAL_EN = LazyPattern(
-    _LEAD_EN + r"(?:(?:don'?t|do\s+not|avoid|stop)\s+\w+|(?:i|we)\s+(?:always\s+)?prefer\s+\S|prefer\s+\S.*?\s"
-    r"(?:over|to|instead\s+of|rather\s+than)\s+\S|use\s+\S.*?\s+(?:instead\s+of|rather\s+than)\s+\S)",
-    re.IGNORECASE)
-_FROM_NOW_ON_EN = LazyPattern(r"^(?:from\s+now\s+on|going\s+forward|henceforth|in\s+(?:the\s+)?future|"
-                              r"from\s+here\s+on)\b\s*[,:]?\s*\S", re.IGNORECASE)
+    "(?i)" + _LEAD_EN + r"(?:(?:don'?t|do\s+not|avoid|stop)\s+\w+|(?:i|we)\s+(?:always\s+)?prefer\s+\S|prefer\s+\S.*?\s"
+    r"(?:over|to|instead\s+of|rather\s+than)\s+\S|use\s+\S.*?\s+(?:instead\s+of|rather\s+than)\s+\S)")
+_FROM_NOW_ON_EN = LazyPattern(r"(?i)^(?:from\s+now\s+on|going\s+forward|henceforth|in\s+(?:the\s+)?future|"
+                              r"from\s+here\s+on)\b\s*[,:]?\s*\S")
 _NOT_EN = LazyPattern(
-    r"^(?:(?:please|pls|ok(?:ay)?)\s*,?\s+)?(?:never\s*mind|don'?t\s+(?:worry|bother|mind|know|think|care|get|"
-    r"understand|see)|do\s+not\s+(?:worry|bother|know|think))\b", re.IGNORECASE)
+    r"(?i)^(?:(?:please|pls|ok(?:ay)?)\s*,?\s+)?(?:never\s*mind|don'?t\s+(?:worry|bother|mind|know|think|care|get|"
+    r"understand|see)|do\s+not\s+(?:worry|bother|know|think))\b")
 _QUESTION_EN = LazyPattern(
-    r"^(?:why|what|how|when|where|which|who|can|could|would|should|shall|do(?!\s+not\b)|does|did|is|are|was|were|"
-    r"will)\b", re.IGNORECASE)
+    r"(?i)^(?:why|what|how|when|where|which|who|can|could|would|should|shall|do(?!\s+not\b)|does|did|is|are|was|were|"
+    r"will)\b")
 
 _LEAD_CN = (r"(?:(?:请|以后|今后|从现在开始|从今以后|之后|记住|注意|另外|还有|并且|而且|你|"
             r"(?:在)?(?:这个|本)(?:项目|仓库)里?)\s*[，,：:]?\s*)*")
@@ -52,11 +49,10 @@ _FROM_NOW_ON_CN = LazyPattern(r"^(?:以后|今后|从现在开始|从今以后|�
 _QUESTION_CN = LazyPattern(r"(?:吗|呢|么|吧)\s*$")
 
 _CORRECTION = LazyPattern(
-    r"^(?:no|nope|wrong)\s*[,.!:]|that'?s\s+(?:wrong|not\s+(?:right|correct|what\s+i)|incorrect)|"
+    r"(?i)^(?:no|nope|wrong)\s*[,.!:]|that'?s\s+(?:wrong|not\s+(?:right|correct|what\s+i)|incorrect)|"
     r"this\s+is\s+(?:wrong|incorrect|not\s+right)|you(?:'re|\s+are)\s+wrong|(?:is|was)\s+not\s+correct|"
     r"\bactually,?\s+(?:it|you|we|that|this)\s+should\b|\bshould\s+(?:be|have\s+been)\b.+\binstead\b|"
-    r"不对|错了|搞错|不是这样|不是这个|应该是|应该用|改成|改为|换成",
-    re.IGNORECASE)
+    r"不对|错了|搞错|不是这样|不是这个|应该是|应该用|改成|改为|换成")
 
 
 # A rule is for later; a task is for now. A prompt that names code (identifiers, calls, flags), asks for a fix or
@@ -65,26 +61,24 @@ _CORRECTION = LazyPattern(
 # instruction stands: a time or scope marker ("from now on", "in this project", 以后, 每次), the agent addressed
 # ("you", "make sure you"), or a reason of the rule's kind (", it breaks the lockfile").
 _STANDING = LazyPattern(
-    r"from\s+now\s+on|going\s+forward|henceforth|in\s+(?:the\s+)?future|from\s+here\s+on|"
+    r"(?i)from\s+now\s+on|going\s+forward|henceforth|in\s+(?:the\s+)?future|from\s+here\s+on|"
     r"\b(?:in|for|across)\s+(?:this|the|our|every|all)\s+(?:project|repo|repository|codebase|code\s+base)s?\b|"
     r"\bhere\b|every\s*time|each\s+time|whenever|\bever\b|\bunless\s+(?:i|we)\b|without\s+(?:asking|checking|"
     r"telling)|\bbefore\s+(?:you|committing|pushing|opening|merging|saying)|\bremember\b|make\s+sure\s+(?:you|to)\b|"
     r"\byou(?:'re|r)?\b|\bme\b|^(?:we|i)\s+(?:always\s+|never\s+)?(?:prefer|use)\b|^we\s+(?:always|never)\b|"
     r"under\s+no\s+circumstances|for\s+everything|by\s+hand|^please\s+(?:always|never|don'?t|do\s+not)\b|"
     r"[,;—-]\s*(?:they|it|that|this)\s+(?:are|is|was|contains?|breaks?|gets?|will)\b|"
-    r"以后|今后|从现在开始|从今以后|每次|记住|这个项目|本项目|这个仓库|一律|务必|千万|统一|永远不要|绝对不要|绝不|总是|你",
-    re.IGNORECASE)
+    r"以后|今后|从现在开始|从今以后|每次|记住|这个项目|本项目|这个仓库|一律|务必|千万|统一|永远不要|绝对不要|绝不|总是|你")
 _CODE = LazyPattern(r"`|\w\(|\b[a-z]+\.[A-Z]\w*|\b\w+_\w+\b|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z][a-z]\w*|::|"
                     r"(?:^|\s)--?\w")
 _TASK = LazyPattern(
-    r"\b(?:fix|fixes|investigate|debug|look\s+(?:at|into)|find|figure\s+out|broken|crash(?:es)?|panics?|bug|"
+    r"(?i)\b(?:fix|fixes|investigate|debug|look\s+(?:at|into)|find|figure\s+out|broken|crash(?:es)?|panics?|bug|"
     r"failing|fails|error|regression|add\s+(?:a|an)\s+(?:test|benchmark))\b|(?<!from\s)\bnow\b|"
     r"^[\w\[\]()/.-]+:\s|^\[[^\]]+\]|"
-    r"修复|修一下|改一下|帮我|看看|看一下|找找|查一下|卡住|崩溃|报错|问题|优化一下|改成|更新一下|实现|新增|加一个|重构|挪到",
-    re.IGNORECASE)
+    r"修复|修一下|改一下|帮我|看看|看一下|找找|查一下|卡住|崩溃|报错|问题|优化一下|改成|更新一下|实现|新增|加一个|重构|挪到")
 #: normal-priority forms that, with nothing saying the instruction stands, are usually tasks ("Avoid creating a
 #: future on every receive", "Stop the dev server", "Don't listen on TCP when only path is passed")
-_BARE_TASK_EN = LazyPattern(r"^(?:avoid\b|stop\s+(?!\w+ing\b)|don'?t\b|do\s+not\b)", re.IGNORECASE)
+_BARE_TASK_EN = LazyPattern(r"(?i)^(?:avoid\b|stop\s+(?!\w+ing\b)|don'?t\b|do\s+not\b)")
 _CLAUSES = LazyPattern(r"\s*[,，:：;；—]\s*|\s+-\s+")
 
 # The rules above are compiled only for text that holds a word one of them needs: compiling them all costs a
@@ -143,8 +137,8 @@ def _strip(sentence: str) -> str:
     return " ".join(sentence.strip().strip("-*•>").split())
 
 
-_LEAD_TEXT = LazyPattern(r"^(?:(?:from\s+now\s+on|going\s+forward|henceforth|please|pls|also|ok(?:ay)?|and)\b"
-                         r"\s*[,:]?\s*|(?:请|以后|今后|从现在开始|从今以后)\s*[，,：:]?\s*)+", re.IGNORECASE)
+_LEAD_TEXT = LazyPattern(r"(?i)^(?:(?:from\s+now\s+on|going\s+forward|henceforth|please|pls|also|ok(?:ay)?|and)\b"
+                         r"\s*[,:]?\s*|(?:请|以后|今后|从现在开始|从今以后)\s*[，,：:]?\s*)+")
 
 
 def _rule_text(text: str) -> str:
@@ -179,6 +173,8 @@ def classify(sentence: str) -> Directive | None:
         priority = next((p for clause in _CLAUSES.split(text)[1:] if (p := _priority(clause))), None)
     if priority is None or (priority == "normal" and not standing and _BARE_TASK_EN.match(text)):
         return None
+    import re
+
     preference = bool(re.search(r"prefer|rather than|instead of|优先|尽量|最好|宁可", text, re.IGNORECASE))
     return Directive(text=_rule_text(text), priority=priority, category="preference" if preference else "constraint")
 
@@ -209,6 +205,7 @@ def detect_correction(prompt: str) -> str | None:
 def directive_key(text: str) -> str:
     """A key equal for the same instruction written with other case, spacing, punctuation or lead words."""
     import hashlib
+    import re
     import unicodedata
 
     normal = unicodedata.normalize("NFKC", text).lower()

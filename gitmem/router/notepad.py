@@ -3,13 +3,14 @@ machine only, never committed or pushed (``local/`` is ignored by the memory rep
 
 Two sections: ``priority`` notes are added to the context of the next :data:`PRIORITY_TURNS` prompts (the
 UserPromptSubmit hook calls :func:`prompt_context`), ``working`` notes are only listed (``gitmem notepad show``).
-Notes older than :data:`MAX_AGE_HOURS` are dropped. Standard library only: the prompt hook imports this.
+Notes older than :data:`MAX_AGE_HOURS` are dropped. Standard library only, folders as strings or Paths (named
+with ``os.path``): the prompt hook imports this.
 """
 
 from __future__ import annotations
 
+import os
 import time
-from pathlib import Path
 
 from gitmem.text import quickjson  # not json: the prompt hook reads the notepad
 
@@ -17,6 +18,10 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook reads the not
 if TYPE_CHECKING:
     from typing import Any
 
+    from gitmem.store.local import Where
+
+#: the notepads' folder under ``local/``
+NOTEPAD_DIR = "notepad"
 SECTIONS = ("priority", "working")
 PRIORITY_TURNS = 3
 MAX_AGE_HOURS = 24.0
@@ -24,9 +29,9 @@ MAX_NOTES = 50
 MAX_CHARS = 500
 
 
-def notepad_path(local: Path, project: str) -> Path:
+def notepad_path(local: Where, project: str) -> str:
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in project).strip(".")[:100] or "global"
-    return local / "notepad" / f"{safe}.json"
+    return os.path.join(local, NOTEPAD_DIR, f"{safe}.json")
 
 
 def _fresh(notes: Any, now: float) -> list[dict[str, Any]]:
@@ -36,13 +41,13 @@ def _fresh(notes: Any, now: float) -> list[dict[str, Any]]:
             and now - float(n.get("time", 0)) < MAX_AGE_HOURS * 3600][-MAX_NOTES:]
 
 
-def _update(local: Path, project: str, change: Any) -> Any:
+def _update(local: Where, project: str, change: Any) -> Any:
     from gitmem.store.local import update_json  # the lock and the atomic write of local state files
 
     return update_json(notepad_path(local, project), change, timeout=2.0)
 
 
-def add(local: Path, project: str, text: str, section: str = "working", *, now: float | None = None) -> bool:
+def add(local: Where, project: str, text: str, section: str = "working", *, now: float | None = None) -> bool:
     """Add a note (False when the same text is already in that section)."""
     if section not in SECTIONS:
         raise ValueError(f"unknown notepad section {section!r}")
@@ -60,17 +65,18 @@ def add(local: Path, project: str, text: str, section: str = "working", *, now: 
     return bool(_update(local, project, apply))
 
 
-def read(local: Path, project: str, *, now: float | None = None) -> dict[str, list[dict[str, Any]]]:
+def read(local: Where, project: str, *, now: float | None = None) -> dict[str, list[dict[str, Any]]]:
     """The live notes of each section."""
     try:
-        data = quickjson.loads(notepad_path(local, project).read_text("utf-8"))
+        with open(notepad_path(local, project), encoding="utf-8") as fh:
+            data = quickjson.loads(fh.read())
     except (OSError, ValueError):
         data = {}
     moment = time.time() if now is None else now
     return {s: _fresh(data.get(s) if isinstance(data, dict) else None, moment) for s in SECTIONS}
 
 
-def clear(local: Path, project: str, section: str | None = None) -> int:
+def clear(local: Where, project: str, section: str | None = None) -> int:
     """Remove the notes of one section (or both); how many were removed."""
     def apply(data: dict[str, Any]) -> int:
         count = 0
@@ -82,11 +88,10 @@ def clear(local: Path, project: str, section: str | None = None) -> int:
     return int(_update(local, project, apply))
 
 
-def prompt_context(local: Path, project: str, *, now: float | None = None) -> str:
+def prompt_context(local: Where, project: str, *, now: float | None = None) -> str:
     """The priority notes for the prompt being submitted ("" when none); each note is shown on at most
     :data:`PRIORITY_TURNS` prompts. Reads one small file and writes only when there is something to show."""
-    path = notepad_path(local, project)
-    if not path.is_file():
+    if not os.path.isfile(notepad_path(local, project)):
         return ""
     moment = time.time() if now is None else now
     if not any(int(n.get("shown", 0)) < PRIORITY_TURNS for n in read(local, project, now=moment)["priority"]):

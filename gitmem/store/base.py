@@ -8,6 +8,8 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook opens the index without importing typing
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from gitmem.config import Config
 
 
@@ -19,6 +21,8 @@ class StoredRepo:
         from gitmem.git.store import GitStore
 
         self.config = config
-        self.git = GitStore(config.repo, lock_timeout=lock_timeout, extra_patterns=config.redaction.extra_patterns)
+        self.git = GitStore(config.repo_dir, lock_timeout=lock_timeout,
+                            extra_patterns=config.redaction.extra_patterns)
         self.git.recover_if_interrupted()  # never read files of a write that a killed process left half done
-        self.path = self.git.path
+        #: the repository's folder (``git.repo_dir`` is the same as a string)
+        self.path: Path = self.git.path

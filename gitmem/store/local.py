@@ -239,13 +239,11 @@ def write_json(path: Where, data: dict[str, Any]) -> None:
 
 def update_json(path: Where, change: Callable[[dict[str, Any]], Any], timeout: float = 3.0) -> Any:
     """Read-modify-write ``path`` under a lock; returns what ``change`` returned."""
-    from pathlib import Path
-
     from gitmem.files.locks import file_lock
 
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with file_lock(target.with_name(target.name + ".lock"), timeout):
+    target = os.fspath(path)
+    os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+    with file_lock(target + ".lock", timeout):
         data = read_json(target)
         result = change(data)
         write_json(target, data)
@@ -310,10 +308,10 @@ def remember_project(local: Where, cwd: str, project: str, limit: int = 500) -> 
         for key in list(data)[: max(0, len(data) - limit)]:
             del data[key]
 
-    import contextlib
-
-    with contextlib.suppress(Exception):  # a cache that cannot be written only costs time
+    try:  # noqa: SIM105 - not contextlib: the hooks would import it for this line alone
         update_json(cwd_projects_path(local), apply, timeout=1.0)
+    except Exception:  # a cache that cannot be written only costs time
+        pass
 
 
 # -- hot paths ---------------------------------------------------------------------------------------------
@@ -415,28 +413,62 @@ def hot_paths(local: Where, project: str, cwd: str = "", limit: int = 10, now: f
 
 
 # -- usage counters (local, never committed) -----------------------------------------------------------
-def usage_path(repo_path: Path) -> Path:
-    return repo_path / "local" / "usage.json"
+#: past this size the log of uses is folded into ``usage.json``
+USAGE_LOG_BYTES = 64 * 1024
 
 
-def read_usage(repo_path: Path) -> dict[str, dict[str, Any]]:
-    """``{id: {"count": n, "last_used": iso}}``; an unreadable file counts as empty (it is derived state)."""
-    return read_json(usage_path(repo_path))
+def usage_path(repo_path: Where) -> str:
+    return os.path.join(repo_path, "local", "usage.json")
 
 
-def bump_usage(repo_path: Path, ids: list[str], now: datetime | None = None) -> None:
-    """Count one use of each id. Best effort: a busy lock skips the update rather than stall a session."""
-    stamp = now_iso(now.timestamp() if now is not None else None)
+def _usage_log(repo_path: Where) -> str:
+    return os.path.join(repo_path, "local", "usage.jsonl")
 
-    def count(data: dict[str, Any]) -> None:
+
+def _count_uses(data: dict[str, Any], log: bytes) -> dict[str, Any]:
+    """``data`` (``usage.json``'s counts) with the uses of the log's lines (``[time, id, ...]``) added in order."""
+    for line in log.splitlines():
+        try:
+            stamp, *ids = quickjson.loads(line.decode("utf-8", "replace"))
+        except (ValueError, TypeError, RecursionError):  # a damaged line (a crash mid-write) counts for nothing
+            continue
         for memory_id in ids:
-            entry = data.setdefault(memory_id, {"count": 0})
+            entry = data.setdefault(str(memory_id), {"count": 0})
             entry["count"] = int(entry.get("count", 0)) + 1
-            entry["last_used"] = stamp
+            entry["last_used"] = str(stamp)
+    return data
 
-    import contextlib
 
-    from gitmem.files.locks import LockTimeout
+def read_usage(repo_path: Where) -> dict[str, dict[str, Any]]:
+    """``{id: {"count": n, "last_used": iso}}``; an unreadable file counts as empty (it is derived state)."""
+    try:
+        with open(_usage_log(repo_path), "rb") as fh:
+            log = fh.read()
+    except OSError:
+        log = b""
+    return _count_uses(read_json(usage_path(repo_path)), log)
 
-    with contextlib.suppress(LockTimeout):
-        update_json(usage_path(repo_path), count, timeout=2)
+
+def bump_usage(repo_path: Where, ids: list[str], now: datetime | None = None) -> None:
+    """Count one use of each id: one line appended to ``local/usage.jsonl`` (a prompt's hook pays ~10 µs, where
+    rewriting ``usage.json`` under its lock cost milliseconds), folded into ``usage.json`` past
+    :data:`USAGE_LOG_BYTES`. Best effort: a busy lock leaves the fold for a later use."""
+    if not ids:
+        return
+    log = _usage_log(repo_path)
+    if append_line(log, [now_iso(now.timestamp() if now is not None else None), *ids]) <= USAGE_LOG_BYTES:
+        return
+    from gitmem.files.locks import LockTimeout, file_lock
+
+    try:
+        with file_lock(usage_path(repo_path) + ".lock", 1.0):
+            with open(log, "rb") as fh:
+                data = fh.read()
+            write_json(usage_path(repo_path), _count_uses(read_json(usage_path(repo_path)), data))
+            with open(log, "rb") as fh:  # uses appended since the read (by hooks that take no lock) stay
+                tail = fh.read()[len(data):]
+            from gitmem.files.atomic import atomic_write
+
+            atomic_write(log, tail)
+    except (LockTimeout, FileNotFoundError):
+        pass

@@ -1,10 +1,13 @@
-"""Machine-local hook state: the hot paths a session start names, counted by one appended line per use."""
+"""Machine-local hook state: the hot paths a session start names and the memories' uses, counted by one appended
+line per use."""
 
 from __future__ import annotations
 
 import json
 import multiprocessing
 from pathlib import Path
+
+import pytest
 
 from gitmem.store import local as observe
 
@@ -107,3 +110,32 @@ def test_a_large_output_is_summarised_from_its_start_with_its_secrets_redacted()
     assert len(summary) < observe.SUMMARY_CHARS + 20 and summary.endswith("]") and "…[+" in summary
     listing = observe.summarise({"filenames": [f"/src/f{i}.py" for i in range(20000)], "numFiles": 20000})
     assert listing.startswith('{"filenames":["/src/f0.py","/src/f1.py",') and "…[+" in listing
+
+
+def _use_many(repo: str, count: int) -> None:
+    for _ in range(count):
+        observe.bump_usage(repo, ["pg", "ruff"])
+
+
+def test_uses_are_appended_and_folded_into_the_same_counts(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A prompt's memories count as used with one appended line; past the log's limit the lines fold into
+    ``usage.json``, and parallel hooks folding and appending at once lose no use."""
+    from datetime import UTC, datetime
+
+    observe.bump_usage(tmp_path, ["pg"], now=datetime(2026, 5, 1, tzinfo=UTC))
+    observe.bump_usage(tmp_path, ["pg", "ruff"], now=datetime(2026, 5, 2, tzinfo=UTC))
+    assert not (tmp_path / "local" / "usage.json").exists()  # nothing rewritten yet
+    assert observe.read_usage(tmp_path) == {"pg": {"count": 2, "last_used": "2026-05-02T00:00:00Z"},
+                                            "ruff": {"count": 1, "last_used": "2026-05-02T00:00:00Z"}}
+    monkeypatch.setattr(observe, "USAGE_LOG_BYTES", 300)  # fold every few uses
+    processes = [multiprocessing.get_context("fork").Process(target=_use_many, args=(str(tmp_path), 30))
+                 for _ in range(4)]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(30)
+    usage = observe.read_usage(tmp_path)
+    assert usage["pg"]["count"] == 122 and usage["ruff"]["count"] == 121
+    assert (tmp_path / "local" / "usage.json").is_file()
+    assert (tmp_path / "local" / "usage.jsonl").stat().st_size < 2000  # of ~10 kB appended

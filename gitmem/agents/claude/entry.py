@@ -10,8 +10,9 @@ exits 0 on its own, well before Claude Code's hook timeout.
 
 This module avoids click and imports the handlers' dependencies only when an event needs them, so the
 per-tool-call hook costs little more than starting Python: ``pre-tool-use`` and ``post-tool-use`` first try the
-fast path of :mod:`gitmem.agents.claude.toolcall` (``json``, ``os`` and the observation log only), and load the
-general machinery below (``pathlib``, the watchdog's ``threading``, the configuration) only when it declines.
+fast path of :mod:`gitmem.agents.claude.toolcall` (``os`` and the observation log only), and load the general
+machinery below (the handlers, the configuration) only when it declines. Neither path imports ``pathlib``,
+``threading`` (the watchdog is a ``_thread`` waiting on a lock) or ``signal`` (which loads ``enum``).
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from gitmem.text import quickjson
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from pathlib import Path
     from typing import Any, TextIO
+
+    from gitmem.config import StrPath
 
 #: seconds after which a slow hook gives up and exits 0 (override with GITMEM_HOOK_DEADLINE); every event has one
 #: (in the events table), so nothing (a locked file system, a pathological input) can hold the agent for Claude
@@ -52,40 +54,25 @@ def _parse(data: bytes) -> dict[str, Any]:
     return payload
 
 
-def _report(event: str, exc: BaseException, ctx: Any, env: Mapping[str, str], home: Path, err: TextIO) -> None:
-    import time
+def _report(event: str, exc: BaseException, ctx: Any, env: Mapping[str, str], home: StrPath, err: TextIO) -> None:
     import traceback
-    from pathlib import Path
 
+    from gitmem.agents.claude.context import log_path, write_log
     from gitmem.errors import GitmemError
+    from gitmem.store.local import now_iso
 
-    def log_path(repo: Path | None) -> Path:
-        if repo is not None:
-            return repo / "local" / "gitmem.log"
-        return Path(env.get("XDG_STATE_HOME") or home / ".local" / "state") / "gitmem" / "gitmem.log"
-
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    stamp = now_iso()
     try:
-        repo = ctx.repo if ctx is not None and ctx.exists else None
+        repo = ctx.repo_dir if ctx is not None and ctx.exists else None
     except Exception:
         repo = None
-    path = log_path(repo)
-    detail = "".join(traceback.format_exception(exc)) if not isinstance(exc, GitmemError) else f"{exc}\n"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as fh:
-            session = getattr(ctx, "session_id", "") if ctx is not None else ""
-            fh.write(f"{stamp} hook {event} session={session}: {detail}")
-    except OSError:
-        fallback = log_path(None)
-        if fallback != path:
-            try:
-                fallback.parent.mkdir(parents=True, exist_ok=True)
-                with fallback.open("a", encoding="utf-8") as fh:
-                    fh.write(f"{stamp} hook {event}: {detail}")
-                path = fallback
-            except OSError:
-                pass
+    path = log_path(repo, env, home)
+    detail = "".join(traceback.format_exception(exc)).rstrip("\n") if not isinstance(exc, GitmemError) else str(exc)
+    session = getattr(ctx, "session_id", "") if ctx is not None else ""
+    if not write_log(path, f"{stamp} hook {event} session={session}: {detail}"):
+        fallback = log_path(None, env, home)
+        if fallback != path and write_log(fallback, f"{stamp} hook {event}: {detail}"):
+            path = fallback
     message = str(exc) if isinstance(exc, GitmemError) else f"internal error: {type(exc).__name__}: {exc}"
     line = " ".join(f"gitmem hook {event}: {message} (details in {path})".split())
     try:
@@ -96,7 +83,14 @@ def _report(event: str, exc: BaseException, ctx: Any, env: Mapping[str, str], ho
 
 
 def _watchdog(event: str, env: Mapping[str, str], out: TextIO) -> Any:
-    """Start the timer that ends the process (exit 0) at the event's deadline; returns it, or None."""
+    """Start the timer that ends the process (exit 0) at the event's deadline; returns the lock whose release
+    cancels it, or None.
+
+    The timer is a thread of :mod:`_thread` (the documented primitive :mod:`threading` is built on) that waits on
+    a held lock for ``deadline`` seconds: released in time, it returns; not, it ends the process. ``threading``
+    (~4 ms) and ``signal.setitimer`` (``signal`` imports ``enum``: ~9 ms) would cost every prompt's hook more."""
+    import _thread
+
     from gitmem.agents.claude.events import DEADLINES
 
     deadline: float | None = DEADLINES.get(event, DEFAULT_DEADLINE)
@@ -106,20 +100,21 @@ def _watchdog(event: str, env: Mapping[str, str], out: TextIO) -> Any:
         deadline = DEADLINES.get(event, DEFAULT_DEADLINE)
     if not deadline:
         return None
-    import threading
+    cancel = _thread.allocate_lock()
+    cancel.acquire()
 
-    def expire() -> None:
+    def expire(seconds: float) -> None:
+        if cancel.acquire(timeout=seconds):
+            return  # the call ended in time
         try:
-            sys.stderr.write(f"gitmem hook {event}: gave up after {deadline:g} s\n")
+            sys.stderr.write(f"gitmem hook {event}: gave up after {seconds:g} s\n")
             sys.stderr.flush()
             out.flush()
         finally:
             os._exit(0)
 
-    timer = threading.Timer(deadline, expire)
-    timer.daemon = True
-    timer.start()
-    return timer
+    _thread.start_new_thread(expire, (min(deadline, _thread.TIMEOUT_MAX),))
+    return cancel
 
 
 class _StdoutToStderr:
@@ -149,8 +144,8 @@ class _StdoutToStderr:
             os.close(self.saved)
 
 
-def run(event: str, data: bytes, *, env: Mapping[str, str], cwd: Path, home: Path,
-        repo_option: Path | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+def run(event: str, data: bytes, *, env: Mapping[str, str], cwd: StrPath, home: StrPath,
+        repo_option: StrPath | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Handle one hook call; always returns 0."""
     out = out or sys.stdout
     err = err or sys.stderr
@@ -184,7 +179,7 @@ def run(event: str, data: bytes, *, env: Mapping[str, str], cwd: Path, home: Pat
         _report(name, exc, ctx, env, home, err)
     finally:
         if timer is not None:  # the call is over: a process that runs more calls must not be ended later
-            timer.cancel()
+            timer.release()
     return 0
 
 
@@ -207,19 +202,15 @@ def main(argv: list[str] | None = None) -> int:
             if toolcall.record(event, data, env=env, home=home, cwd=cwd):
                 return 0
         except BaseException as exc:  # never hurt the agent: exit 0, one line, details in the log
-            from pathlib import Path
-
             from gitmem.agents.claude.handlers import make_context
 
             try:
-                ctx = make_context({}, env=env, home=Path(home), cwd=Path(cwd))
+                ctx = make_context({}, env=env, home=home, cwd=cwd)
             except BaseException:
                 ctx = None
-            _report(event, exc, ctx, env, Path(home), sys.stderr)
+            _report(event, exc, ctx, env, home, sys.stderr)
             return 0
-    from pathlib import Path
-
-    return run(event, data, env=env, cwd=Path(cwd), home=Path(home))
+    return run(event, data, env=env, cwd=cwd, home=home)
 
 
 if __name__ == "__main__":

@@ -23,12 +23,13 @@ project and the normalised instruction, so the same instruction is stored once.
 The per-tool-call path imports only the standard library and gitmem's light modules
 (:mod:`gitmem.agents.claude.context`,
 :mod:`gitmem.briefing.inputs`, :mod:`gitmem.store.local`, :mod:`gitmem.redact`); the configuration, the store and recall
-load only for the events that need them.
+load only for the events that need them. The prompt's path names its files with the context's strings
+(``ctx.local_dir``): no ``pathlib``.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from gitmem.agents.claude import events
 from gitmem.agents.claude.context import Context, HookInputError, log, make_context, spawn_detached
@@ -69,7 +70,7 @@ def session_start(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | Non
     ctx.require_repo()
     source = str(payload.get("source") or "startup")
     project = ctx.project
-    session = observe.get_session(ctx.local, ctx.session_id) if ctx.session_id else {}
+    session = observe.get_session(ctx.local_dir, ctx.session_id) if ctx.session_id else {}
     if project in session.get("injected", []) and source not in ("compact", "clear"):
         return None
     pulled = auto_pull(ctx) if source == "startup" else ""
@@ -78,7 +79,7 @@ def session_start(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | Non
                if memory_id not in block.ids]
     query = block.query or project
     more = f"{block.more} more memories of {project} and global ones are not shown; " if block.more else ""
-    footer = (f'{more}search them with: gitmem search "{query[:80]}" (memory repo {ctx.repo}; '
+    footer = (f'{more}search them with: gitmem search "{query[:80]}" (memory repo {ctx.repo_dir}; '
               f"project {project})\n")
     from gitmem.wiki.lifecycle import session_start_note  # the wiki: overview, or breadcrumb after compaction
 
@@ -89,11 +90,11 @@ def session_start(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | Non
     if ctx.session_id:
         def mark(entry: dict[str, Any]) -> None:
             injected = [p for p in entry.get("injected", []) if p != project]
-            entry.update(injected=[*injected, project], project=project, cwd=str(ctx.cwd), source=source,
+            entry.update(injected=[*injected, project], project=project, cwd=ctx.cwd, source=source,
                          started=entry.get("started") or observe.now_iso(),
                          recalled=list(dict.fromkeys([*entry.get("recalled", []), *block.ids]))[-500:])
 
-        observe.update_session(ctx.local, ctx.session_id, mark)
+        observe.update_session(ctx.local_dir, ctx.session_id, mark)
     return _context_output("session-start", text)
 
 
@@ -101,64 +102,58 @@ def session_start(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | Non
 PROMPT_CONTEXT = 2
 
 
-def recall_for_prompt(ctx: Context, prompt: str) -> str:
-    """The memories ``prompt`` needs that this session has not been given yet ("" when none pass the gate), from
-    a running ``gitmem serve`` when one answers (:mod:`gitmem.agents.claude.serverclient`), else in-process;
-    remembers what it gave and the prompt (as context for the next one) in the session's entry."""
+def recall_for_prompt(ctx: Context, prompt: str, session: dict[str, Any]) -> tuple[str, list[str]]:
+    """(the block of the memories ``prompt`` needs that this session has not been given yet, their ids); ("", [])
+    when none pass the gate. From a running ``gitmem serve`` when one answers
+    (:mod:`gitmem.agents.claude.serverclient`), else in-process; ``session`` is the session's entry (what it was
+    given, its previous prompts as context)."""
     from gitmem.agents.claude.serverclient import ask_server
 
-    session = observe.get_session(ctx.local, ctx.session_id) if ctx.session_id else {}
     seen = [str(i) for i in session.get("recalled", [])]
     previous = [str(p) for p in session.get("prompts", [])][-PROMPT_CONTEXT:]
     served = ask_server(ctx, "/hook/prompt", {"prompt": prompt, "project": ctx.project, "seen": seen,
                                                "previous": previous})
     if served is not None:
-        text, ids = str(served.get("text", "")), [str(i) for i in served.get("ids", [])]
-    else:
-        from gitmem.briefing.prompt import prompt_recall
+        return str(served.get("text", "")), [str(i) for i in served.get("ids", [])]
+    from gitmem.briefing.prompt import prompt_recall
 
-        text, hits = prompt_recall(ctx.indexed, prompt, project=ctx.project, seen=seen, previous=previous)
-        ids = [h.id for h in hits]
-    if ctx.session_id:
-        def mark(entry: dict[str, Any]) -> None:
-            entry["prompts"] = [*entry.get("prompts", []), observe.summarise(prompt, 300, ctx.extra_patterns)][
-                -PROMPT_CONTEXT:]
-            if ids:
-                entry["recalled"] = list(dict.fromkeys([*entry.get("recalled", []), *ids]))[-500:]
-
-        observe.update_session(ctx.local, ctx.session_id, mark)
-    if ids:
-        observe.bump_usage(ctx.repo, ids)
-    return text
+    text, hits = prompt_recall(ctx.indexed, prompt, project=ctx.project, seen=seen, previous=previous)
+    return text, [h.id for h in hits]
 
 
 def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """The memories the prompt needs; its standing instructions become pending directives of the session, a
+    correction a candidate. The session's entry is written once: the prompt (as the next one's context), the
+    memories given, the directives."""
     from gitmem.learn.directives import detect_correction, detect_directives
 
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return None
     ctx.require_repo()
+    session = observe.get_session(ctx.local_dir, ctx.session_id) if ctx.session_id else {}
     try:
-        recalled = recall_for_prompt(ctx, prompt)
+        recalled, ids = recall_for_prompt(ctx, prompt, session)
     except Exception as exc:  # a missing or busy index costs this prompt its memories, never the prompt itself
         log(ctx, f"prompt recall failed: {type(exc).__name__}: {exc}")
-        recalled = ""
+        recalled, ids = "", []
     directives = detect_directives(prompt)
-    correction = detect_correction(prompt)
-    answer = _context_output("user-prompt-submit", recalled) if recalled else None
-    if not directives and correction is None:
-        return answer
-    project = ctx.project
+    items: list[dict[str, Any]] = []
     if directives:
         from gitmem.learn.directives import directive_key
 
         texts = [observe.summarise(d.text, 400, ctx.extra_patterns) for d in directives]
         items = [{"text": text, "priority": d.priority, "category": d.category,  # key: of the redacted text
-                  "key": directive_key(text), "project": project, "time": observe.now_iso()}
+                  "key": directive_key(text), "project": ctx.project, "time": observe.now_iso()}
                  for d, text in zip(directives, texts, strict=True)]
 
-        def add(entry: dict[str, Any]) -> None:
+    def mark(entry: dict[str, Any]) -> None:
+        if ctx.session_id:
+            entry["prompts"] = [*entry.get("prompts", []), observe.summarise(prompt, 300, ctx.extra_patterns)][
+                -PROMPT_CONTEXT:]
+            if ids:
+                entry["recalled"] = list(dict.fromkeys([*entry.get("recalled", []), *ids]))[-500:]
+        if items:
             pending = [p for p in entry.get("pending", []) if isinstance(p, dict)]
             keys = {(p.get("project"), p.get("key")) for p in pending}
             for item in items:
@@ -171,13 +166,17 @@ def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] 
                             p["priority"] = "high"
             entry["pending"] = pending
 
-        observe.update_session(ctx.local, ctx.session_id or "unknown", add)
+    if ctx.session_id or items:
+        observe.update_session(ctx.local_dir, ctx.session_id or "unknown", mark)
+    if ids:
+        observe.bump_usage(ctx.repo_dir, ids)
+    correction = detect_correction(prompt)
     if correction is not None:
-        observe.append_line(ctx.local / "candidates.jsonl", {
-            "kind": "correction", "session": ctx.session_id, "time": observe.now_iso(), "project": project,
-            "cwd": str(ctx.cwd), "text": observe.summarise(correction, 500, ctx.extra_patterns),
+        observe.append_line(os.path.join(ctx.local_dir, "candidates.jsonl"), {
+            "kind": "correction", "session": ctx.session_id, "time": observe.now_iso(), "project": ctx.project,
+            "cwd": ctx.cwd, "text": observe.summarise(correction, 500, ctx.extra_patterns),
         })
-    return answer
+    return _context_output("user-prompt-submit", recalled) if recalled else None
 
 
 def _observe(ctx: Context, payload: dict[str, Any], phase: str) -> None:
@@ -185,7 +184,7 @@ def _observe(ctx: Context, payload: dict[str, Any], phase: str) -> None:
     from gitmem.agents.claude.toolcall import observe_call
 
     ctx.require_repo()
-    observe_call(ctx.local, payload, phase, session=ctx.session_id, cwd=str(ctx.cwd), project=ctx.project,
+    observe_call(ctx.local_dir, payload, phase, session=ctx.session_id, cwd=ctx.cwd, project=ctx.project,
                  extra_patterns=ctx.extra_patterns)
 
 
@@ -207,7 +206,7 @@ def pre_compact(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
             entry["compacted"] = [*entry.get("compacted", []), observe.now_iso()][-20:]
             entry["injected"] = []  # the context is about to go: the next SessionStart injects again
 
-        observe.update_session(ctx.local, ctx.session_id, mark)
+        observe.update_session(ctx.local_dir, ctx.session_id, mark)
     high = [(p, t) for p, t in directives_for(ctx, project) if p == "high"]
     from gitmem.wiki.lifecycle import breadcrumb  # the wiki survives compaction as one line
 
@@ -225,7 +224,7 @@ def commit_session(ctx: Context) -> str:
     from gitmem.text.records import replace
 
     ctx.require_repo()
-    session = observe.get_session(ctx.local, ctx.session_id)
+    session = observe.get_session(ctx.local_dir, ctx.session_id)
     pending = [p for p in session.get("pending", []) if isinstance(p, dict) and p.get("text")]
     if not pending:
         return ""
@@ -259,7 +258,7 @@ def commit_session(ctx: Context) -> str:
         if sha:
             entry["commits"] = [*entry.get("commits", []), sha][-20:]
 
-    observe.update_session(ctx.local, ctx.session_id, clear)
+    observe.update_session(ctx.local_dir, ctx.session_id, clear)
     return sha
 
 
@@ -272,7 +271,7 @@ def stop(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
 def session_end(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
     if ctx.session_id:
         committed = commit_session(ctx)
-        observe.update_session(ctx.local, ctx.session_id,
+        observe.update_session(ctx.local_dir, ctx.session_id,
                                lambda e: e.update(ended=observe.now_iso(), reason=str(payload.get("reason", ""))))
         wiki_session_log(ctx, payload)
         if not spawn_learning(ctx, payload) and committed:
@@ -311,8 +310,8 @@ def spawn_learning(ctx: Context, payload: dict[str, Any]) -> bool:
     if ctx.env.get("GITMEM_LEARN", "1") == "0":
         return False
     args = ["learn-session", "--session", ctx.session_id, "--project", ctx.project, "--timeout", str(LEARN_TIMEOUT)]
-    if ctx.env.get("GITMEM_WARM", "1") != "0" and ctx.cwd not in (ctx.home, Path(ctx.cwd.anchor)):
-        args += ["--warm-cwd", str(ctx.cwd)]
+    if ctx.env.get("GITMEM_WARM", "1") != "0" and ctx.in_a_project:
+        args += ["--warm-cwd", ctx.cwd]
     transcript = payload.get("transcript_path")
     if isinstance(transcript, str) and transcript:
         args += ["--transcript", transcript]
@@ -326,11 +325,11 @@ def prompt_with_notepad(ctx: Context, payload: dict[str, Any]) -> dict[str, Any]
     answer = user_prompt_submit(ctx, payload)
     if not ctx.exists:
         return answer
-    from gitmem.router.notepad import notepad_path, prompt_context
+    from gitmem.router.notepad import NOTEPAD_DIR, prompt_context
 
-    if not notepad_path(ctx.local, "x").parent.is_dir():  # no notepad on this machine: no project lookup
+    if not os.path.isdir(os.path.join(ctx.local_dir, NOTEPAD_DIR)):  # no notepad on this machine: no project lookup
         return answer
-    note = prompt_context(ctx.local, ctx.project)
+    note = prompt_context(ctx.local_dir, ctx.project)
     if not note:
         return answer
     recalled = answer["hookSpecificOutput"]["additionalContext"] if answer else ""

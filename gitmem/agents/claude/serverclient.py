@@ -35,7 +35,8 @@ def ask_server(ctx: Context, path: str, body: dict[str, Any]) -> dict[str, Any] 
     """The JSON answer of the running server to ``POST path`` with ``body``; None when no server answers in time
     (then the caller works in-process)."""
     try:
-        record = quickjson.loads((ctx.local / SERVER_FILE).read_text("utf-8"))
+        with open(os.path.join(ctx.local_dir, SERVER_FILE), encoding="utf-8") as fh:
+            record = quickjson.loads(fh.read())
     except (OSError, ValueError, SystemError):  # SystemError: _json's scanner on some damaged text
         return None  # no server recorded: the usual case, not worth a log line
     from http.client import HTTPConnection

@@ -1,14 +1,17 @@
 """What the prompt and session-start hook processes load: a hook runs as a new Python process on every prompt and
 at every session start, so the shell around the work (entry, handlers, context, settings, directives, the briefing)
 must not load modules only a rare path needs. The import tests run the real hook entry under ``python -X importtime``
-and read which module loaded which; the last ones check that the directive rules compile only for a prompt that
-may state one."""
+and read which module loaded which, or run the installed ``gitmem-hook`` with an audit hook that names the gitmem
+code behind each import; the last ones check that the directive rules compile only for a prompt that may state
+one."""
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -81,6 +84,87 @@ def run_hook(event: str, data: str, env: dict[str, str], cwd: Path) -> tuple[str
                           input=data, capture_output=True, text=True, cwd=cwd, env={**os.environ, **env}, timeout=60)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout, proc.stderr
+
+
+#: standard modules the prompt's shell does without (each costs the process milliseconds of CPU: re ~9 with enum and
+#: functools, pathlib ~18 with re, fnmatch, urllib.parse and ipaddress, contextlib ~5, threading ~4, signal ~9)
+SHELL_FREE = ("re", "enum", "functools", "collections", "pathlib", "fnmatch", "urllib.parse", "ipaddress",
+              "contextlib", "threading", "signal", "datetime", "heapq", "hashlib", *HEAVY)
+#: where the prompt path still loads some of them for the search and the memory document, until those stop:
+#: the search index (its read path), the Memory record, and StoredRepo.path, a Path while the index reads one
+PENDING = ("gitmem.search.", "gitmem.store.document:", "gitmem.store.base:__init__")
+
+#: run the installed launcher with an audit hook that, for each watched module loaded, writes the gitmem frames
+#: (innermost first) that imported it; ``-S`` keeps site's own imports (an editable install's path finder loads
+#: re and pathlib) out of the count
+_AUDIT = """
+import sys
+watched, loads = set(sys.argv[1].split(",")), []
+def audit(event, args):
+    if event == "import" and args[0] in watched:
+        frames, frame = [], sys._getframe(1)
+        while frame is not None:
+            name = frame.f_globals.get("__name__", "")
+            if name.startswith("gitmem"):
+                frames.append(name + ":" + frame.f_code.co_name)
+            frame = frame.f_back
+        loads.append(" <- ".join([args[0], *frames]))
+sys.addaudithook(audit)
+launcher, sys.argv = sys.argv[2], sys.argv[2:]
+try:
+    exec(compile(open(launcher, encoding="utf-8").read(), launcher, "exec"), {"__name__": "__main__"})
+except SystemExit:
+    pass
+sys.stderr.write("\\nLOADED\\n" + "\\n".join(loads) + "\\n")
+"""
+
+
+def launcher() -> Path:
+    """The ``gitmem-hook`` this environment installed."""
+    return Path(sys.executable).parent / "gitmem-hook"
+
+
+def shell_loads(event: str, data: str, env: dict[str, str], cwd: Path) -> tuple[str, list[str], list[str]]:
+    """(stdout, the watched modules the shell loaded, those loaded for the search or the memory document) of the
+    installed ``gitmem-hook EVENT``, each as ``module <- the gitmem frames that imported it``."""
+    import gitmem
+
+    paths = [str(Path(gitmem.__file__).parents[1]), *dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib",
+                                                                                                      "platlib"))]
+    proc = subprocess.run([sys.executable, "-S", "-c", _AUDIT, ",".join(SHELL_FREE), str(launcher()), event],
+                          input=data, capture_output=True, text=True, cwd=cwd, timeout=60,
+                          env={**os.environ, **env, "PYTHONPATH": os.pathsep.join(paths)})
+    assert proc.returncode == 0 and "\nLOADED\n" in proc.stderr, proc.stderr
+    loads = [line for line in proc.stderr.split("\nLOADED\n", 1)[1].splitlines() if line]
+    pending = [line for line in loads if any(f" <- {p}" in line for p in PENDING)]
+    return proc.stdout, [line for line in loads if line not in pending], pending
+
+
+def test_the_installed_launcher_imports_nothing_but_the_hook_entry() -> None:
+    """pip's console-script wrapper imports re before anything of ours; gitmem-hook is a plain script whose
+    interpreter line the installer pointed at this environment."""
+    script = launcher().read_text("utf-8")
+    interpreter = script.splitlines()[0].removeprefix("#!").split()[0]
+    assert Path(interpreter).parent == Path(sys.executable).parent
+    imported = {alias.name if isinstance(node, ast.Import) else f"{node.module}.{alias.name}"
+                for node in ast.parse(script).body if isinstance(node, ast.Import | ast.ImportFrom)
+                for alias in node.names}
+    assert imported == {"sys", "gitmem.agents.claude.entry.main"}
+
+
+def test_a_prompt_s_shell_loads_none_of_the_modules_it_does_without(repo_path: Path, code: Path,
+                                                                    env: dict[str, str]) -> None:
+    hook("session-start", payload("SessionStart", code, source="startup"), env, cwd=code)
+    for session, prompt in (("p1", "Fix the Stripe webhook verification"), ("p2", "rename the variable please")):
+        out, loaded, pending = shell_loads("user-prompt-submit", payload("UserPromptSubmit", code, session=session,
+                                                                           prompt=prompt), env, code)
+        assert ("signing secret" in out) == (session == "p1")
+        assert loaded == [], loaded
+        assert any(line.startswith("pathlib <- ") for line in pending)  # StoredRepo.path, for now
+    edit = {"tool_name": "Edit", "tool_input": {"file_path": str(code / "a.py")}, "tool_response": {}}
+    _out, loaded, pending = shell_loads("post-tool-use", payload("PostToolUse", code, session="t1", **edit), env,
+                                        code)
+    assert loaded == [] and pending == [], loaded + pending  # the per-tool-call hook: none at all
 
 
 def test_a_session_start_served_from_its_cache_loads_no_recall_and_no_heavy_module(

@@ -97,3 +97,12 @@ def test_secrets_in_an_edit_are_redacted_in_the_log(repo_path: Path, code: Path,
         assert "[REDACTED:github-token]" in record["input"] and "[REDACTED:password]" in record["input"]
         assert "[REDACTED:github-token]" in record["output"]
         assert 'os.environ[\\"GITHUB_TOKEN\\"]' in record["input"]  # a reference, not a secret: kept
+
+
+@pytest.mark.parametrize("env", [{}, {"XDG_CONFIG_HOME": "/x/cfg"}, {"GITMEM_CONFIG": "~/my.toml"},
+                                 {"GITMEM_CONFIG": "/etc/g.toml", "XDG_CONFIG_HOME": "/x/cfg"}])
+def test_the_fast_path_finds_the_user_settings_where_the_configuration_does(env: dict[str, str]) -> None:
+    from gitmem.agents.claude.toolcall import user_config_file
+    from gitmem.config import default_user_config_path
+
+    assert user_config_file(env, "/home/ada") == str(default_user_config_path(env, Path("/home/ada")))
