@@ -230,20 +230,18 @@ class GitStore:
             pass
         return None
 
-    def head_files(self) -> list[Path]:
+    def head_files(self) -> list[str]:
         """The files that say which commit HEAD is: ``.git/HEAD`` and the loose ref it names (a ref only in
         ``packed-refs`` gives just ``HEAD`` plus ``packed-refs``). git and gitmem replace them by rename, so a
         new inode number shows that HEAD may have moved without reading them."""
-        from pathlib import Path  # the search index's interface: Paths (strings would spare a prompt pathlib)
-
-        files = [Path(self._git, "HEAD")]
+        files = [os.path.join(self._git, "HEAD")]
         try:
-            head = _read(os.fspath(files[0])).strip()
+            head = _read(files[0]).strip()
         except OSError:
             return files
         if head.startswith(b"ref: "):
             loose = os.path.join(self._git, head[5:].strip().decode("utf-8", "replace"))
-            files.append(Path(loose if os.path.isfile(loose) else os.path.join(self._git, "packed-refs")))
+            files.append(loose if os.path.isfile(loose) else os.path.join(self._git, "packed-refs"))
         return files
 
     def read_head_file(self, path: str, commit: bytes | None = None) -> bytes | None:

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook opens the index without importing typing
 if TYPE_CHECKING:
-    from pathlib import Path
-
-    from gitmem.config import Config
+    from gitmem.config import Config, StrPath
 
 
 class StoredRepo:
@@ -24,5 +22,6 @@ class StoredRepo:
         self.git = GitStore(config.repo_dir, lock_timeout=lock_timeout,
                             extra_patterns=config.redaction.extra_patterns)
         self.git.recover_if_interrupted()  # never read files of a write that a killed process left half done
-        #: the repository's folder (``git.repo_dir`` is the same as a string)
-        self.path: Path = self.git.path
+        #: the repository's folder, as a string: the hooks open the index without importing :mod:`pathlib`
+        #: (:class:`~gitmem.store.memories.MemoryRepo` gives it as a :class:`~pathlib.Path`)
+        self.path: StrPath = self.git.repo_dir

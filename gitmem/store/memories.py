@@ -45,6 +45,7 @@ class MemoryRepo(StoredRepo):
 
     def __init__(self, config: Config, *, lock_timeout: float = 30.0) -> None:
         super().__init__(config, lock_timeout=lock_timeout)
+        self.path: Path = self.git.path
         #: unreadable files met by the last :meth:`list`, as (path, reason)
         self.warnings: list[DocumentError] = []
         self.last_redaction: list[str] = []

@@ -86,13 +86,12 @@ def run_hook(event: str, data: str, env: dict[str, str], cwd: Path) -> tuple[str
     return proc.stdout, proc.stderr
 
 
-#: standard modules the prompt's shell does without (each costs the process milliseconds of CPU: re ~9 with enum and
+#: standard modules a prompt's hook does without (each costs the process milliseconds of CPU: re ~9 with enum and
 #: functools, pathlib ~18 with re, fnmatch, urllib.parse and ipaddress, contextlib ~5, threading ~4, signal ~9)
 SHELL_FREE = ("re", "enum", "functools", "collections", "pathlib", "fnmatch", "urllib.parse", "ipaddress",
               "contextlib", "threading", "signal", "datetime", "heapq", "hashlib", *HEAVY)
-#: where the prompt path still loads some of them for the search and the memory document, until those stop:
-#: the search index (its read path), the Memory record, and StoredRepo.path, a Path while the index reads one
-PENDING = ("gitmem.search.", "gitmem.store.document:", "gitmem.store.base:__init__")
+#: what the search's read path needs of them: memories' times are datetimes (a hit carries its Memory)
+SEARCH_NEEDS = (("datetime", "gitmem.search."),)
 
 #: run the installed launcher with an audit hook that, for each watched module loaded, writes the gitmem frames
 #: (innermost first) that imported it; ``-S`` keeps site's own imports (an editable install's path finder loads
@@ -125,8 +124,8 @@ def launcher() -> Path:
 
 
 def shell_loads(event: str, data: str, env: dict[str, str], cwd: Path) -> tuple[str, list[str], list[str]]:
-    """(stdout, the watched modules the shell loaded, those loaded for the search or the memory document) of the
-    installed ``gitmem-hook EVENT``, each as ``module <- the gitmem frames that imported it``."""
+    """(stdout, the watched modules loaded, those of them loaded for what the search needs) of the installed
+    ``gitmem-hook EVENT``, each as ``module <- the gitmem frames that imported it``."""
     import gitmem
 
     paths = [str(Path(gitmem.__file__).parents[1]), *dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib",
@@ -136,8 +135,9 @@ def shell_loads(event: str, data: str, env: dict[str, str], cwd: Path) -> tuple[
                           env={**os.environ, **env, "PYTHONPATH": os.pathsep.join(paths)})
     assert proc.returncode == 0 and "\nLOADED\n" in proc.stderr, proc.stderr
     loads = [line for line in proc.stderr.split("\nLOADED\n", 1)[1].splitlines() if line]
-    pending = [line for line in loads if any(f" <- {p}" in line for p in PENDING)]
-    return proc.stdout, [line for line in loads if line not in pending], pending
+    needed = [line for line in loads
+              if any(line.startswith(f"{module} <- ") and f" <- {by}" in line for module, by in SEARCH_NEEDS)]
+    return proc.stdout, [line for line in loads if line not in needed], needed
 
 
 def test_the_installed_launcher_imports_nothing_but_the_hook_entry() -> None:
@@ -152,19 +152,18 @@ def test_the_installed_launcher_imports_nothing_but_the_hook_entry() -> None:
     assert imported == {"sys", "gitmem.agents.claude.entry.main"}
 
 
-def test_a_prompt_s_shell_loads_none_of_the_modules_it_does_without(repo_path: Path, code: Path,
+def test_a_prompt_s_hook_loads_none_of_the_modules_it_does_without(repo_path: Path, code: Path,
                                                                     env: dict[str, str]) -> None:
     hook("session-start", payload("SessionStart", code, source="startup"), env, cwd=code)
     for session, prompt in (("p1", "Fix the Stripe webhook verification"), ("p2", "rename the variable please")):
-        out, loaded, pending = shell_loads("user-prompt-submit", payload("UserPromptSubmit", code, session=session,
+        out, loaded, _needed = shell_loads("user-prompt-submit", payload("UserPromptSubmit", code, session=session,
                                                                            prompt=prompt), env, code)
         assert ("signing secret" in out) == (session == "p1")
         assert loaded == [], loaded
-        assert any(line.startswith("pathlib <- ") for line in pending)  # StoredRepo.path, for now
     edit = {"tool_name": "Edit", "tool_input": {"file_path": str(code / "a.py")}, "tool_response": {}}
-    _out, loaded, pending = shell_loads("post-tool-use", payload("PostToolUse", code, session="t1", **edit), env,
-                                        code)
-    assert loaded == [] and pending == [], loaded + pending  # the per-tool-call hook: none at all
+    _out, loaded, needed = shell_loads("post-tool-use", payload("PostToolUse", code, session="t1", **edit), env,
+                                       code)
+    assert loaded == [] and needed == [], loaded + needed  # the per-tool-call hook: none at all
 
 
 def test_a_session_start_served_from_its_cache_loads_no_recall_and_no_heavy_module(
