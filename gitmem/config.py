@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 
 from gitmem.errors import ConfigError
+from gitmem.files.places import user_config_file
 from gitmem.text.records import Record, replace
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hooks read the configuration on every prompt
@@ -147,31 +148,35 @@ class Config(Record):
     #: the files the values came from, for messages
     sources: tuple[str, ...] = ()
 
+    if not TYPE_CHECKING:  # checkers see the fields' own signature
+        def __init__(self, **values: Any) -> None:
+            super().__init__(**values)
+            self.__dict__["repo"] = os.fspath(self.__dict__["repo"])  # one form: equal settings compare equal
+
     def with_repo(self, repo: str | os.PathLike[str]) -> Config:
         return replace(self, repo=repo)
 
     @property
     def repo_dir(self) -> str:
         """The memory repository's folder as a string (read without :mod:`pathlib`)."""
-        folder: str = os.fspath(self.__dict__["repo"])
+        folder: str = self.__dict__["repo"]
         return folder
 
 
 class _RepoField:
-    """``Config.repo`` at run time: stores what it is given in the record's ``__dict__`` (so a ``str`` stays one)
-    and reads it as a :class:`~pathlib.Path`, imported then; ``repo_dir`` reads the string. Not a default: the
-    class attribute raises AttributeError, so a Config without ``repo`` is refused as before."""
+    """``Config.repo`` at run time: the record keeps the folder as a string in its ``__dict__`` and this reads it
+    as a :class:`~pathlib.Path`, imported then; ``repo_dir`` reads the string. Not a default: the class
+    attribute raises AttributeError, so a Config without ``repo`` is refused as before."""
 
     def __get__(self, record: Config | None, owner: type) -> Path:
         if record is None:
             raise AttributeError("repo")
         from pathlib import Path
 
-        value = record.__dict__["repo"]
-        return value if isinstance(value, Path) else Path(value)
+        return Path(record.__dict__["repo"])
 
-    def __set__(self, record: Config, value: StrPath) -> None:  # Record.__init__ sets fields through object
-        record.__dict__["repo"] = value
+    def __set__(self, record: Config, value: StrPath) -> None:  # a data descriptor: reads never see __dict__
+        raise AttributeError("Config is frozen: make a changed copy with replace()")
 
 
 if not TYPE_CHECKING:  # checkers see the plain field declared above
@@ -189,13 +194,6 @@ _SECTIONS: dict[str, type[Record]] = {
 }
 _TOP_KEYS = ("repo", "remote", "project", "author")
 _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {("sync", "mode"): ("direct", "review")}
-
-
-def user_config_file(env: Mapping[str, str], home: StrPath) -> str:
-    """``$GITMEM_CONFIG``, else ``$XDG_CONFIG_HOME/gitmem/config.toml``, else ``~/.config/gitmem/config.toml``."""
-    if env.get("GITMEM_CONFIG"):
-        return os.path.expanduser(env["GITMEM_CONFIG"])
-    return os.path.join(env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "gitmem", "config.toml")
 
 
 def default_user_config_path(env: Mapping[str, str], home: Path) -> Path:

@@ -1,3 +1,4 @@
-"""Files on disk: atomic writes, no-symlink reads, crash points (atomic) and cross-process locks (locks).
+"""Files on disk: atomic writes, no-symlink reads, crash points (atomic), cross-process locks (locks) and where the
+user's settings file is (places).
 
 May import: gitmem.errors only."""

@@ -12,6 +12,7 @@ import os
 
 from gitmem.agents.claude import toolcall
 from gitmem.errors import GitmemError, RepoNotFoundError
+from gitmem.files.places import user_config_file
 from gitmem.store import local as observe
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
@@ -86,7 +87,7 @@ class Context:
         return self.cwd != os.path.normpath(self.home) and os.path.dirname(self.cwd) != self.cwd
 
     def user_config_file(self) -> str:
-        return toolcall.user_config_file(self.env, self.home)
+        return user_config_file(self.env, self.home)
 
     def settings_fingerprint(self) -> str:
         """The contents of every settings file that applies here (user config, ``gitmem.toml``, ``.memrepo``)."""

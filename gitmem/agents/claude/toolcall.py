@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 
+from gitmem.files.places import user_config_file
 from gitmem.store import local as observe
 from gitmem.text import quickjson
 
@@ -42,15 +43,6 @@ def names_a_setting(data: bytes) -> bool:
         if equals and key.strip().rsplit(b".", 1)[-1].strip(b" \t\"'") in _SETTINGS:
             return True
     return False
-
-
-def user_config_file(env: Mapping[str, str], home: str) -> str:
-    """The user's settings file: ``$GITMEM_CONFIG``, else ``$XDG_CONFIG_HOME/gitmem/config.toml``, else
-    ``~/.config/gitmem/config.toml`` (:func:`gitmem.config.user_config_file`, repeated here: the per-tool-call hook
-    does not import the configuration, ~2 ms; ``tests/agents/claude/test_toolcall.py`` checks they agree)."""
-    if env.get("GITMEM_CONFIG"):
-        return os.path.expanduser(env["GITMEM_CONFIG"])
-    return os.path.join(env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "gitmem", "config.toml")
 
 
 def fast_repo(env: Mapping[str, str], home: str, cwd: str, repo_option: str | None = None) -> str | None:

@@ -99,10 +99,14 @@ def test_secrets_in_an_edit_are_redacted_in_the_log(repo_path: Path, code: Path,
         assert 'os.environ[\\"GITHUB_TOKEN\\"]' in record["input"]  # a reference, not a secret: kept
 
 
-@pytest.mark.parametrize("env", [{}, {"XDG_CONFIG_HOME": "/x/cfg"}, {"GITMEM_CONFIG": "~/my.toml"},
-                                 {"GITMEM_CONFIG": "/etc/g.toml", "XDG_CONFIG_HOME": "/x/cfg"}])
-def test_the_fast_path_finds_the_user_settings_where_the_configuration_does(env: dict[str, str]) -> None:
-    from gitmem.agents.claude.toolcall import user_config_file
+@pytest.mark.parametrize(("env", "expected"), [
+    ({}, "/home/ada/.config/gitmem/config.toml"),
+    ({"XDG_CONFIG_HOME": "/x/cfg"}, "/x/cfg/gitmem/config.toml"),
+    ({"GITMEM_CONFIG": "~/my.toml"}, "/home/ada/my.toml"),
+    ({"GITMEM_CONFIG": "/etc/g.toml", "XDG_CONFIG_HOME": "/x/cfg"}, "/etc/g.toml")])
+def test_the_user_settings_file_is_where_the_variables_say(env: dict[str, str], expected: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     from gitmem.config import default_user_config_path
 
-    assert user_config_file(env, "/home/ada") == str(default_user_config_path(env, Path("/home/ada")))
+    monkeypatch.setenv("HOME", "/home/ada")  # what ~ expands to
+    assert default_user_config_path(env, Path("/home/ada")) == Path(expected)
