@@ -14,9 +14,9 @@ sentence vectors) in a fresh child process each, so the peak RSS of each run is 
 
 Prints the embedding step's memories/s (wall), memories per CPU-second (steadier when other processes share
 the cores) and the cores it kept busy (CPU-s / wall s), the peak RSS of the whole run, and the time of the BM25
-index built before. Use a regular
-``pip install .`` for figures a user would see. ``--float32-activations`` runs the model as it is stored, without
-the int8-activation rewrite its settings ask for (the packaged default's previous way), for comparison.
+index built before. Use a regular ``pip install .`` for figures a user would see. ``--float32-activations`` runs
+the model as it is stored, without the int8-activation rewrite its settings ask for (the packaged default's
+previous way), for comparison.
 """
 
 from __future__ import annotations

