@@ -12,10 +12,11 @@ sentence vectors) in a fresh child process each, so the peak RSS of each run is 
 * ``long``: 2-3k character notes (turns joined), the size of a design note or a wiki page;
 * ``big``: ``--big`` short memories, for the peak memory of a large first reindex.
 
-Prints the embedding step's memories/s (wall) and memories per CPU-second (steadier when other processes share
-the cores), the peak RSS of the whole run, and the time of the BM25 index built before. Use a regular
-``pip install .`` for figures a user would see. ``--float32-activations`` runs the model as it is stored, without
-the int8-activation rewrite its settings ask for (the packaged default's previous way), for comparison.
+Prints the embedding step's memories/s (wall), memories per CPU-second (steadier when other processes share
+the cores) and the cores it kept busy (CPU-s / wall s), the peak RSS of the whole run, and the time of the BM25
+index built before. Use a regular ``pip install .`` for figures a user would see. ``--float32-activations`` runs
+the model as it is stored, without the int8-activation rewrite its settings ask for (the packaged default's
+previous way), for comparison.
 """
 
 from __future__ import annotations
@@ -113,7 +114,8 @@ def run(label: str, texts: list[str], model: str, threads: int, models_dir: Path
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
     chars = sum(len(t) for t in texts) / max(1, len(texts))
     print(f"{label:6} {int(result['n']):6d} memories (~{chars:.0f} chars)  {result['n'] / result['wall']:7.1f}/s wall"
-          f"  {result['n'] / max(result['cpu'], 1e-9):7.1f}/CPU-s  peak RSS {result['rss_mb']:.0f} MB"
+          f"  {result['n'] / max(result['cpu'], 1e-9):7.1f}/CPU-s  {result['cpu'] / result['wall']:4.2f} cores"
+          f"  peak RSS {result['rss_mb']:.0f} MB"
           f"  (BM25 index first: {result['index_wall']:.1f} s, {result['index_cpu']:.1f} CPU-s)"
           f"  ({result['model']}, {threads} threads)", flush=True)
     return result

