@@ -104,12 +104,14 @@ def recall_for_prompt(ctx: Context, prompt: str, session: dict[str, Any]) -> tup
     when none pass the gate. From a running ``gitmem serve`` when one answers
     (:mod:`gitmem.agents.claude.serverclient`), else in-process; ``session`` is the session's entry (what it was
     given, its previous prompts as context)."""
-    from gitmem.agents.claude.serverclient import ask_server
-
     seen = [str(i) for i in session.get("recalled", [])]
     previous = [str(p) for p in session.get("prompts", [])][-PROMPT_CONTEXT:]
-    served = ask_server(ctx, "/hook/prompt", {"prompt": prompt, "project": ctx.project, "seen": seen,
-                                               "previous": previous})
+    served = None
+    if os.path.isfile(os.path.join(ctx.local_dir, observe.SERVER_FILE)):  # a gitmem serve recorded itself
+        from gitmem.agents.claude.serverclient import ask_server
+
+        served = ask_server(ctx, "/hook/prompt", {"prompt": prompt, "project": ctx.project, "seen": seen,
+                                                   "previous": previous})
     if served is not None:
         return str(served.get("text", "")), [str(i) for i in served.get("ids", [])]
     from gitmem.briefing.prompt import prompt_recall
@@ -329,10 +331,10 @@ def prompt_with_notepad(ctx: Context, payload: dict[str, Any]) -> dict[str, Any]
     answer = user_prompt_submit(ctx, payload)
     if not ctx.exists:
         return answer
-    from gitmem.router.notepad import NOTEPAD_DIR, prompt_context
-
-    if not os.path.isdir(os.path.join(ctx.local_dir, NOTEPAD_DIR)):  # no notepad on this machine: no project lookup
+    if not os.path.isdir(os.path.join(ctx.local_dir, observe.NOTEPAD_DIR)):  # no notepad here: nothing to load
         return answer
+    from gitmem.router.notepad import prompt_context
+
     note = prompt_context(ctx.local_dir, ctx.project)
     if not note:
         return answer
