@@ -23,7 +23,7 @@ class StoredRepo:
         self.config = config
         self.lock_timeout = lock_timeout
         self.head = GitHead(config.repo_dir)
-        self._git: GitStore | None = None
+        self._store: GitStore | None = None
         if self.head.interrupted():  # never read files of a write that a killed process left half done
             self.git.recover_if_interrupted()
         #: the repository's folder, as a string: the hooks open the index without importing :mod:`pathlib`
@@ -34,9 +34,9 @@ class StoredRepo:
     def git(self) -> GitStore:
         """The git store: commits, history, the writes' lock (a prompt's search never needs it, nor pays for
         importing it)."""
-        if self._git is None:
+        if self._store is None:
             from gitmem.git.store import GitStore
 
-            self._git = GitStore(self.head.repo_dir, lock_timeout=self.lock_timeout,
-                                 extra_patterns=self.config.redaction.extra_patterns)
-        return self._git
+            self._store = GitStore(self.head.repo_dir, lock_timeout=self.lock_timeout,
+                                   extra_patterns=self.config.redaction.extra_patterns)
+        return self._store
