@@ -14,13 +14,14 @@ import time
 
 from gitmem.errors import LockTimeoutError, RepoError, RepoNotFoundError
 from gitmem.files.atomic import crash_point
+from gitmem.git.head import JOURNAL_NAME, GitHead
 from gitmem.text.lazyre import LazyPattern
 from gitmem.text.records import Record
 
 # Neither typing, dataclasses, pathlib nor contextlib at run time, and no regular expression compiled at import: a
-# prompt's hook process opens the store (to read the search index's HEAD) and pays for every import here. The
-# store keeps its folder as a string (``repo_dir``) and reads HEAD with os.path; ``path`` and ``git_dir`` make a
-# Path (pathlib loaded then) for the rest.
+# hook process that writes (a session's directives, a refresh of the search index) pays for every import here (a
+# prompt's reads HEAD through gitmem.git.head alone). The store keeps its folder as a string (``repo_dir``) and
+# reads HEAD with os.path; ``path`` and ``git_dir`` make a Path (pathlib loaded then) for the rest.
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # dulwich and filelock load on first use: reading HEAD or a file needs neither
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -41,8 +42,6 @@ else:
 BRANCH = cast("Ref", b"refs/heads/main")
 HEAD = cast("Ref", b"HEAD")
 LOCK_NAME = "gitmem.lock"
-#: what a write in progress touches, and who writes it (see :meth:`GitStore.journal`)
-JOURNAL_NAME = "gitmem-journal.json"
 #: a git lock file older than this, with no gitmem writer running, is left over from a killed process
 STALE_LOCK_SECONDS = 120.0
 _HOST = os.uname().nodename if hasattr(os, "uname") else ""
@@ -108,23 +107,18 @@ def format_message(subject: str, trailers: Mapping[str, str | list[str]], body: 
     return "\n\n".join(p for p in parts if p) + "\n"
 
 
-class GitStore:
-    """A memory repository on disk: a git work tree whose branch ``main`` holds the memories."""
+class GitStore(GitHead):
+    """A memory repository on disk: a git work tree whose branch ``main`` holds the memories (HEAD is read as
+    :class:`~gitmem.git.head.GitHead` reads it)."""
 
     def __init__(self, path: str | os.PathLike[str], *, lock_timeout: float = 30.0,
                  extra_patterns: Sequence[str] = ()) -> None:
-        #: the repository's folder as a string (what the hooks read HEAD through, without pathlib)
-        self.repo_dir = os.fspath(path)
-        self._git = os.path.join(self.repo_dir, ".git")
+        super().__init__(path)
         self.lock_timeout = lock_timeout
         #: the user's redaction patterns, applied with the built-in rules by :meth:`scrub_files`/:meth:`scrub_text`
         self.extra_patterns = tuple(extra_patterns)
         #: kinds of secrets the last :meth:`commit` (or scrub) removed, in order of first appearance
         self.last_redaction: list[str] = []
-        if not os.path.isdir(self._git):
-            raise RepoNotFoundError(
-                f"no memory repository at {self.repo_dir}", f"create it with: gitmem init {self.repo_dir}"
-            )
         self._journaling = False  # inside :meth:`journal`
 
     @property
@@ -207,43 +201,6 @@ class GitStore:
                             "(git clone URL, then gitmem --repo NEWPATH doctor)") from None
 
     # -- reading ----------------------------------------------------------------------------------------
-    def head(self) -> bytes | None:
-        """The commit HEAD points at, read straight from the ref files (no dulwich: ~0.1 ms)."""
-        try:
-            head = _read(os.path.join(self._git, "HEAD")).strip()
-        except OSError:
-            return None
-        if not head.startswith(b"ref: "):
-            return head or None
-        ref = head[5:].strip()
-        try:
-            value = _read(os.path.join(self._git, ref.decode("utf-8", "replace"))).strip()
-            if value:
-                return value
-        except OSError:
-            pass
-        try:
-            for line in _read(os.path.join(self._git, "packed-refs")).splitlines():
-                if line.endswith(b" " + ref) and not line.startswith((b"#", b"^")):
-                    return line.split(b" ", 1)[0]
-        except OSError:
-            pass
-        return None
-
-    def head_files(self) -> list[str]:
-        """The files that say which commit HEAD is: ``.git/HEAD`` and the loose ref it names (a ref only in
-        ``packed-refs`` gives just ``HEAD`` plus ``packed-refs``). git and gitmem replace them by rename, so a
-        new inode number shows that HEAD may have moved without reading them."""
-        files = [os.path.join(self._git, "HEAD")]
-        try:
-            head = _read(files[0]).strip()
-        except OSError:
-            return files
-        if head.startswith(b"ref: "):
-            loose = os.path.join(self._git, head[5:].strip().decode("utf-8", "replace"))
-            files.append(loose if os.path.isfile(loose) else os.path.join(self._git, "packed-refs"))
-        return files
-
     def read_head_file(self, path: str, commit: bytes | None = None) -> bytes | None:
         """A file's content at HEAD (or at ``commit``), None when absent."""
         from dulwich.objects import Blob, Tree
@@ -447,7 +404,7 @@ class GitStore:
     def recover_if_interrupted(self) -> None:
         """Undo a write that a killed process left half done, if its journal is there and no writer is running
         (readers call this so they never show files of a commit that does not exist). Costs one ``stat``."""
-        if not os.path.exists(os.path.join(self._git, JOURNAL_NAME)):
+        if not self.interrupted():
             return
         from gitmem.files.locks import LockTimeout, file_lock
 
@@ -790,11 +747,6 @@ def _owner_note(journal: Path) -> str:
         return ""
     started = time.strftime("%H:%M:%S", time.localtime(float(owner.get("time") or 0)))
     return f" (pid {owner.get('pid')} on {owner.get('host')}, writing since {started})"
-
-
-def _read(path: str) -> bytes:
-    with open(path, "rb") as fh:
-        return fh.read()
 
 
 def _check_path(path: str) -> None:

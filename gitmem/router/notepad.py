@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import time
 
+from gitmem.store.local import NOTEPAD_DIR
 from gitmem.text import quickjson  # not json: the prompt hook reads the notepad
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook reads the notepad without importing typing
@@ -19,9 +20,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from gitmem.store.local import Where
-
-#: the notepads' folder under ``local/``
-NOTEPAD_DIR = "notepad"
 SECTIONS = ("priority", "working")
 PRIORITY_TURNS = 3
 MAX_AGE_HOURS = 24.0

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
     from gitmem.config import Config
     from gitmem.embeddings.runtime import Embedder
+    from gitmem.git.head import GitHead
     from gitmem.git.store import GitStore
     from gitmem.search import rerank
     from gitmem.store.memory import Memory
@@ -155,7 +156,12 @@ class IndexedRepo(Protocol):  # a typing.Protocol for type checkers, a plain cla
     def path(self) -> StrPath: ...
 
     config: Config
-    git: GitStore
+
+    @property
+    def head(self) -> GitHead: ...
+
+    @property
+    def git(self) -> GitStore: ...
 
 
 class Index:
@@ -222,8 +228,7 @@ class Index:
         return Path(self._dir)
 
     def _current_head(self) -> str:
-        git = self.repo.git
-        head: bytes | None = git.head()  # reads the ref files directly: ~0.1 ms, no dulwich
+        head: bytes | None = self.repo.head.head()  # reads the ref files directly: ~0.1 ms, no dulwich
         return head.decode() if head else ""
 
     def _marker(self) -> str:
@@ -271,7 +276,7 @@ class Index:
         self.stale = False
         if self._index is not None and self._fresh is not None and self._fresh[1] == _signature(self._fresh[0]):
             return RefreshStats(seconds=time.perf_counter() - started)  # nothing was replaced since the last check
-        files: list[StrPath] = [*self.repo.git.head_files(), self._head_file]
+        files: list[StrPath] = [*self.repo.head.head_files(), self._head_file]
         before = _signature(files)
         head = self._current_head()
         if self._is_current(head):

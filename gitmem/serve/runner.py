@@ -15,8 +15,9 @@ from typing import Any
 from gitmem.errors import GitmemError
 from gitmem.files.atomic import atomic_write
 from gitmem.serve.service import MemoryService
+from gitmem.store import local
 
-SERVER_FILE = Path("local") / "server.json"
+SERVER_FILE = Path("local") / local.SERVER_FILE
 
 
 def bind(host: str, port: int) -> socket.socket:

@@ -9,19 +9,34 @@ from __future__ import annotations
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook opens the index without importing typing
 if TYPE_CHECKING:
     from gitmem.config import Config, StrPath
+    from gitmem.git.store import GitStore
 
 
 class StoredRepo:
-    """A memory repository made from its settings alone: ``config``, ``git`` (a
-    :class:`~gitmem.git.store.GitStore`, whose lock waits ``lock_timeout`` seconds) and ``path``."""
+    """A memory repository made from its settings alone: ``config``, ``head`` (a :class:`~gitmem.git.head.GitHead`:
+    what the search index's read side needs of git), ``git`` (a :class:`~gitmem.git.store.GitStore`, whose lock
+    waits ``lock_timeout`` seconds, made on first use) and ``path``."""
 
     def __init__(self, config: Config, *, lock_timeout: float = 2.0) -> None:
-        from gitmem.git.store import GitStore
+        from gitmem.git.head import GitHead
 
         self.config = config
-        self.git = GitStore(config.repo_dir, lock_timeout=lock_timeout,
-                            extra_patterns=config.redaction.extra_patterns)
-        self.git.recover_if_interrupted()  # never read files of a write that a killed process left half done
+        self.lock_timeout = lock_timeout
+        self.head = GitHead(config.repo_dir)
+        self._store: GitStore | None = None
+        if self.head.interrupted():  # never read files of a write that a killed process left half done
+            self.git.recover_if_interrupted()
         #: the repository's folder, as a string: the hooks open the index without importing :mod:`pathlib`
         #: (:class:`~gitmem.store.memories.MemoryRepo` gives it as a :class:`~pathlib.Path`)
-        self.path: StrPath = self.git.repo_dir
+        self.path: StrPath = self.head.repo_dir
+
+    @property
+    def git(self) -> GitStore:
+        """The git store: commits, history, the writes' lock (a prompt's search never needs it, nor pays for
+        importing it)."""
+        if self._store is None:
+            from gitmem.git.store import GitStore
+
+            self._store = GitStore(self.head.repo_dir, lock_timeout=self.lock_timeout,
+                                   extra_patterns=self.config.redaction.extra_patterns)
+        return self._store

@@ -38,6 +38,10 @@ MAX_BYTES = 5 * 1024 * 1024
 MAX_LINES = 8000
 KEEP_DAYS = 30
 MAX_SESSIONS = 100
+#: where ``gitmem serve`` records its URL and pid (:mod:`gitmem.serve.runner`) for the hooks to ask it
+SERVER_FILE = "server.json"
+#: the session notepads' folder (:mod:`gitmem.router.notepad`); a prompt's hook looks for it before loading them
+NOTEPAD_DIR = "notepad"
 MAX_HOT_PATHS = 50
 HOT_HALF_LIFE_DAYS = 7.0
 SUMMARY_CHARS = 500

@@ -56,7 +56,8 @@ class Config:
 
 
 class Repo:
-    path, git, config = root, Git(), Config()
+    path, config = root, Config()
+    head = git = Git()  # the read side reads HEAD through ``head``; ``git`` (the store) only a refresh needs
 
 
 from datetime import datetime

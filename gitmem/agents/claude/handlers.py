@@ -21,9 +21,9 @@ importance 5 for high priority and 4 for normal) under the project's memory fold
 project and the normalised instruction, so the same instruction is stored once.
 
 The per-tool-call path imports only the standard library and gitmem's light modules
-(:mod:`gitmem.agents.claude.context`,
-:mod:`gitmem.briefing.inputs`, :mod:`gitmem.store.local`, :mod:`gitmem.redact`); the configuration, the store and recall
-load only for the events that need them. The prompt's path names its files with the context's strings
+(:mod:`gitmem.agents.claude.context`, :mod:`gitmem.store.local`, :mod:`gitmem.redact`); the configuration, the
+store, recall and the session start's inputs (:mod:`gitmem.briefing.inputs`) load only for the events that need
+them. The prompt's path names its files with the context's strings
 (``ctx.local_dir``): no ``pathlib``.
 """
 
@@ -35,19 +35,6 @@ from gitmem.agents.claude import events
 from gitmem.agents.claude.context import Context, HookInputError, log, make_context, spawn_detached
 from gitmem.agents.claude.events import CLAUDE_NAMES as EVENTS
 from gitmem.agents.claude.events import event_name
-from gitmem.briefing.inputs import (
-    DIRECTIVE_TAG,
-    auto_pull,
-    conflict_note,
-    directive_id,
-    directives_for,
-    pending_directives,
-    project_summary,
-    recall_block,
-    render_directives,
-    render_hot_paths,
-    spawn_warm,
-)
 from gitmem.store import local as observe
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
@@ -67,6 +54,16 @@ def _context_output(event: str, text: str) -> dict[str, Any]:
 
 # -- handlers --------------------------------------------------------------------------------------------
 def session_start(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
+    from gitmem.briefing.inputs import (
+        auto_pull,
+        conflict_note,
+        pending_directives,
+        project_summary,
+        recall_block,
+        render_directives,
+        render_hot_paths,
+    )
+
     ctx.require_repo()
     source = str(payload.get("source") or "startup")
     project = ctx.project
@@ -107,12 +104,14 @@ def recall_for_prompt(ctx: Context, prompt: str, session: dict[str, Any]) -> tup
     when none pass the gate. From a running ``gitmem serve`` when one answers
     (:mod:`gitmem.agents.claude.serverclient`), else in-process; ``session`` is the session's entry (what it was
     given, its previous prompts as context)."""
-    from gitmem.agents.claude.serverclient import ask_server
-
     seen = [str(i) for i in session.get("recalled", [])]
     previous = [str(p) for p in session.get("prompts", [])][-PROMPT_CONTEXT:]
-    served = ask_server(ctx, "/hook/prompt", {"prompt": prompt, "project": ctx.project, "seen": seen,
-                                               "previous": previous})
+    served = None
+    if os.path.isfile(os.path.join(ctx.local_dir, observe.SERVER_FILE)):  # a gitmem serve recorded itself
+        from gitmem.agents.claude.serverclient import ask_server
+
+        served = ask_server(ctx, "/hook/prompt", {"prompt": prompt, "project": ctx.project, "seen": seen,
+                                                   "previous": previous})
     if served is not None:
         return str(served.get("text", "")), [str(i) for i in served.get("ids", [])]
     from gitmem.briefing.prompt import prompt_recall
@@ -207,6 +206,8 @@ def pre_compact(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
             entry["injected"] = []  # the context is about to go: the next SessionStart injects again
 
         observe.update_session(ctx.local_dir, ctx.session_id, mark)
+    from gitmem.briefing.inputs import directives_for
+
     high = [(p, t) for p, t in directives_for(ctx, project) if p == "high"]
     from gitmem.wiki.lifecycle import breadcrumb  # the wiki survives compaction as one line
 
@@ -220,6 +221,7 @@ def pre_compact(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
 
 def commit_session(ctx: Context) -> str:
     """Commit the session's pending directives as one commit; returns its SHA ("" when there was nothing)."""
+    from gitmem.briefing.inputs import DIRECTIVE_TAG, directive_id
     from gitmem.store import document as docs
     from gitmem.text.records import replace
 
@@ -264,6 +266,8 @@ def commit_session(ctx: Context) -> str:
 
 def stop(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
     if ctx.session_id and commit_session(ctx):
+        from gitmem.briefing.inputs import spawn_warm
+
         spawn_warm(ctx)
     return None
 
@@ -275,6 +279,8 @@ def session_end(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
                                lambda e: e.update(ended=observe.now_iso(), reason=str(payload.get("reason", ""))))
         wiki_session_log(ctx, payload)
         if not spawn_learning(ctx, payload) and committed:
+            from gitmem.briefing.inputs import spawn_warm
+
             spawn_warm(ctx)  # the learner warms after its own commits; without it, warm here
     if ctx.exists and ctx.config.sync.auto:
         spawn_detached(ctx, ["sync", "--timeout", str(ctx.config.sync.timeout)])
@@ -325,10 +331,10 @@ def prompt_with_notepad(ctx: Context, payload: dict[str, Any]) -> dict[str, Any]
     answer = user_prompt_submit(ctx, payload)
     if not ctx.exists:
         return answer
-    from gitmem.router.notepad import NOTEPAD_DIR, prompt_context
-
-    if not os.path.isdir(os.path.join(ctx.local_dir, NOTEPAD_DIR)):  # no notepad on this machine: no project lookup
+    if not os.path.isdir(os.path.join(ctx.local_dir, observe.NOTEPAD_DIR)):  # no notepad here: nothing to load
         return answer
+    from gitmem.router.notepad import prompt_context
+
     note = prompt_context(ctx.local_dir, ctx.project)
     if not note:
         return answer

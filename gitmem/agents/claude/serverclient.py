@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 
 from gitmem.agents.claude.context import Context, log
+from gitmem.store.local import SERVER_FILE
 from gitmem.text import quickjson
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: see gitmem.agents.claude.handlers
@@ -27,8 +28,6 @@ CONNECT_TIMEOUT = 0.05
 #: seconds a connected server may take to answer (``GITMEM_SERVER_TIMEOUT`` overrides): with the embedding model,
 #: the server's session block takes longer than 50 ms, yet far less than the hook loading the model itself
 READ_TIMEOUT = 2.0
-#: where ``gitmem serve`` records itself, under the memory repository (gitmem.serve.runner.SERVER_FILE)
-SERVER_FILE = "server.json"
 
 
 def ask_server(ctx: Context, path: str, body: dict[str, Any]) -> dict[str, Any] | None:

@@ -110,6 +110,8 @@ def audit(event, args):
         loads.append(" <- ".join([args[0], *frames]))
 sys.addaudithook(audit)
 launcher, sys.argv = sys.argv[2], sys.argv[2:]
+import os
+os._exit = sys.exit  # the launcher ends the process without teardown: here, end it after the report below
 try:
     exec(compile(open(launcher, encoding="utf-8").read(), launcher, "exec"), {"__name__": "__main__"})
 except SystemExit:
@@ -142,14 +144,17 @@ def shell_loads(event: str, data: str, env: dict[str, str], cwd: Path) -> tuple[
 
 def test_the_installed_launcher_imports_nothing_but_the_hook_entry() -> None:
     """pip's console-script wrapper imports re before anything of ours; gitmem-hook is a plain script whose
-    interpreter line the installer pointed at this environment."""
+    interpreter line the installer pointed at this environment, which turns the cycle collector off before the
+    entry's imports."""
     script = launcher().read_text("utf-8")
     interpreter = script.splitlines()[0].removeprefix("#!").split()[0]
     assert Path(interpreter).parent == Path(sys.executable).parent
     imported = {alias.name if isinstance(node, ast.Import) else f"{node.module}.{alias.name}"
                 for node in ast.parse(script).body if isinstance(node, ast.Import | ast.ImportFrom)
                 for alias in node.names}
-    assert imported == {"sys", "gitmem.agents.claude.entry.main"}
+    assert imported == {"gc", "gitmem.agents.claude.entry.end", "gitmem.agents.claude.entry.main"}
+    body = [ast.unparse(node) for node in ast.parse(script).body]
+    assert body.index("gc.disable()") < body.index("from gitmem.agents.claude.entry import end, main")
 
 
 def test_a_prompt_s_hook_loads_none_of_the_modules_it_does_without(repo_path: Path, code: Path,
@@ -189,6 +194,11 @@ def test_a_prompt_loads_nothing_heavy_beyond_what_its_search_needs(repo_path: Pa
         assert not loaded_by_the_shell(report), loaded_by_the_shell(report)
         loaded = set(importers(report))
         assert "tomllib" not in loaded  # the settings come from their snapshot
+        # HEAD is read without the git store; the session start's inputs are not the prompt's; with no server
+        # recorded and no notepad on this machine, neither their client nor their reader loads
+        spared = {"gitmem.git.store", "gitmem.briefing.inputs", "gitmem.agents.claude.serverclient",
+                  "gitmem.router.notepad"}
+        assert not spared & loaded, spared & loaded
         # nor by the search: hits and the notepad are read with gitmem.text.quickjson, type names stay unimported
         assert not {"json", "typing"} & loaded, {"json", "typing"} & loaded
 
