@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,16 @@ def test_the_log_folds_into_the_same_counts_and_keeps_the_top_50(tmp_path: Path)
     assert set(ranking[:10]) == {f"/src/f{i:02d}.py" for i in range(10)}
 
 
+def _at_once(target: Callable[[str, int], None], folder: str, count: int, processes: int = 4) -> None:
+    """``target(folder, count)`` in ``processes`` processes at once (hooks of parallel tool calls), waited for."""
+    started = [multiprocessing.get_context("fork").Process(target=target, args=(folder, count))
+               for _ in range(processes)]
+    for process in started:
+        process.start()
+    for process in started:
+        process.join(30)
+
+
 def _touch_many(local: str, count: int) -> None:
     for _ in range(count):
         observe.touch_hot_path(local, "p", "/src/cart.py", now=1_800_000_000.0)
@@ -62,12 +73,7 @@ def _touch_many(local: str, count: int) -> None:
 
 def test_parallel_tool_calls_lose_no_use(tmp_path: Path) -> None:
     """Each use is one appended line, so hooks running at once (parallel tool calls) all count."""
-    processes = [multiprocessing.get_context("fork").Process(target=_touch_many, args=(str(tmp_path), 40))
-                 for _ in range(4)]
-    for process in processes:
-        process.start()
-    for process in processes:
-        process.join(30)
+    _at_once(_touch_many, str(tmp_path), 40)
     log = (tmp_path / "hotpaths" / "p.jsonl").read_text().splitlines()
     assert len(log) == 160
     assert sum(json.loads(line)[1] for line in log) == 160
@@ -129,12 +135,7 @@ def test_uses_are_appended_and_folded_into_the_same_counts(tmp_path: Path,
     assert observe.read_usage(tmp_path) == {"pg": {"count": 2, "last_used": "2026-05-02T00:00:00Z"},
                                             "ruff": {"count": 1, "last_used": "2026-05-02T00:00:00Z"}}
     monkeypatch.setattr(observe, "USAGE_LOG_BYTES", 300)  # fold every few uses
-    processes = [multiprocessing.get_context("fork").Process(target=_use_many, args=(str(tmp_path), 30))
-                 for _ in range(4)]
-    for process in processes:
-        process.start()
-    for process in processes:
-        process.join(30)
+    _at_once(_use_many, str(tmp_path), 30)
     usage = observe.read_usage(tmp_path)
     assert usage["pg"]["count"] == 122 and usage["ruff"]["count"] == 121
     assert (tmp_path / "local" / "usage.json").is_file()
