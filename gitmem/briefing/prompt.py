@@ -90,11 +90,6 @@ def without_commit_type(prompt: str) -> str:
     return prompt
 
 
-def words_of(text: str) -> list[str]:
-    """The runs of word characters of ``text`` (``re.findall(r"\\w+", text)``: letters, digits and ``_``)."""
-    return "".join(c if c.isalnum() or c == "_" else " " for c in text).split()
-
-
 def _upper(c: str) -> bool:
     return "A" <= c <= "Z"
 
@@ -150,7 +145,7 @@ def task_terms(prompt: str) -> str:
     code identifiers and the other form of its abbreviations (each added once, and only when the prompt does
     not have it already, so no word counts twice)."""
     text = without_commit_type(prompt)
-    words = words_of(text)
+    words = scripts.words(text)
     present = {w.lower() for w in words}
     extra: list[str] = []
     for word in words:

@@ -2,7 +2,7 @@
 the tantivy writer), rebuilding it, and embedding the memories that have no vector yet.
 
 :class:`gitmem.search.index.Index` calls these functions only when the index is not current or when it is asked
-to rebuild or embed, so a search of a current index (the prompt hook's) never loads this module nor what it needs
+to rebuild or embed, so a BM25 search of a current index (the prompt hook's) never loads this module nor what it needs
 (locks, hashing, JSON, regular expressions, dulwich through the git store's tree reads).
 
 ``.cache/search/state.bin`` records, per memory file: [blob sha, source group, created, neighbour signature,
@@ -52,8 +52,7 @@ _EMBED_CHUNK = 64
 #: memories per vector shard written (fewer shards, fewer merges)
 _SHARD = 512
 
-# A state entry is a list (cheap to load for 100k files): [blob sha, source group, created, neighbour
-# signature, readable, id, position in its group, distinct analyzed words of its text joined by spaces].
+# A state entry is a list (cheap to load for 100k files), its fields in the order of the module's docstring
 SHA, GROUP, CREATED, SIG, OK, ID, SEQ, TOKS = range(8)
 
 
@@ -67,7 +66,7 @@ def _natural(value: str) -> tuple[Any, ...]:
 
 def _lock(ix: Index, timeout: float) -> contextlib.AbstractContextManager[None]:
     """One writer at a time across processes (``flock``: nothing to import, released if the process dies)."""
-    root = Path(ix.root)
+    root = ix.root
     root.mkdir(exist_ok=True)
     return file_lock(root / "search.lock", timeout=timeout)
 
@@ -327,19 +326,18 @@ def ensure_vectors(ix: Index, head: str, progress: Progress | None = None, total
             ix._reload()  # another Index object of this process may have just added them
             searcher = ix._snapshot().searcher
             pending: tuple[list[str], list[Any], list[str], list[Any]] = ([], [], [], [])
+            import numpy as np
+
+            from gitmem.embeddings.runtime import readable
             for start in range(0, len(missing), _EMBED_CHUNK):
                 chunk = missing[start:start + _EMBED_CHUNK]
                 texts = _texts_for(ix, searcher, chunk)
                 shas = [s for s in chunk if s in texts]
                 complete = complete and len(shas) == len(chunk)
                 if shas:
-                    import numpy as np
-
                     # a memory in a script the model does not cover is embedded by its words in the model's
                     # scripts, if any, else kept as a zero vector: BM25 alone finds it, and the zero row marks
                     # it as such for the ranking (``semantic.load_vectors``)
-                    from gitmem.embeddings.runtime import readable
-
                     read = {s: readable(scripts, texts[s][0]) for s in shas}
                     seen = [s for s in shas if read[s]]
                     # one call for the memories and their sentences: one tokenizer pass, and batches of

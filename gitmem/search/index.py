@@ -4,11 +4,13 @@ memory repository's HEAD.
 Everything lives under ``<repo>/.cache/`` (ignored by git, rebuildable at any time)::
 
     .cache/search/tantivy/          the tantivy index (one document per memory file)
-    .cache/search/state.bin         path → [blob sha, source group, created, neighbour signature, readable, id]
+    .cache/search/state.bin         path → its state entry (:mod:`gitmem.search.build`)
     .cache/search/HEAD              "<format> <commit sha>" of the last refresh: the ~1 ms "anything to do?" check
     .cache/search.lock              one writer at a time across processes
-    .cache/vectors/<model-id>/      embedding shards: <name>.npy (float32, one row per memory) + <name>.json
-                                    (the git blob SHAs of those rows); COMPLETE holds the commit they cover
+    .cache/vectors/<model-id>.r<recipe>/
+                                    embedding shards: <name>.npy (float32, one row per memory) + <name>.json (the
+                                    git blob SHAs of those rows); COMPLETE holds the commit they cover;
+                                    ``sentences/`` holds the sentence vectors the same way
 
 A refresh compares the HEAD commit with ``search/HEAD``; when they differ it walks the tree under
 ``memories/`` (blob SHAs only) and re-indexes the files whose SHA changed, plus their neighbours in the same
@@ -219,13 +221,6 @@ class Index:
         from pathlib import Path
 
         return Path(self._root)
-
-    @property
-    def dir(self) -> Path:
-        """The search index's folder (``.cache/search``)."""
-        from pathlib import Path
-
-        return Path(self._dir)
 
     def _current_head(self) -> str:
         head: bytes | None = self.repo.head.head()  # reads the ref files directly: ~0.1 ms, no dulwich

@@ -140,19 +140,8 @@ def analyze_query(text: str, analyzer: Any, *, drop: Iterable[str] = ()) -> Quer
     return terms
 
 
-def words(text: str) -> list[str]:
-    """The runs of word characters of ``text``, as ``re.findall(r"\\w+", text)`` finds them (letters, digits of
-    any script and ``_``), without importing :mod:`re`: a prompt hook analyses one query per process."""
-    if text.isascii():  # the usual prompt: every other character becomes a space in one C call
-        return text.translate(_ASCII_NON_WORD).split()
-    return "".join(c if c.isalnum() or c == "_" else " " for c in text).split()
-
-
-_ASCII_NON_WORD = {i: " " for i in range(128) if not (chr(i).isalnum() or chr(i) == "_")}
-
-
 def _latin(text: str, kept: list[str], every: list[str]) -> None:
-    for word in words(text):
+    for word in scripts.words(text):
         every.append(word)
         if word not in STOPWORDS_EN and not (len(word) == 1 and word.isalpha()):
             kept.append(word)

@@ -12,8 +12,6 @@ import contextlib
 import re
 from pathlib import Path
 
-import tantivy
-
 from gitmem.errors import GitmemError
 from gitmem.search import rerank
 from gitmem.search import schema as idoc
@@ -57,7 +55,7 @@ def load_embedder(ix: Index) -> Embedder | None:
 def vector_dir(ix: Index, model_id: str) -> Path:
     """The folder of a model's vector cache."""
     safe = re.sub(r"[^A-Za-z0-9._@-]+", "_", model_id)
-    return Path(ix.root) / "vectors" / f"{safe}.r{idoc.VECTOR_RECIPE}"
+    return ix.root / "vectors" / f"{safe}.r{idoc.VECTOR_RECIPE}"
 
 
 def store(ix: Index, model_id: str, part: str = "") -> VectorStore:
@@ -191,9 +189,7 @@ def signals(ix: Index, searcher: Any, keys: list[Key], columns: dict[str, list[A
     total = searcher.num_docs
     weights = rerank.idf({w: searcher.doc_freq("body", w) for w in words}, total)
     sha64 = [int(v or 0) for v in columns["sha64"]]
-    created = columns.get("created")
-    if when is not None and created is None:
-        created = searcher.fast_field_values("created", [tantivy.DocAddress(s, d) for s, d in keys])
+    created = columns.get("created")  # the ranking reads it whenever a period is named
     return rerank.signals(keys, sha64, fused, bm25, in_period(created, when, len(keys)), weights,
                           _neighbourhood(ix), vectors)
 

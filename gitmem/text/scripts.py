@@ -15,7 +15,7 @@ from gitmem.text.lazyre import LazyPattern
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook path avoids importing typing
 if TYPE_CHECKING:
-    import re
+    pass
 
 #: Han: radicals, the iteration and closing marks and the ideographic zero (々〆〇), extension A, the unified
 #: block, compatibility ideographs and the supplementary planes (extensions B to F, the compatibility supplement)
@@ -33,23 +33,29 @@ CJK = KANA + HAN + HANGUL
 CJK_CHAR = LazyPattern(f"[{CJK}]")
 
 
-def cjk_pattern() -> re.Pattern[str]:
-    """One CJK character (compiled on first use)."""
-    return CJK_CHAR.regex
-
-
 def is_cjk(text: str) -> bool:
     """Whether ``text`` holds at least one Chinese, Japanese or Korean character."""
     if text.isascii():  # most prompts and memories: no need to compile the 64k-entry class
         return False
-    return cjk_pattern().search(text) is not None
+    return CJK_CHAR.search(text) is not None
 
 
 def count_cjk(text: str) -> int:
     """How many Chinese, Japanese or Korean characters ``text`` holds."""
     if text.isascii():
         return 0
-    return len(cjk_pattern().findall(text))
+    return len(CJK_CHAR.findall(text))
+
+
+def words(text: str) -> list[str]:
+    """The runs of word characters of ``text``, as ``re.findall(r"\\w+", text)`` finds them (letters, digits of
+    any script and ``_``), without importing :mod:`re`: a prompt hook analyses one query per process."""
+    if text.isascii():  # the usual prompt: every other character becomes a space in one C call
+        return text.translate(_ASCII_NON_WORD).split()
+    return "".join(c if c.isalnum() or c == "_" else " " for c in text).split()
+
+
+_ASCII_NON_WORD = {i: " " for i in range(128) if not (chr(i).isalnum() or chr(i) == "_")}
 
 
 def rust_class(ranges: str) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 
 from gitmem.text import scripts
 
-_CJK = scripts.cjk_pattern()
+_CJK = scripts.CJK_CHAR
 _CASUAL_EN = re.compile(r"\b(?:gonna|wanna|gotta|yeah|yep|yup|nope|hey|dude|bro|lol|kinda|sorta|ain'?t|y'all|"
                         r"cool|awesome|damn|whatever|okay|ok|stuff|guys?|nah|huh|omg|super)\b|\w+n't\b|\w+'(?:re|ll|"
                         r"ve|m|d)\b", re.IGNORECASE)

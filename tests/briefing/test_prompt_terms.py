@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitmem.briefing import prompt
+from gitmem.text import scripts
 
 COMMIT_TYPE = re.compile(r"^\s*(?:chore|feat|fix|refactor|revert|style)(?=[(!:])", re.I)
 IDENT_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -29,7 +30,7 @@ texts = st.one_of(st.text(alphabet=SPECIAL, max_size=40), st.text(max_size=40),
 @given(texts)
 def test_each_reading_equals_its_regular_expression(text: str) -> None:
     assert prompt.without_commit_type(text) == COMMIT_TYPE.sub(" ", text, count=1)
-    assert prompt.words_of(text) == WORD.findall(text)
+    assert scripts.words(text) == WORD.findall(text)
     assert prompt._ident_parts(text) == IDENT_PART.findall(text)
     assert prompt._is_camel(text) == bool(CAMEL.search(text))
 

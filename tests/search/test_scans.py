@@ -37,7 +37,7 @@ def _questions(pieces: list[str]) -> st.SearchStrategy[str]:
         st.lists(st.sampled_from(pieces), max_size=8).map("".join)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(_questions(_TIME_PIECES))
 @example("last week")
 @example("上周")
@@ -50,7 +50,7 @@ def test_the_time_check_never_hides_an_expression(question: str) -> None:
     assert found is None or timeexpr.names_time(question), (question, found)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(_questions(_ORDER_PIECES))
 @example("What did we use before Nuxt?")
 @example("上线之后改了什么")

@@ -3,6 +3,7 @@ are Chinese, Japanese or Korean."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from hypothesis import given, settings
@@ -63,3 +64,8 @@ def test_no_user_counts_other_characters_as_cjk(ch: str) -> None:
     assert scripts.count_cjk(ch * 3) == 0
     assert prompt.estimate_tokens(ch * 36) == prompt.estimate_tokens("a" * 36)
     assert ranking.analyze_query(f"deploy {ch}", _ANALYZER).chars == {}
+
+
+@given(st.text())
+def test_words_are_the_runs_of_word_characters(text: str) -> None:
+    assert scripts.words(text) == re.findall(r"\w+", text)
