@@ -387,7 +387,7 @@ def discover_cached(*, env: Mapping[str, str], cwd: StrPath, home: StrPath, repo
     return config
 
 
-#: the environment variables :func:`discover` reads besides ``GITMEM_CONFIG`` (whose file is part of the key)
+#: the environment variables that choose what :func:`discover` reads (the files they name are keyed by path too)
 _SNAPSHOT_ENV = ("GITMEM_REPO", "GITMEM_CONFIG", "XDG_CONFIG_HOME", "XDG_DATA_HOME")
 
 
@@ -431,7 +431,7 @@ def as_dict(config: Config) -> dict[str, Any]:
         return os.fspath(value) if isinstance(value, os.PathLike) else value
 
     data: dict[str, Any] = plain(config)
-    data["repo"] = config.repo_dir  # the string: no Path made for it
+    data["repo"] = config.repo_dir  # the folder as the configuration keeps it
     return data
 
 

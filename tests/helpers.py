@@ -34,6 +34,14 @@ class Run:
     err: str
 
 
+def bm25_only(repo: Path) -> None:
+    """Commit ``[embedding] model = "none"`` to the memory repository at ``repo``: searches run BM25 alone, with no
+    model to load."""
+    (repo / "gitmem.toml").write_text('[embedding]\nmodel = "none"\n', "utf-8")
+    git(repo, "add", "gitmem.toml")
+    git(repo, "commit", "-qm", "settings: BM25 only")
+
+
 def code_repo(parent: Path, subject: str | None = None) -> Path:
     """A code project ``shop`` (a git repository whose origin is Acme/Shop on GitHub, so its project id is
     :data:`PROJECT`), with one empty commit named ``subject`` when one is given."""

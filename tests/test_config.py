@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.config import ENV_FLAGS, discover, load
+from gitmem.config import ENV_FLAGS, SNAPSHOT_FILE, default_user_config_path, discover, load
 from gitmem.errors import ConfigError
 
 
@@ -98,7 +98,7 @@ def test_the_hooks_snapshot_gives_the_same_settings_until_a_file_changes(tmp_pat
     for path in (user, repo / "gitmem.toml"):
         os.utime(path, (old, old))
     env = {"GITMEM_REPO": str(repo)}
-    snapshot = repo / ".cache" / "hook-settings.json"
+    snapshot = repo / SNAPSHOT_FILE
     full = discover(env=env, cwd=tmp_path, home=home)
     assert from_dict(as_dict(full)) == full
     assert discover_cached(env=env, cwd=tmp_path, home=home, snapshot=snapshot) == full
@@ -112,3 +112,14 @@ def test_the_hooks_snapshot_gives_the_same_settings_until_a_file_changes(tmp_pat
     assert changed.author == "Grace <grace@example.com>" and changed.recall.budget == 1500
     assert changed.redaction.extra_patterns == ("acme-[0-9]+",)
     assert changed == discover(env=env, cwd=tmp_path, home=home)
+
+
+@pytest.mark.parametrize(("env", "expected"), [
+    ({}, "/home/ada/.config/gitmem/config.toml"),
+    ({"XDG_CONFIG_HOME": "/x/cfg"}, "/x/cfg/gitmem/config.toml"),
+    ({"GITMEM_CONFIG": "~/my.toml"}, "/home/ada/my.toml"),
+    ({"GITMEM_CONFIG": "/etc/g.toml", "XDG_CONFIG_HOME": "/x/cfg"}, "/etc/g.toml")])
+def test_the_user_settings_file_is_where_the_variables_say(env: dict[str, str], expected: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", "/home/ada")  # what ~ expands to
+    assert default_user_config_path(env, Path("/home/ada")) == Path(expected)

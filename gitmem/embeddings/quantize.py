@@ -107,10 +107,10 @@ def int8_activations(model: bytes) -> tuple[bytes, int]:
         if mul is None or (mul.op_type, mul.domain) != ("Mul", "") or len(mul.inputs) != 2 or uses[mm.inputs[1]] != 1:
             continue
         cast = producer.get(mul.inputs[0])
-        is_cast = cast is not None and (cast.op_type, cast.domain) == ("Cast", "")
-        weight = inits.get(cast.inputs[0]) if cast is not None and is_cast else None
-        scale = inits.get(mul.inputs[1])
-        if cast is None or weight is None or scale is None or uses[mul.inputs[0]] != 1:
+        if cast is None or (cast.op_type, cast.domain) != ("Cast", "") or uses[mul.inputs[0]] != 1:
+            continue
+        weight, scale = inits.get(cast.inputs[0]), inits.get(mul.inputs[1])
+        if weight is None or scale is None:
             continue
         if weight.data_type != proto.INT8 or len(weight.dims) != 2 or scale.data_type != proto.FLOAT:
             continue

@@ -80,14 +80,16 @@ _TASK = LazyPattern(
 #: future on every receive", "Stop the dev server", "Don't listen on TCP when only path is passed")
 _BARE_TASK_EN = LazyPattern(r"(?i)^(?:avoid\b|stop\s+(?!\w+ing\b)|don'?t\b|do\s+not\b)")
 _CLAUSES = LazyPattern(r"\s*[,，:：;；—]\s*|\s+-\s+")
+#: a rule that states a preference rather than a constraint
+_PREFERENCE = LazyPattern(r"(?i)prefer|rather than|instead of|优先|尽量|最好|宁可")
 
 # The rules above are compiled only for text that holds a word one of them needs: compiling them all costs a
 # hook process more than its search (tens of milliseconds on a busy machine), and most prompts state no rule.
 # Each priority rule (_HIGH_*, _NORMAL_*, _FROM_NOW_ON_*) needs one of these words or phrases (looked for with
 # runs of whitespace read as one space, as the rules' \s+ read them), and so does the correction rule; words as
 # common as "from", "not", "have" or "this" count only in the phrase a rule needs ("from now on", "do not",
-# "have to", "this is"). tests/agents/claude/test_hooks.py and test_hook_imports.py check with hypothesis that
-# the scan never says no where a rule would match.
+# "have to", "this is"). tests/agents/claude/test_hooks.py checks with hypothesis that the scan never says no where
+# a rule would match; test_hook_imports.py that a prompt of common words compiles no rule.
 _RULE_WORDS = (
     "always", "never", "must", "circumstances", "need to", "have to",  # _HIGH_EN (its "don't ever": next line)
     "don", "do not", "avoid", "stop", "prefer", "instead of", "rather than",  # _NORMAL_EN
@@ -173,9 +175,7 @@ def classify(sentence: str) -> Directive | None:
         priority = next((p for clause in _CLAUSES.split(text)[1:] if (p := _priority(clause))), None)
     if priority is None or (priority == "normal" and not standing and _BARE_TASK_EN.match(text)):
         return None
-    import re
-
-    preference = bool(re.search(r"prefer|rather than|instead of|优先|尽量|最好|宁可", text, re.IGNORECASE))
+    preference = bool(_PREFERENCE.search(text))
     return Directive(text=_rule_text(text), priority=priority, category="preference" if preference else "constraint")
 
 

@@ -456,7 +456,8 @@ def read_usage(repo_path: Where) -> dict[str, dict[str, Any]]:
 def bump_usage(repo_path: Where, ids: list[str], now: datetime | None = None) -> None:
     """Count one use of each id: one line appended to ``local/usage.jsonl`` (a prompt's hook pays ~10 µs, where
     rewriting ``usage.json`` under its lock cost milliseconds), folded into ``usage.json`` past
-    :data:`USAGE_LOG_BYTES`. Best effort: a busy lock leaves the fold for a later use."""
+    :data:`USAGE_LOG_BYTES`. Best effort: a busy lock leaves the fold for a later use, and a use appended while a fold
+    replaces the log (hooks append without the lock) can be lost."""
     if not ids:
         return
     log = _usage_log(repo_path)
@@ -469,7 +470,7 @@ def bump_usage(repo_path: Where, ids: list[str], now: datetime | None = None) ->
             with open(log, "rb") as fh:
                 data = fh.read()
             write_json(usage_path(repo_path), _count_uses(read_json(usage_path(repo_path)), data))
-            with open(log, "rb") as fh:  # uses appended since the read (by hooks that take no lock) stay
+            with open(log, "rb") as fh:  # uses appended since the first read are kept
                 tail = fh.read()[len(data):]
             from gitmem.files.atomic import atomic_write
 

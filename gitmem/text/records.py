@@ -104,7 +104,7 @@ class Record:
                     setattr(cls, name, spec.default)
             else:
                 default = getattr(cls, name, MISSING)  # a plain default, possibly inherited
-                spec = Field(default, None, None, name not in cls.UNCOMPARED, name not in cls.UNCOMPARED)
+                spec = Field(default, None, None, True, True)
             if name in cls.UNCOMPARED:
                 spec.compare = spec.repr = False
             spec.name, spec.type = name, annotations[name]

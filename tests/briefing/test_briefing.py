@@ -21,7 +21,7 @@ from gitmem.search.scoring import ScoreParts
 from gitmem.store import document as docs
 from gitmem.store.layout import init_repo
 from gitmem.text.records import replace
-from tests.helpers import PROJECT, code_repo, context_of, git, hook, hook_env, payload, run_cli
+from tests.helpers import PROJECT, bm25_only, code_repo, context_of, hook, hook_env, payload, run_cli
 
 OTHER = "github.com-acme-warehouse"
 
@@ -36,12 +36,6 @@ def env(repo_path: Path) -> dict[str, str]:
     return hook_env(repo_path)
 
 
-def _bm25_only(repo_path: Path) -> None:
-    (repo_path / "gitmem.toml").write_text('[embedding]\nmodel = "none"\n', "utf-8")
-    git(repo_path, "add", "gitmem.toml")
-    git(repo_path, "commit", "-qm", "settings: BM25 only")
-
-
 def _noise(n: int) -> list[dict[str, object]]:
     topics = ["release notes", "changelog wording", "docker images", "logo colours", "translation files"]
     tags = [f"{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}q" for i in range(n)]  # unique words, no digits
@@ -49,11 +43,10 @@ def _noise(n: int) -> list[dict[str, object]]:
              "project": OTHER if i % 2 else "", "importance": 3 + i % 2} for i in range(n)]
 
 
-
 def _started_among_noise(repo_path: Path, code: Path, env: dict[str, str], own: str, other: str) -> None:
     """A BM25-only repository of 200 unrelated memories plus the decision ``own`` of the session's project and
     ``other`` of another project, and a session that has started in ``code``."""
-    _bm25_only(repo_path)
+    bm25_only(repo_path)
     repo = Repository(Config(repo=repo_path))
     repo.import_records(_noise(200))
     repo.remember(own, project=PROJECT, category="decision")
@@ -62,7 +55,7 @@ def _started_among_noise(repo_path: Path, code: Path, env: dict[str, str], own: 
 
 def test_a_project_rule_is_there_among_300_unrelated_memories(repo_path: Path, code: Path,
                                                               env: dict[str, str]) -> None:
-    _bm25_only(repo_path)
+    bm25_only(repo_path)
     repo = Repository(Config(repo=repo_path))
     repo.import_records(_noise(300))
     made = run_cli("remember", "runs tests with pytest -x", "--category", "constraint", "--importance", "4",
@@ -133,7 +126,7 @@ def test_when_two_rules_contradict_the_newer_is_kept_unless_the_other_is_a_corre
 
 def test_a_rule_written_as_background_is_essential_and_a_summary_line_it_contradicts_is_dropped(
         repo_path: Path, code: Path, env: dict[str, str]) -> None:
-    _bm25_only(repo_path)
+    bm25_only(repo_path)
     (code / "package.json").write_text(json.dumps({"name": "shop", "scripts": {"test": "jest", "dev": "vite"},
                                                    "devDependencies": {"vite": "5"}}))
     (code / "package-lock.json").write_text("{}")
@@ -232,7 +225,7 @@ def test_the_prompt_hook_opens_the_index_without_the_memory_api(repo_path: Path,
     import subprocess
     import sys
 
-    _bm25_only(repo_path)
+    bm25_only(repo_path)
     Repository(Config(repo=repo_path)).remember("Stripe webhooks are verified with the signing secret",
                                                 project=PROJECT, category="decision")
     hook("session-start", payload("SessionStart", code, source="startup"), env, cwd=code)

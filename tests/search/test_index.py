@@ -24,7 +24,6 @@ from gitmem.search.index import Index, open_index
 from gitmem.search.scoring import DEFAULT_TUNING, analyze_query, build_analyzer, snippet
 from gitmem.search.timeexpr import parse_time_expression
 from gitmem.store.memories import MemoryRepo
-from gitmem.text import records
 from gitmem.text.records import replace
 from tests.helpers import ROOT, CountingEmbedder, FakeEmbedder, assert_clean, git
 
@@ -245,7 +244,7 @@ def test_an_index_built_for_another_context_window_is_rebuilt(repo: MemoryRepo, 
     repo.import_records([{"text": t, "id": f"s{i}", "source": "sess-1",
                           "created": (base + timedelta(seconds=i)).isoformat()} for i, t in enumerate(texts)])
     assert "s1" in ids(Index(repo, embedder=model).search("which vendor runs the billing database", k=3))
-    narrow = Index(repo, embedder=model, tuning=records.replace(DEFAULT_TUNING, context_window=1))
+    narrow = Index(repo, embedder=model, tuning=replace(DEFAULT_TUNING, context_window=1))
     assert narrow.refresh().rebuilt  # its ctx fields hold ±1 neighbours, not the ±2 on disk
     hits = narrow.search("which vendor runs the billing database", k=3)
     assert "s1" in ids(hits) and any(name == "model.neighbour" for name, _v in hits[0].parts.items())
@@ -308,8 +307,8 @@ def test_importance_and_recency_weights(repo: MemoryRepo) -> None:
         {"text": "Use pnpm for the monorepo workspace", "id": "high", "importance": 5,
          "created": "2024-01-01T00:00:00Z"},
     ])
-    by_importance = MemoryRepo(records.replace(repo.config, ranking=RankingConfig(w_sim=0.1, w_imp=1.0, w_rec=0.0)))
-    by_recency = MemoryRepo(records.replace(repo.config, ranking=RankingConfig(w_sim=0.1, w_imp=0.0, w_rec=1.0)))
+    by_importance = MemoryRepo(replace(repo.config, ranking=RankingConfig(w_sim=0.1, w_imp=1.0, w_rec=0.0)))
+    by_recency = MemoryRepo(replace(repo.config, ranking=RankingConfig(w_sim=0.1, w_imp=0.0, w_rec=1.0)))
     assert ids(Index(by_importance, embedder=None).search("pnpm", mode="bm25", now=now))[0] == "high"
     hits = Index(by_recency, embedder=None).search("pnpm", mode="bm25", now=now)
     assert ids(hits)[0] == "low"
@@ -369,10 +368,10 @@ def test_progress_is_reported_while_embedding(repo: MemoryRepo) -> None:
 
 def test_no_model_means_bm25_with_one_notice(filled: tuple[MemoryRepo, str], tmp_path: Path) -> None:
     repo, pg = filled
-    none = MemoryRepo(records.replace(repo.config, embedding=EmbeddingConfig(model="none")))
+    none = MemoryRepo(replace(repo.config, embedding=EmbeddingConfig(model="none")))
     index = open_index(none)
     assert ids(index.search("PostgreSQL"))[0] == pg and index.notices == []  # asked for none: nothing to say
-    missing = MemoryRepo(records.replace(repo.config, embedding=EmbeddingConfig(model="no-such-model",
+    missing = MemoryRepo(replace(repo.config, embedding=EmbeddingConfig(model="no-such-model",
                                                                                 models_dir=str(tmp_path / "models"))))
     index = open_index(missing)
     assert ids(index.search("PostgreSQL"))[0] == pg
@@ -385,7 +384,7 @@ def test_no_model_means_bm25_with_one_notice(filled: tuple[MemoryRepo, str], tmp
 
     tokenizer = ROOT / "gitmem" / "data" / "all-MiniLM-L6-v2.tokenizer.json.gz"
     (corrupt_dir / "tokenizer.json").write_bytes(gzip.decompress(tokenizer.read_bytes()))
-    corrupt = MemoryRepo(records.replace(repo.config, embedding=EmbeddingConfig(path=str(corrupt_dir))))
+    corrupt = MemoryRepo(replace(repo.config, embedding=EmbeddingConfig(path=str(corrupt_dir))))
     index = open_index(corrupt)
     assert ids(index.search("为什么不用 MySQL"))[0] == pg
     assert "corrupt" in index.notice and "BM25 only" in index.notice

@@ -12,7 +12,7 @@ import pytest
 
 from gitmem.api import Repository
 from gitmem.config import Config
-from tests.helpers import PROJECT, code_repo, context_of, git, hook, hook_env, payload
+from tests.helpers import PROJECT, bm25_only, code_repo, context_of, hook, hook_env, payload
 from tests.serve.live import running_server
 
 TOKEN = "s3cret-token"
@@ -26,9 +26,7 @@ def code(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def memories(repo_path: Path) -> Path:
-    (repo_path / "gitmem.toml").write_text('[embedding]\nmodel = "none"\n', "utf-8")  # BM25: a quick server start
-    git(repo_path, "add", "gitmem.toml")
-    git(repo_path, "commit", "-qm", "settings: BM25 only")
+    bm25_only(repo_path)  # a quick server start
     repo = Repository(Config(repo=repo_path))
     repo.remember("This project runs its tests with pytest -x; never use unittest", project=PROJECT,
                   category="constraint", importance=5)

@@ -94,7 +94,8 @@ class Context:
         from gitmem.config import find_memrepo
 
         parts = []
-        for path in (self.user_config_file(), os.path.join(self.repo_dir, "gitmem.toml"), find_memrepo(self.cwd)):
+        memrepo = None if self.fast else find_memrepo(self.cwd)  # the fast path found none already
+        for path in (self.user_config_file(), os.path.join(self.repo_dir, "gitmem.toml"), memrepo):
             try:
                 with open(path or os.devnull, "rb") as fh:
                     parts.append(fh.read().decode("utf-8", "replace"))

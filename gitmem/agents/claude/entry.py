@@ -184,7 +184,8 @@ def run(event: str, data: bytes, *, env: Mapping[str, str], cwd: StrPath, home: 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console-script entry point: ``gitmem-hook <event>``."""
+    """The hook process: ``gitmem-hook <event>`` (the script ``hooks/gitmem-hook``) and
+    ``python -m gitmem.agents.claude.entry <event>``."""
     args = sys.argv[1:] if argv is None else argv
     event = args[0] if args else ""
     try:

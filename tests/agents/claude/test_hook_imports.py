@@ -19,7 +19,7 @@ import pytest
 from gitmem.agents.claude.context import recent_errors
 from gitmem.api import Repository
 from gitmem.config import SNAPSHOT_FILE, Config
-from tests.helpers import PROJECT, code_repo, context_of, git, hook, hook_env, payload
+from tests.helpers import PROJECT, bm25_only, code_repo, context_of, hook, hook_env, payload
 
 #: standard modules that cost a hook process milliseconds each and that the shell does without
 HEAVY = ("dataclasses", "inspect", "typing", "tomllib", "json", "hashlib")
@@ -37,9 +37,7 @@ def code(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def env(repo_path: Path) -> dict[str, str]:
-    (repo_path / "gitmem.toml").write_text('[embedding]\nmodel = "none"\n', "utf-8")  # BM25: no model to load
-    git(repo_path, "add", "gitmem.toml")
-    git(repo_path, "commit", "-qm", "settings: BM25 only")
+    bm25_only(repo_path)  # no model to load
     Repository(Config(repo=repo_path)).remember("Stripe webhooks are verified with the signing secret",
                                                 project=PROJECT, category="constraint")
     return hook_env(repo_path)
@@ -236,7 +234,6 @@ def test_a_changed_settings_file_takes_effect_at_the_next_hook(repo_path: Path, 
     (repo_path / SNAPSHOT_FILE).write_text("{damaged", "utf-8")  # a damaged snapshot: the full loader serves
     fourth = hook("user-prompt-submit", payload("UserPromptSubmit", code, session="d", prompt=prompt), env, cwd=code)
     assert "signing secret" in context_of(fourth.stdout, "UserPromptSubmit")
-
 
 
 def test_a_task_prompt_with_common_words_compiles_no_rule() -> None:

@@ -97,16 +97,3 @@ def test_secrets_in_an_edit_are_redacted_in_the_log(repo_path: Path, code: Path,
         assert "[REDACTED:github-token]" in record["input"] and "[REDACTED:password]" in record["input"]
         assert "[REDACTED:github-token]" in record["output"]
         assert 'os.environ[\\"GITHUB_TOKEN\\"]' in record["input"]  # a reference, not a secret: kept
-
-
-@pytest.mark.parametrize(("env", "expected"), [
-    ({}, "/home/ada/.config/gitmem/config.toml"),
-    ({"XDG_CONFIG_HOME": "/x/cfg"}, "/x/cfg/gitmem/config.toml"),
-    ({"GITMEM_CONFIG": "~/my.toml"}, "/home/ada/my.toml"),
-    ({"GITMEM_CONFIG": "/etc/g.toml", "XDG_CONFIG_HOME": "/x/cfg"}, "/etc/g.toml")])
-def test_the_user_settings_file_is_where_the_variables_say(env: dict[str, str], expected: str,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from gitmem.config import default_user_config_path
-
-    monkeypatch.setenv("HOME", "/home/ada")  # what ~ expands to
-    assert default_user_config_path(env, Path("/home/ada")) == Path(expected)
