@@ -35,14 +35,21 @@ def size(text: str) -> float:
 
 
 def chunks(text: str, target: int = CHUNK_TOKENS, long: int = LONG_TOKENS) -> list[str]:
-    """The chunks of ``text`` in order, or ``[]`` when it is short enough to be searched whole."""
+    """The chunks of ``text`` in order, or ``[]`` when it is short enough to be searched whole; a chunk of a
+    section starts with the section's heading on a line of its own."""
+    return [f"{heading}\n{chunk}" if heading else chunk for heading, chunk in labelled_chunks(text, target, long)]
+
+
+def labelled_chunks(text: str, target: int = CHUNK_TOKENS, long: int = LONG_TOKENS) -> list[tuple[str, str]]:
+    """(section heading or "", text) of each chunk of ``text`` in order (:func:`chunks` without the heading
+    joined on)."""
     if size(text) <= long:
         return []
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
     for heading, section in _sections(text):
         pieces = [s for p in _PARAGRAPH.split(section) for s in _split(p.strip(), target) if s]
-        out.extend(_pack(pieces, target, heading))
-    return [c for c in out if c.strip()]
+        out.extend((heading, chunk) for chunk in _pack(pieces, target))
+    return [(heading, chunk) for heading, chunk in out if heading.strip() or chunk.strip()]
 
 
 def _sections(text: str) -> list[tuple[str, str]]:
@@ -80,22 +87,21 @@ def _split(paragraph: str, target: int) -> list[str]:
     return out
 
 
-def _pack(pieces: list[str], target: int, heading: str) -> list[str]:
+def _pack(pieces: list[str], target: int) -> list[str]:
     """Pieces packed in order into chunks of about ``target`` tokens, each after the first starting with the
     last piece of the previous one."""
-    label = f"{heading}\n" if heading else ""
     out: list[str] = []
     current: list[str] = []
     weight = 0.0
     for piece in pieces:
         piece_size = size(piece)
         if current and weight + piece_size > target:
-            out.append(label + " ".join(current))
+            out.append(" ".join(current))
             # overlap: the last sentence again, unless it alone fills half a chunk
             current = [current[-1]] if len(current) > 1 and size(current[-1]) <= target / 2 else []
             weight = sum(size(p) for p in current)
         current.append(piece)
         weight += piece_size
     if current:
-        out.append(label + " ".join(current))
+        out.append(" ".join(current))
     return out

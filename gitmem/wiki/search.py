@@ -109,18 +109,6 @@ def _page_id(key: str) -> int:
     return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big")
 
 
-def _labelled(chunk: str, headings: set[str]) -> tuple[str, str]:
-    """(section heading, text) of a chunk: the chunker starts the chunks of a section with its heading's line."""
-    first, newline, rest = chunk.partition("\n")
-    return (first, rest) if newline and first in headings else ("", chunk)
-
-
-def _headings(body: str) -> set[str]:
-    """The texts of the Markdown headings in ``body``."""
-    return {line.lstrip("#").strip() for line in body.splitlines()
-            if line.startswith("#") and line.lstrip("#")[:1].isspace()}
-
-
 def _documents(key: str, doc: Doc) -> list[Any]:
     """The tantivy documents of one file: the file itself (``part`` 0, the whole body), then for a long one a
     document per chunk (``part`` 1, 2, …, with the title and the filter fields). Each stores what a hit shows:
@@ -128,11 +116,10 @@ def _documents(key: str, doc: Doc) -> list[Any]:
     import tantivy
 
     from gitmem.search import scoring as ranking
-    from gitmem.search.chunks import chunks
+    from gitmem.search.chunks import labelled_chunks
 
     page = _page_id(key)
-    headings = _headings(doc.body)
-    texts = [("", doc.body), *(_labelled(c, headings) for c in chunks(doc.body))]
+    texts = [("", doc.body), *labelled_chunks(doc.body)]
     out = []
     for part, (section, text) in enumerate(texts):
         d = tantivy.Document()
