@@ -79,6 +79,25 @@ class Repository(MemoryRepo):
         """Rebuild the index and the embedding cache from the repository."""
         return self.index().rebuild(progress=progress)
 
+    def embed_pages(self, progress: Callable[[int], object] | None = None,
+                    total: Callable[[int], object] | None = None) -> tuple[int, int]:
+        """Embed the wiki pages and writer notes that have no vector yet (every project's wiki, every work's
+        notes) with the model the memories use; returns (pages embedded, texts the model read: pages and chunks).
+        ``total`` hears how many pages of each folder are to embed, ``progress`` each batch done."""
+        from gitmem.store.wikipage import WIKI_DIR
+        from gitmem.writer.entities import WRITER_DIR
+
+        embedder = self.index().embedder
+        pages = texts = 0
+        if embedder is None:
+            return pages, texts
+        for top, open_folder in ((WIKI_DIR, self.wiki), (WRITER_DIR, self.writer)):
+            root = self.path / top
+            for name in sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+                done, read = open_folder(name).embed(embedder, progress, total)
+                pages, texts = pages + done, texts + read
+        return pages, texts
+
     def wiki(self, project: str) -> Wiki:
         """The wiki of ``project`` (``wiki/<project>/``): ingest, add, read, query, lint, delete, log."""
         from gitmem.wiki.store import Wiki

@@ -384,8 +384,9 @@ def _store_block(ctx: Context, key: str, block: Block) -> None:
 
 def warm_recall(ctx: Context) -> bool:
     """Compute the session-start recall block for ``ctx.cwd`` and cache it, without counting a use: brings the
-    search index and the embeddings up to date on the way. Run detached (``gitmem warm``) after gitmem's own
-    commits, so the next session start in that directory finds its block ready. False when there is no key."""
+    search index and the embeddings up to date on the way, then embeds the wiki pages and writer notes that have
+    no vector yet. Run detached (``gitmem warm``) after gitmem's own commits, so the next session start in that
+    directory finds its block ready. False when there is no key."""
     ctx.require_repo()
     key = recall_cache_key(ctx, ctx.project)
     if not key:
@@ -393,6 +394,7 @@ def warm_recall(ctx: Context) -> bool:
     result = ctx.repository.recall(cwd=ctx.cwd, record_usage=False, paths=_recall_paths(ctx, ctx.project))
     _store_block(ctx, key, block_of(result))
     directives_for(ctx, ctx.project)  # primes the directive and file-listing caches the session start reads
+    ctx.repository.embed_pages()  # wiki pages and writer notes: their searches embed only the query
     return True
 
 

@@ -12,10 +12,10 @@ from gitmem.cli.app import State, cli, emit_json, json_option, pass_state
 from gitmem.errors import GitmemError, ValidationError
 
 
-def _progress(desc: str) -> Any:
+def _progress(desc: str, unit: str = "mem") -> Any:
     from tqdm import tqdm
 
-    return tqdm(desc=desc, unit="mem", file=sys.stderr, disable=None, leave=False)
+    return tqdm(desc=desc, unit=unit, file=sys.stderr, disable=None, leave=False)
 
 
 def _notice(index: Any) -> None:
@@ -100,19 +100,31 @@ def recall(state: State, cwd: Path | None, budget: int | None, k: int | None, qu
 @json_option
 @pass_state
 def reindex(state: State, bm25_only: bool, as_json: bool) -> None:
-    """Rebuild the search index and embedding cache from the repository (derived state, safe to delete)."""
-    from gitmem.search.index import open_index
+    """Rebuild the search index and embedding cache from the repository (derived state, safe to delete), then
+    embed the wiki pages and writer notes that have no vector yet."""
+    import time
 
     repo = state.open()
-    index = open_index(repo, embedder="none" if bm25_only else "auto")
+    index = repo.index(embedder="none" if bm25_only else "auto")  # "auto": the one embed_pages uses too
     with _progress("embedding") as bar:
         def length(n: int) -> None:
             bar.total = n
             bar.refresh()
 
         stats = index.rebuild(progress=bar.update, total=length)
+    pages = chunks = 0
+    took = 0.0
+    if not bm25_only:
+        with _progress("embedding wiki pages and notes", "page") as bar:
+            def more(n: int) -> None:  # one call per folder
+                bar.total = (bar.total or 0) + n
+                bar.refresh()
+
+            started = time.perf_counter()
+            pages, chunks = repo.embed_pages(progress=bar.update, total=more)
+            took = time.perf_counter() - started
     _notice(index)
-    data = stats if isinstance(stats, dict) else vars(stats)
+    data = dict(stats if isinstance(stats, dict) else vars(stats), pages_embedded=pages, page_texts_embedded=chunks)
     if as_json:
         emit_json(data)
     else:
@@ -121,6 +133,9 @@ def reindex(state: State, bm25_only: bool, as_json: bool) -> None:
         if stats.embedded and stats.embed_seconds > 0:
             click.echo(f"embedded {stats.embedded} memories in {stats.embed_seconds:.1f} s "
                        f"({stats.embedded / stats.embed_seconds:.1f} memories/s)")
+        if pages and took > 0:
+            click.echo(f"embedded {pages} wiki pages and notes ({chunks} texts with their chunks) in {took:.1f} s "
+                       f"({pages / took:.1f} pages/s, {chunks / took:.1f} texts/s)")
 
 
 # -- models ---------------------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ runtime and the cache files come with it; numpy is imported inside the functions
 from __future__ import annotations
 
 import contextlib
-import re
 from pathlib import Path
 
 from gitmem.errors import GitmemError
@@ -18,7 +17,7 @@ from gitmem.search import schema as idoc
 from gitmem.search import scoring as ranking
 from gitmem.search.build import GROUP, OK, SEQ, SHA, TOKS, ensure_vectors, load_state, missing_vectors
 from gitmem.search.timeexpr import in_period
-from gitmem.search.vectors import VectorStore
+from gitmem.search.vectors import VectorStore, model_folder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,8 +53,7 @@ def load_embedder(ix: Index) -> Embedder | None:
 
 def vector_dir(ix: Index, model_id: str) -> Path:
     """The folder of a model's vector cache."""
-    safe = re.sub(r"[^A-Za-z0-9._@-]+", "_", model_id)
-    return ix.root / "vectors" / f"{safe}.r{idoc.VECTOR_RECIPE}"
+    return ix.root / "vectors" / f"{model_folder(model_id)}.r{idoc.VECTOR_RECIPE}"
 
 
 def store(ix: Index, model_id: str, part: str = "") -> VectorStore:

@@ -21,10 +21,17 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["MAX_SHARDS", "VectorStore"]
+__all__ = ["MAX_SHARDS", "VectorStore", "model_folder"]
 
 #: shards beyond this many are merged into one (the caller holds the index lock)
 MAX_SHARDS = 8
+
+
+def model_folder(model_id: str) -> str:
+    """A model id as a folder name (the name of its vector cache)."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9._@-]+", "_", model_id)
 
 
 class VectorStore:
@@ -86,10 +93,11 @@ class VectorStore:
         os.replace(tmp, self.root / f"{name}.npy")
         atomic_write(self.root / f"{name}.json", json.dumps(shas).encode())
 
-    def compact(self, live: set[str]) -> None:
-        """Merge the shards into one holding only ``live`` rows (the caller holds the index lock)."""
+    def compact(self, live: set[str], *, prune: bool = False) -> None:
+        """Merge the shards into one holding only ``live`` rows (the caller holds the index lock): once there are
+        more than :data:`MAX_SHARDS`, or with ``prune`` as soon as a row is not live."""
         metas = sorted(self.root.glob("*.json"))
-        if len(metas) <= MAX_SHARDS:
+        if len(metas) <= MAX_SHARDS and not (prune and any(k.split("#", 1)[0] not in live for k in self.shas())):
             return
         import numpy as np
 

@@ -9,6 +9,12 @@ comes from its best chunk, named by the chunk's section heading (``docs/search.m
 notes"). A query first compares the folder's file names, sizes and mtimes with what the index holds (one ``stat``
 a file) and re-indexes only what changed, under a lock so parallel processes do not write it twice. The opened
 index stays in the process, so a repeated query costs a few milliseconds (``bench/wiki.py``).
+
+With an embedding model, the pages and their chunks also get vectors (:mod:`gitmem.search.pagevectors`, cached in
+``.cache/<name>/vectors/``), computed by :meth:`PageIndex.embed` (``gitmem reindex``, the background warm-up) and
+never by a search, which embeds only its query: a page is then ranked by its BM25 score fused with the cosine of
+its nearest row (its own or a chunk's), and the snippet comes from its chunk with the best fused score. A page
+without a vector (not embedded yet, or in a script the model cannot read) is ranked by BM25 alone.
 """
 
 from __future__ import annotations
@@ -28,7 +34,16 @@ from gitmem.errors import SearchError
 from gitmem.files.atomic import atomic_write, settled
 from gitmem.files.locks import LockTimeout, file_lock
 
-FORMAT = 2  # 2: one document per chunk of a long page beside the page's own
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitmem.embeddings.runtime import Embedder
+
+FORMAT = 3  # 2: one document per chunk of a long page beside the page's own; 3: each file's vector key in the state
+#: the share of a page's fused score that comes from its cosine (``scoring.fuse``, convex), chosen on the development
+#: parts of ``bench/wiki_longdoc.py`` (docs/search.md, "Wiki pages and writer notes")
+VECTOR_WEIGHT = 0.4
+#: pages a search with vectors takes from each side (BM25, cosine) before fusing
+CANDIDATES = 30
 _OPEN: dict[str, tuple[Any, Any]] = {}  # cache dir -> (tantivy index, schema), kept for the process's life
 _STAMPS: dict[str, str] = {}  # cache dir -> the stamp it was last found fresh at, in this process
 _ANALYZER: list[Any] = []
@@ -109,17 +124,23 @@ def _page_id(key: str) -> int:
     return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big")
 
 
-def _documents(key: str, doc: Doc) -> list[Any]:
-    """The tantivy documents of one file: the file itself (``part`` 0, the whole body), then for a long one a
-    document per chunk (``part`` 1, 2, …, with the title and the filter fields). Each stores what a hit shows:
-    the name, title, category, tags and extra fields, and its text (the body, or the chunk after its heading)."""
+def _parts(doc: Doc) -> list[tuple[str, str]]:
+    """(section heading, text) of the file as a whole (``part`` 0), then of each chunk of a long one."""
+    from gitmem.search.chunks import labelled_chunks
+
+    return [("", doc.body), *labelled_chunks(doc.body)]
+
+
+def _documents(key: str, doc: Doc, texts: list[tuple[str, str]]) -> list[Any]:
+    """The tantivy documents of one file from its :func:`_parts`: the file itself (``part`` 0, the whole body),
+    then for a long one a document per chunk (``part`` 1, 2, …, with the title and the filter fields). Each
+    stores what a hit shows: the name, title, category, tags and extra fields, and its text (the body, or the
+    chunk after its heading)."""
     import tantivy
 
     from gitmem.search import scoring as ranking
-    from gitmem.search.chunks import labelled_chunks
 
     page = _page_id(key)
-    texts = [("", doc.body), *labelled_chunks(doc.body)]
     out = []
     for part, (section, text) in enumerate(texts):
         d = tantivy.Document()
@@ -268,6 +289,8 @@ class PageIndex:
         return len(changed)
 
     def _write(self, index: Any, changed: list[str], removed: list[str], known: dict[str, Any], fresh: bool) -> None:
+        from gitmem.search.pagevectors import digest, page_texts
+
         writer = index.writer(heap_size=16_000_000, num_threads=1)
         try:
             for key in [*changed, *removed]:
@@ -282,10 +305,12 @@ class PageIndex:
                     continue
                 seen = time.time_ns()
                 doc = self.reader(path, key)
-                known[key] = [info.st_mtime_ns, info.st_size, seen]
+                known[key] = [info.st_mtime_ns, info.st_size, seen, ""]
                 if doc is None:
                     continue
-                for d in _documents(key, doc):
+                parts = _parts(doc)
+                known[key][3] = digest(page_texts(doc.title, parts))  # the key of its vectors
+                for d in _documents(key, doc, parts):
                     writer.add_document(d)
             writer.commit()
             writer.wait_merging_threads()
@@ -294,11 +319,58 @@ class PageIndex:
                 writer.rollback()
             raise
 
+    # -- vectors ---------------------------------------------------------------------------------------
+    def has_vectors(self) -> bool:
+        """Whether any model has vectors for these pages (a search loads no model when none has)."""
+        from gitmem.search.pagevectors import PageVectors
+
+        return PageVectors.exist(self.dir / "vectors")
+
+    def embed(self, embedder: Embedder, progress: Callable[[int], object] | None = None,
+              total: Callable[[int], object] | None = None) -> tuple[int, int]:
+        """Bring the index up to the files, embed each page that has no vector for ``embedder`` yet (the page and
+        its chunks) and drop the vectors of pages no file holds any more; returns (pages embedded, texts the model
+        read). ``total`` hears how many pages are to embed, ``progress`` each batch done. (0, 0) when another
+        process is embedding these pages."""
+        from gitmem.search.pagevectors import PageVectors, digest, page_texts
+
+        self.refresh()
+        vectors = PageVectors(self.dir / "vectors", embedder.model_id)
+        try:
+            with file_lock(self.dir / "vectors.lock", 0.5):
+                files: dict[str, list[Any]] = self._state().get("files", {})
+                live = {entry[3] for entry in files.values() if entry[3]}
+                missing = vectors.missing(live)
+                pages: dict[str, list[str]] = {}
+                for key, entry in files.items():
+                    if entry[3] in missing and entry[3] not in pages:
+                        doc = self.reader(self.repo_path / key, key)
+                        texts = page_texts(doc.title, _parts(doc)) if doc is not None else []
+                        if texts and digest(texts) == entry[3]:  # else changed since: embedded after a refresh
+                            pages[entry[3]] = texts
+                if total:
+                    total(len(pages))
+                read = vectors.embed(embedder, pages, live, progress)
+        except LockTimeout:
+            return 0, 0
+        return len(pages), read
+
+    def _nearest(self, embedder: Embedder, query: str) -> dict[int, tuple[str, dict[int, float]]]:
+        """page → (its key, the query's cosine with each of its rows: 0 the page's own, n its chunk n) for the
+        pages that have vectors for ``embedder``."""
+        from gitmem.search.pagevectors import PageVectors
+
+        files: dict[str, list[Any]] = self._state().get("files", {})
+        keys = {entry[3]: key for key, entry in files.items() if entry[3]}
+        near = PageVectors(self.dir / "vectors", embedder.model_id).nearest(embedder, query, keys)
+        return {_page_id(keys[page]): (keys[page], rows) for page, rows in near.items()}
+
     # -- querying --------------------------------------------------------------------------------------
-    def search(self, query: str, *, k: int = 10, category: str | None = None, tags: tuple[str, ...] = ()
-               ) -> list[SearchHit]:
+    def search(self, query: str, *, k: int = 10, category: str | None = None, tags: tuple[str, ...] = (),
+               embedder: Embedder | None = None) -> list[SearchHit]:
         """The ``k`` best documents for ``query`` (words in any order, English or Chinese), filtered by
-        ``category`` and ``tags``; an empty list for a query with no searchable word."""
+        ``category`` and ``tags``; an empty list for a query with no searchable word. With ``embedder``, the
+        pages that have vectors for it are ranked by BM25 and cosine fused; only the query is embedded."""
         import tantivy
 
         from gitmem.search import scoring as ranking
@@ -307,32 +379,98 @@ class PageIndex:
         index, schema = self._open(False)
         analyzer = _analyzer()
         terms = ranking.analyze_query(query, analyzer)
-        if terms.empty:
+        near = self._nearest(embedder, query) if embedder is not None and query.strip() else {}
+        if terms.empty and not near:
             return []
-        tuning = ranking.Tuning(boost_name=3.0, boost_description=0.0, boost_ctx=0.0, boost_tags=2.0)
-        clauses = [(tantivy.Occur.Must, ranking.text_query(schema, terms, tuning))]
+        tuning = ranking.Tuning(boost_name=3.0, boost_description=0.0, boost_ctx=0.0, boost_tags=2.0,
+                                fusion="convex", vector_weight=VECTOR_WEIGHT)
         Q = tantivy.Query
+        filters = []
         if category:
-            clauses.append((tantivy.Occur.Must, Q.const_score_query(Q.term_query(schema, "category", category), 0.0)))
+            filters.append((tantivy.Occur.Must, Q.const_score_query(Q.term_query(schema, "category", category), 0.0)))
         for tag in tags:
-            clauses.append((tantivy.Occur.Must, Q.const_score_query(
+            filters.append((tantivy.Occur.Must, Q.const_score_query(
                 Q.term_query(schema, "tag", " ".join(tag.split()).lower()), 0.0)))
         searcher = index.searcher()
-        best, chunk = _best_per_page(searcher, Q.boolean_query(clauses), max(1, k))
+        best: _Best = {}
+        chunk: _Chunks = {}
+        if not terms.empty:
+            matched = Q.boolean_query([(tantivy.Occur.Must, ranking.text_query(schema, terms, tuning)), *filters])
+            best, chunk = _best_per_page(searcher, matched, max(k, CANDIDATES) if near else max(1, k))
         highlight = terms.highlight_terms()
+        shown: dict[int, tuple[float, Any, int]] = {}  # page → (score, address, chunk number) of what a hit shows
+        if near:
+            shown = _fused(searcher, schema, filters, best, chunk, near, tuning, k)
         hits: list[SearchHit] = []
-        for page, (score, addr, part) in best.items():
+        for page, (score, addr, part) in (shown or best).items():
             stored = searcher.doc(addr)
             name, title, body, cat, doc_tags, extra, section = json.loads(bytes(stored["doc"][0]))
-            shown = [(part, section, body)]
-            if not part and page in chunk:  # the page as a whole scored higher: show its best chunk if it can
-                winner = json.loads(bytes(searcher.doc(chunk[page][1])["doc"][0]))
-                shown.insert(0, (chunk[page][0], winner[6], winner[2]))
-            part, section, snippet = _shown(shown, title, highlight, analyzer)
+            if page in shown:  # the chunk with the best fused score, which may share no word with the query
+                snippet = ranking.snippet(body, highlight, analyzer)[0]
+            else:
+                texts = [(part, section, body)]
+                if not part and page in chunk:  # the page as a whole scored higher: show its best chunk if it can
+                    number, (_score, at) = next(iter(chunk[page].items()))
+                    winner = json.loads(bytes(searcher.doc(at)["doc"][0]))
+                    texts.insert(0, (number, winner[6], winner[2]))
+                part, section, snippet = _shown(texts, title, highlight, analyzer)
             hits.append(SearchHit(str(stored["key"][0]), name, title, float(score),
                                   f"{section} — {snippet}" if section else snippet, cat, tuple(doc_tags), extra,
                                   section, part))
         return hits
+
+
+def _fused(searcher: Any, schema: Any, filters: list[Any], best: _Best, chunk: _Chunks,
+           near: dict[int, tuple[str, dict[int, float]]], tuning: Any, k: int) -> dict[int, tuple[float, Any, int]]:
+    """The ``k`` best pages by BM25 (``best``, ``chunk``) and cosine (``near``) fused (``scoring.fuse``), best
+    first, each with its fused score and the address and number of the document to show: of its chunks (its
+    whole body for a short page), the one with the best fused score. A page without a vector is scored by BM25
+    alone; a page only the cosines found is kept when it passes the ``filters``."""
+    import tantivy
+
+    from gitmem.search import scoring as ranking
+
+    def documents(key: str) -> dict[int, Any]:
+        """chunk number → address of the documents of the page ``key`` that pass the filters"""
+        found = searcher.search(tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, tantivy.Query.term_query(schema, "key", key)), *filters]), limit=1000).hits
+        addrs = [addr for _score, addr in found]
+        return {int(part): addr for part, addr in zip(searcher.fast_field_values("part", addrs), addrs, strict=True)}
+
+    bm25 = {page: score for page, (score, _addr, _part) in best.items()}
+    cosine = {page: max(rows.values()) for page, (_key, rows) in near.items() if rows}
+    docs: dict[int, dict[int, Any]] = {}
+    for page in sorted(cosine, key=lambda p: -cosine[p])[:max(k, CANDIDATES)]:
+        if page not in bm25 and (found := documents(near[page][0])):
+            docs[page] = found
+    candidates = set(bm25) | set(docs)
+    fused = ranking.fuse(bm25, {p: cosine[p] for p in candidates if p in cosine}, tuning,
+                         [p for p in candidates if p not in cosine])
+    out: dict[int, tuple[float, Any, int]] = {}
+    for page in sorted(candidates, key=lambda p: -fused.get(p, 0.0))[:k]:
+        if page not in cosine:
+            out[page] = (fused[page], best[page][1], best[page][2])
+            continue
+        rows = {n: cos for n, cos in near[page][1].items() if n}
+        if not rows:  # a short page: its only document
+            out[page] = (fused[page], (docs.get(page) or documents(near[page][0]))[0], 0)
+            continue
+        scores = {n: score for n, (score, _addr) in chunk.get(page, {}).items()}
+        within = ranking.fuse(scores, rows, tuning)
+        number = max(within, key=lambda n: within[n])
+        addr = chunk[page][number][1] if number in chunk.get(page, {}) else \
+            (docs.get(page) or documents(near[page][0]))[number]
+        out[page] = (fused[page], addr, number)
+    return out
+
+
+def embedder_for(repo: Any) -> Embedder | None:
+    """The embedding model ``repo``'s configuration names, loaded as its memory search loads it (once per
+    repository object); None when there is none or it is unusable: the pages are then searched by BM25 alone."""
+    from gitmem.search.index import open_index
+
+    index = repo.index() if callable(getattr(repo, "index", None)) else open_index(repo)
+    return index.embedder
 
 
 def _shown(texts: list[tuple[int, str, str]], title: str, terms: set[str], analyzer: Any) -> tuple[int, str, str]:
@@ -348,13 +486,13 @@ def _shown(texts: list[tuple[int, str, str]], title: str, terms: set[str], analy
 
 
 _Best = dict[int, tuple[float, Any, int]]  # page → (score, address, chunk number) of its best document
-_Chunks = dict[int, tuple[int, Any]]  # page → (number, address) of its best chunk
+_Chunks = dict[int, dict[int, tuple[float, Any]]]  # page → chunk number → (score, address), best first
 
 
 def _best_per_page(searcher: Any, query: Any, k: int) -> tuple[_Best, _Chunks]:
     """The ``k`` best pages for ``query``, each with its best document's score, address and chunk number (0: the
-    page itself), best first, and the best chunk of each page that has one among the matches (its number and
-    address). The chunks of a few pages can fill the first places, so the search asks for more documents until
+    page itself), best first, and the chunks of each page among the matches (number → score and address, best
+    first). The chunks of a few pages can fill the first places, so the search asks for more documents until
     ``k`` pages are found or none is left."""
     limit = 4 * k
     while True:
@@ -367,8 +505,8 @@ def _best_per_page(searcher: Any, query: Any, k: int) -> tuple[_Best, _Chunks]:
         for (score, addr), page, part in zip(found, pages, parts, strict=True):
             if page not in best and len(best) < k:
                 best[page] = (float(score), addr, int(part))
-            if part and page not in chunk:
-                chunk[page] = (int(part), addr)
+            if part:
+                chunk.setdefault(page, {})[int(part)] = (float(score), addr)
         if len(best) >= k or len(found) < limit:
             return best, chunk
         limit *= 4

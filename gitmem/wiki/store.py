@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import builtins
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -24,6 +24,7 @@ from gitmem.store import document as docs
 from gitmem.store import wikipage as wp
 
 if TYPE_CHECKING:
+    from gitmem.embeddings.runtime import Embedder
     from gitmem.store.memories import MemoryRepo
     from gitmem.wiki.lint import Finding
     from gitmem.wiki.search import Doc, PageIndex, SearchHit
@@ -244,10 +245,21 @@ class Wiki:
     # -- search and checks -----------------------------------------------------------------------------
     def query(self, text: str, *, k: int = 10, category: str | None = None, tags: tuple[str, ...] = ()
               ) -> builtins.list[SearchHit]:
-        """Keyword search over the pages (English and Chinese; no model needed), best first."""
+        """Search over the pages (English and Chinese), best first: by keywords, and with the embedding model also
+        by meaning for the pages that have vectors (:meth:`embed`: ``gitmem reindex``, the warm-up); no page is
+        embedded here, only the query."""
+        from gitmem.wiki.search import embedder_for
+
         if category is not None and category not in wp.CATEGORIES:
             raise ValidationError(f"unknown category {category!r}", f"use one of: {', '.join(wp.CATEGORIES)}")
-        return self._index().search(text, k=k, category=category, tags=tags)
+        index = self._index()
+        embedder = embedder_for(self.repo) if index.has_vectors() else None
+        return index.search(text, k=k, category=category, tags=tags, embedder=embedder)
+
+    def embed(self, embedder: Embedder, progress: Callable[[int], object] | None = None,
+              total: Callable[[int], object] | None = None) -> tuple[int, int]:
+        """Embed the pages that have no vector for ``embedder`` yet (:meth:`gitmem.wiki.search.PageIndex.embed`)."""
+        return self._index().embed(embedder, progress, total)
 
     def _index(self) -> PageIndex:
         from gitmem.wiki.search import PageIndex

@@ -6,6 +6,7 @@ Used only through explicit commands (``gitmem writer ...``): the coding hooks ne
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,8 +17,9 @@ from gitmem.store import document as docs
 from gitmem.writer import entities as we
 
 if TYPE_CHECKING:
+    from gitmem.embeddings.runtime import Embedder
     from gitmem.store.memories import MemoryRepo
-    from gitmem.wiki.search import Doc, SearchHit
+    from gitmem.wiki.search import Doc, PageIndex, SearchHit
     from gitmem.writer.voice import LineCheck
 
 
@@ -106,11 +108,23 @@ class Writer:
         return entity, sha
 
     def search(self, query: str, *, k: int = 10, kind: str | None = None) -> builtins.list[SearchHit]:
-        """Keyword search over every entity of the work (English and Chinese)."""
+        """Search over every entity of the work (English and Chinese): by keywords, and with the embedding model
+        also by meaning for the notes that have vectors (:meth:`embed`); no note is embedded here, only the query."""
+        from gitmem.wiki.search import embedder_for
+
+        index = self._index()
+        embedder = embedder_for(self.repo) if index.has_vectors() else None
+        return index.search(query, k=k, category=we.check_kind(kind) if kind else None, embedder=embedder)
+
+    def embed(self, embedder: Embedder, progress: Callable[[int], object] | None = None,
+              total: Callable[[int], object] | None = None) -> tuple[int, int]:
+        """Embed the notes that have no vector for ``embedder`` yet (:meth:`gitmem.wiki.search.PageIndex.embed`)."""
+        return self._index().embed(embedder, progress, total)
+
+    def _index(self) -> PageIndex:
         from gitmem.wiki.search import PageIndex
 
-        index = PageIndex(self.repo.path, self.rel, f"writer/{self.work}", _index_doc, recursive=True)
-        return index.search(query, k=k, category=we.check_kind(kind) if kind else None)
+        return PageIndex(self.repo.path, self.rel, f"writer/{self.work}", _index_doc, recursive=True)
 
     def check_line(self, character: str, line: str) -> LineCheck:
         """How ``line`` fits the voice of ``character`` (see :mod:`gitmem.writer.voice`)."""

@@ -1,0 +1,147 @@
+"""Vectors of wiki pages with the packaged model: a page found by the meaning of its last section, embedded once,
+re-embedded when edited, its vectors gone when deleted, and no page embedded by a search."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from gitmem.embeddings.runtime import OnnxEmbedder
+from gitmem.search.pagevectors import PageVectors
+from gitmem.store import wikipage as wp
+from gitmem.store.memories import MemoryRepo
+from gitmem.wiki.search import PageIndex
+from gitmem.wiki.store import Wiki
+
+PAYMENTS = """\
+## Overview
+
+The payments service takes card payments for the shop. It talks to the processor over HTTPS, signs every request
+with the merchant key and keeps an audit trail of each charge in Postgres, one row per attempt, with the
+processor's reference and the amount in cents. The service runs three replicas behind the internal load balancer.
+
+## Retries
+
+A charge that times out is retried twice with exponential backoff, starting at two seconds. Idempotency keys are
+generated per order, so a retried charge never bills twice. After the third failure the order is parked in the
+manual queue and the on-call engineer gets a page with the order number and the processor's error code.
+
+## Alerts
+
+Grafana alerts fire when the error rate of the processor calls passes two percent over five minutes, or when the
+queue of parked orders holds more than twenty entries. Each alert links to the runbook and to the dashboard of
+the processor's latency percentiles, split by card network and by region.
+
+## Refund reconciliation
+
+Every Friday the finance team compares each refund we issued with the bank statement, and flags any reversal
+that did not arrive within five working days so that it can be chased with the processor.
+"""
+
+OTHERS = {
+    "deploy": ("Deploy pipeline", "Builds run on every push to main. The pipeline lints, runs the unit suite, "
+                                  "builds the container image and rolls it out to staging, then to production "
+                                  "after a manual approval in the release channel."),
+    "database": ("Database schema", "Orders, carts and products live in Postgres 16. Migrations are written with "
+                                    "Alembic and applied by the pipeline before the new image starts serving."),
+}
+
+# shares no word with any page: BM25 alone cannot find the answer
+QUESTION = "weekly accounting check of returned funds"
+
+
+class Counting:
+    """The packaged model, counting the texts it is asked to embed as documents."""
+
+    def __init__(self, model: OnnxEmbedder) -> None:
+        self.model = model
+        self.model_id, self.dim, self.scripts = model.model_id, model.dim, model.scripts
+        self.documents = 0
+
+    def embed_documents(self, texts: Sequence[str]) -> Any:
+        self.documents += len(texts)
+        return self.model.embed_documents(texts)
+
+    def embed_query(self, text: str) -> Any:
+        return self.model.embed_query(text)
+
+
+@pytest.fixture
+def wiki(repo: MemoryRepo) -> Wiki:
+    book = Wiki(repo, "shop")
+    folder = repo.path / wp.WIKI_DIR / "shop"
+    folder.mkdir(parents=True)
+    for name, (title, body) in {"payments": ("Payments service", PAYMENTS), **OTHERS}.items():
+        (folder / f"{name}.md").write_text(wp.dumps(wp.make_page(name, title, body)), "utf-8")
+    return book
+
+
+def _index(book: Wiki) -> PageIndex:
+    return book._index()
+
+
+def _rows(book: Wiki, model: Any) -> set[str]:
+    return PageVectors(_index(book).dir / "vectors", model.model_id).store.shas()
+
+
+def test_a_paraphrased_question_finds_the_last_section_of_a_long_page(wiki: Wiki, embedder: OnnxEmbedder) -> None:
+    index = _index(wiki)
+    bm25 = index.search(QUESTION, k=3)
+    assert not bm25 or bm25[0].name != "payments"  # no word in common: keywords alone miss it
+    pages, texts = wiki.embed(embedder)
+    assert pages == 3 and texts > 3  # the long page's chunks too
+    hits = index.search(QUESTION, k=3, embedder=embedder)
+    assert hits[0].name == "payments"
+    assert hits[0].section == "Refund reconciliation" and "bank statement" in hits[0].snippet
+    # a keyword question still finds its page, the snippet around its words
+    hits = index.search("idempotency keys", k=3, embedder=embedder)
+    assert hits[0].name == "payments" and hits[0].section == "Retries"
+
+
+def test_pages_are_embedded_once_again_when_edited_and_dropped_when_deleted(wiki: Wiki, embedder: OnnxEmbedder,
+                                                                            repo: MemoryRepo) -> None:
+    counting = Counting(embedder)
+    assert wiki.embed(counting)[0] == 3
+    before = _rows(wiki, embedder)
+    first = counting.documents
+    assert wiki.embed(counting) == (0, 0) and counting.documents == first  # nothing changed: nothing embedded
+    _index(wiki).search(QUESTION, embedder=counting)
+    assert counting.documents == first and _rows(wiki, embedder) == before
+
+    folder = repo.path / wp.WIKI_DIR / "shop"
+    title, body = OTHERS["deploy"]
+    (folder / "deploy.md").write_text(wp.dumps(wp.make_page("deploy", title, body + " Rollbacks take a minute.")),
+                                      "utf-8")
+    (folder / "database.md").unlink()
+    assert wiki.embed(counting) == (1, 1)  # the edited page only (a short one: no chunks)
+    after = _rows(wiki, embedder)
+    assert len(after - before) == 1  # its new row
+    assert len(before - after) == 2  # the old deploy row and the deleted page's are compacted away
+    assert {k.split("#")[0] for k in after} == {k for k in after if "#" not in k}  # no orphan chunk row
+    found = [h.name for h in _index(wiki).search("rollbacks", embedder=counting)]
+    assert found[0] == "deploy" and "database" not in found
+
+
+def test_a_search_ranks_pages_without_vectors_by_bm25_and_embeds_none(wiki: Wiki, embedder: OnnxEmbedder,
+                                                                     repo: MemoryRepo) -> None:
+    counting = Counting(embedder)
+    wiki.embed(counting)
+    embedded = counting.documents
+    folder = repo.path / wp.WIKI_DIR / "shop"
+    (folder / "cache.md").write_text(wp.dumps(wp.make_page("cache", "Cache", "Redis keeps sessions for a day.")),
+                                     "utf-8")
+    rows = _rows(wiki, embedder)
+    hits = _index(wiki).search("redis sessions", embedder=counting)
+    assert hits[0].name == "cache" and "Redis" in hits[0].snippet  # found by its words, no vector needed
+    assert counting.documents == embedded and _rows(wiki, embedder) == rows  # the query only was embedded
+    # Wiki.query loads the configured model only when vectors exist, and embeds no page either
+    assert wiki.query("redis sessions")[0].name == "cache"
+    assert _rows(wiki, embedder) == rows
+
+
+def test_without_vectors_a_query_loads_no_model(wiki: Wiki) -> None:
+    assert not _index(wiki).has_vectors()
+    assert wiki.query("idempotency keys")[0].name == "payments"
+    assert not _index(wiki).has_vectors() and wiki.repo.__dict__.get("_index") is None
