@@ -87,15 +87,16 @@ class Repository(MemoryRepo):
         from gitmem.store.wikipage import WIKI_DIR
         from gitmem.writer.entities import WRITER_DIR
 
-        embedder = self.index().embedder
+        folders = [(open_folder, name) for top, open_folder in ((WIKI_DIR, self.wiki), (WRITER_DIR, self.writer))
+                   if (self.path / top).is_dir()
+                   for name in sorted(p.name for p in (self.path / top).iterdir() if p.is_dir())]
+        embedder = self.index().embedder if folders else None  # no wiki, no writer: no model to load
         pages = texts = 0
         if embedder is None:
             return pages, texts
-        for top, open_folder in ((WIKI_DIR, self.wiki), (WRITER_DIR, self.writer)):
-            root = self.path / top
-            for name in sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
-                done, read = open_folder(name).embed(embedder, progress, total)
-                pages, texts = pages + done, texts + read
+        for open_folder, name in folders:
+            done, read = open_folder(name).embed(embedder, progress, total)
+            pages, texts = pages + done, texts + read
         return pages, texts
 
     def wiki(self, project: str) -> Wiki:

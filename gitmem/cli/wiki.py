@@ -115,7 +115,8 @@ def wiki_add(state: State, text: str | None, title: str, category: str | None, t
 @pass_state
 def wiki_query(state: State, query: str, tags: tuple[str, ...], category: str | None, limit: int, project: str,
                as_json: bool) -> None:
-    """Keyword search over the wiki's pages (English and Chinese, no model needed), best first."""
+    """Search the wiki's pages (English and Chinese), best first: by keywords, and by meaning too once
+    `gitmem reindex` or the warm-up has embedded them."""
     hits = _wiki(state, project).query(query, k=limit, category=category, tags=tags)
     if as_json:
         emit_json([h.to_dict() for h in hits])

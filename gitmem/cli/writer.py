@@ -115,7 +115,8 @@ for _kind in _OPTIONS:
 @json_option
 @pass_state
 def writer_search(state: State, query: str, work: str, kind: str | None, limit: int, as_json: bool) -> None:
-    """Keyword search over a work's characters, relationships, scenes and world rules (English and Chinese)."""
+    """Search a work's characters, relationships, scenes and world rules (English and Chinese): by keywords,
+    and by meaning too once `gitmem reindex` or the warm-up has embedded them."""
     hits = _writer(state, work).search(query, k=limit, kind=kind)
     if as_json:
         emit_json([{**h.to_dict(), "kind": h.category} for h in hits])

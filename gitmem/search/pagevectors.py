@@ -31,6 +31,8 @@ __all__ = ["PageVectors", "digest", "page_texts"]
 
 #: pages embedded in one model call (batched by length inside it); paces the progress bar
 _EMBED_PAGES = 8
+#: pages per shard written: an embedding pass cut short (the warm-up's deadline) keeps what it has done
+_SHARD_PAGES = 64
 #: changes whenever :func:`page_texts` reads a page differently: part of every key
 _RECIPE = "1"
 # folder of a model's cache -> (marker of its shards, page hash -> {row number: matrix row}, matrix), per process
@@ -95,10 +97,11 @@ class PageVectors:
             read += len(seen)
             keys.extend(key for key, _text in rows)
             blocks.append(block)
+            if (start + _EMBED_PAGES) % _SHARD_PAGES == 0 or start + _EMBED_PAGES >= len(order):
+                self.store.add(keys, np.concatenate(blocks))
+                keys, blocks = [], []
             if progress:
                 progress(len(batch))
-        if keys:
-            self.store.add(keys, np.concatenate(blocks))
         self.store.compact(live, prune=True)
         return read
 

@@ -234,7 +234,7 @@ class MemoryService:
 
     def wiki_query(self, query: str, *, project: str | None = None, k: int = 10, category: str | None = None,
                    tags: list[str] | None = None) -> dict[str, Any]:
-        """Keyword search over a project's wiki pages, best first (what ``gitmem wiki query --json`` prints)."""
+        """Search over a project's wiki pages, best first (what ``gitmem wiki query --json`` prints)."""
         if not query.strip():
             raise ValidationError("the wiki query is empty", "say what to look for, e.g. 'deploy'")
         name = self.wiki_project(project)

@@ -1,4 +1,5 @@
-"""Deterministic keyword search over a folder of Markdown documents (wiki pages, writer notes): no model needed.
+"""Search over a folder of Markdown documents (wiki pages, writer notes): keywords with no model needed, and meaning
+too once the pages have vectors.
 
 Each folder gets a small tantivy index in ``.cache/<name>/`` (derived, rebuildable at any time), analysed with the
 search index's CJK-aware analyzer (:mod:`gitmem.search.scoring`: one token per Han/kana character, CJK pairs searched as
@@ -398,14 +399,13 @@ class PageIndex:
             matched = Q.boolean_query([(tantivy.Occur.Must, ranking.text_query(schema, terms, tuning)), *filters])
             best, chunk = _best_per_page(searcher, matched, max(k, CANDIDATES) if near else max(1, k))
         highlight = terms.highlight_terms()
-        shown: dict[int, tuple[float, Any, int]] = {}  # page → (score, address, chunk number) of what a hit shows
-        if near:
-            shown = _fused(searcher, schema, filters, best, chunk, near, tuning, k)
+        ranked = _fused(searcher, schema, filters, best, chunk, near, tuning, k) if near else \
+            {page: (*found, False) for page, found in best.items()}
         hits: list[SearchHit] = []
-        for page, (score, addr, part) in (shown or best).items():
+        for page, (score, addr, part, by_vector) in ranked.items():
             stored = searcher.doc(addr)
             name, title, body, cat, doc_tags, extra, section = json.loads(bytes(stored["doc"][0]))
-            if page in shown:  # the chunk with the best fused score, which may share no word with the query
+            if by_vector:  # the chunk with the best fused score, which may share no word with the query
                 snippet = ranking.snippet(body, highlight, analyzer)[0]
             else:
                 texts = [(part, section, body)]
@@ -420,12 +420,16 @@ class PageIndex:
         return hits
 
 
+_Ranked = dict[int, tuple[float, Any, int, bool]]  # page → (score, address, chunk number, chosen by fusion)
+
+
 def _fused(searcher: Any, schema: Any, filters: list[Any], best: _Best, chunk: _Chunks,
-           near: dict[int, tuple[str, dict[int, float]]], tuning: Any, k: int) -> dict[int, tuple[float, Any, int]]:
+           near: dict[int, tuple[str, dict[int, float]]], tuning: Any, k: int) -> _Ranked:
     """The ``k`` best pages by BM25 (``best``, ``chunk``) and cosine (``near``) fused (``scoring.fuse``), best
     first, each with its fused score and the address and number of the document to show: of its chunks (its
-    whole body for a short page), the one with the best fused score. A page without a vector is scored by BM25
-    alone; a page only the cosines found is kept when it passes the ``filters``."""
+    whole body for a short page), the one with the best fused score (True); a page without a vector is scored
+    by BM25 alone and shows its best document (False). A page only the cosines found is kept when it passes the
+    ``filters``."""
     import tantivy
 
     from gitmem.search import scoring as ranking
@@ -446,21 +450,21 @@ def _fused(searcher: Any, schema: Any, filters: list[Any], best: _Best, chunk: _
     candidates = set(bm25) | set(docs)
     fused = ranking.fuse(bm25, {p: cosine[p] for p in candidates if p in cosine}, tuning,
                          [p for p in candidates if p not in cosine])
-    out: dict[int, tuple[float, Any, int]] = {}
+    out: _Ranked = {}
     for page in sorted(candidates, key=lambda p: -fused.get(p, 0.0))[:k]:
         if page not in cosine:
-            out[page] = (fused[page], best[page][1], best[page][2])
+            out[page] = (fused[page], best[page][1], best[page][2], False)
             continue
         rows = {n: cos for n, cos in near[page][1].items() if n}
         if not rows:  # a short page: its only document
-            out[page] = (fused[page], (docs.get(page) or documents(near[page][0]))[0], 0)
+            out[page] = (fused[page], (docs.get(page) or documents(near[page][0]))[0], 0, True)
             continue
         scores = {n: score for n, (score, _addr) in chunk.get(page, {}).items()}
         within = ranking.fuse(scores, rows, tuning)
         number = max(within, key=lambda n: within[n])
         addr = chunk[page][number][1] if number in chunk.get(page, {}) else \
             (docs.get(page) or documents(near[page][0]))[number]
-        out[page] = (fused[page], addr, number)
+        out[page] = (fused[page], addr, number, True)
     return out
 
 

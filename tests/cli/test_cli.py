@@ -278,8 +278,12 @@ def test_reindex_reports_how_fast_it_embedded(repo_path: Path) -> None:
 
     for text in ("Deploys go through fly.io", "Tests run with pytest -x", "The API speaks JSON over HTTP"):
         assert run_cli("--repo", str(repo_path), "remember", text).code == 0
+    assert run_cli("--repo", str(repo_path), "wiki", "ingest", "--title", "Deploy pipeline", "--project", "shop",
+                   "Builds run on every push.").code == 0
     first = run_cli("--repo", str(repo_path), "reindex")
     assert first.code == 0, first.err
     assert re.search(r"^embedded 3 memories in \d+\.\d s \(\d+\.\d memories/s\)$", first.out, re.M), first.out
-    again = run_cli("--repo", str(repo_path), "reindex", "--json")
-    assert json.loads(again.out)["embedded"] == 0  # vectors are kept by blob SHA: nothing to embed again
+    assert re.search(r"^embedded 1 wiki pages and notes \(1 texts with their chunks\) in \d+\.\d s "
+                     r"\(\d+\.\d pages/s, \d+\.\d texts/s\)$", first.out, re.M), first.out
+    again = json.loads(run_cli("--repo", str(repo_path), "reindex", "--json").out)
+    assert again["embedded"] == 0 and again["pages_embedded"] == 0  # kept by content: nothing to embed again

@@ -145,3 +145,14 @@ def test_without_vectors_a_query_loads_no_model(wiki: Wiki) -> None:
     assert not _index(wiki).has_vectors()
     assert wiki.query("idempotency keys")[0].name == "payments"
     assert not _index(wiki).has_vectors() and wiki.repo.__dict__.get("_index") is None
+
+
+def test_embed_pages_covers_every_wiki_and_writer_work(wiki: Wiki, repo: Any) -> None:
+    repo.writer("novel").save("character", "Lin Wei", notes="A retired lighthouse keeper who distrusts the sea.")
+    pages, texts = repo.embed_pages()  # the warm-up's and reindex's step, with the configured (packaged) model
+    assert pages == 4 and texts > pages  # three wiki pages (one long) and one note
+    assert repo.embed_pages() == (0, 0)
+    # no word in common with the note: BM25 alone finds nothing, its vectors do
+    assert not repo.writer("novel")._index().search("someone afraid of the ocean")
+    hits = repo.writer("novel").search("someone afraid of the ocean")
+    assert hits[0].title == "Lin Wei"
