@@ -327,6 +327,17 @@ class PageIndex:
 
         return PageVectors.exist(self.dir / "vectors")
 
+    def model(self, repo: Any) -> Embedder | None:
+        """The model to search these pages with: the one ``repo``'s configuration names, loaded as its memory
+        search loads it (once per repository object), when any page has vectors; else None, and no model is
+        loaded: the pages are searched by BM25 alone (also when the model is missing or unusable)."""
+        from gitmem.search.index import open_index
+
+        if not self.has_vectors():
+            return None
+        index = repo.index() if callable(getattr(repo, "index", None)) else open_index(repo)
+        return index.embedder
+
     def embed(self, embedder: Embedder, progress: Callable[[int], object] | None = None,
               total: Callable[[int], object] | None = None) -> tuple[int, int]:
         """Bring the index up to the files, embed each page that has no vector for ``embedder`` yet (the page and
@@ -466,15 +477,6 @@ def _fused(searcher: Any, schema: Any, filters: list[Any], best: _Best, chunk: _
             (docs.get(page) or documents(near[page][0]))[number]
         out[page] = (fused[page], addr, number, True)
     return out
-
-
-def embedder_for(repo: Any) -> Embedder | None:
-    """The embedding model ``repo``'s configuration names, loaded as its memory search loads it (once per
-    repository object); None when there is none or it is unusable: the pages are then searched by BM25 alone."""
-    from gitmem.search.index import open_index
-
-    index = repo.index() if callable(getattr(repo, "index", None)) else open_index(repo)
-    return index.embedder
 
 
 def _shown(texts: list[tuple[int, str, str]], title: str, terms: set[str], analyzer: Any) -> tuple[int, str, str]:

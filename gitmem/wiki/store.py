@@ -248,13 +248,10 @@ class Wiki:
         """Search over the pages (English and Chinese), best first: by keywords, and with the embedding model also
         by meaning for the pages that have vectors (:meth:`embed`: ``gitmem reindex``, the warm-up); no page is
         embedded here, only the query."""
-        from gitmem.wiki.search import embedder_for
-
         if category is not None and category not in wp.CATEGORIES:
             raise ValidationError(f"unknown category {category!r}", f"use one of: {', '.join(wp.CATEGORIES)}")
         index = self._index()
-        embedder = embedder_for(self.repo) if index.has_vectors() else None
-        return index.search(text, k=k, category=category, tags=tags, embedder=embedder)
+        return index.search(text, k=k, category=category, tags=tags, embedder=index.model(self.repo))
 
     def embed(self, embedder: Embedder, progress: Callable[[int], object] | None = None,
               total: Callable[[int], object] | None = None) -> tuple[int, int]:

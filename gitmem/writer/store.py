@@ -110,11 +110,9 @@ class Writer:
     def search(self, query: str, *, k: int = 10, kind: str | None = None) -> builtins.list[SearchHit]:
         """Search over every entity of the work (English and Chinese): by keywords, and with the embedding model
         also by meaning for the notes that have vectors (:meth:`embed`); no note is embedded here, only the query."""
-        from gitmem.wiki.search import embedder_for
-
         index = self._index()
-        embedder = embedder_for(self.repo) if index.has_vectors() else None
-        return index.search(query, k=k, category=we.check_kind(kind) if kind else None, embedder=embedder)
+        return index.search(query, k=k, category=we.check_kind(kind) if kind else None,
+                            embedder=index.model(self.repo))
 
     def embed(self, embedder: Embedder, progress: Callable[[int], object] | None = None,
               total: Callable[[int], object] | None = None) -> tuple[int, int]:
