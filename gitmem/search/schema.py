@@ -12,6 +12,7 @@ from datetime import datetime
 import tantivy
 
 from gitmem.search import scoring as ranking
+from gitmem.search.standing import stands
 from gitmem.store import memory as docs
 from gitmem.store.memory import Memory
 from gitmem.text import quickjson
@@ -127,8 +128,6 @@ def documents(memory: Memory, path: str, sha: str, grp: int, seq: int, ctx: str)
     chunk as the body, with the same filter and ranking fields; a search scores the memory by its best
     document). ``grp``/``seq`` place it in its source, ``ctx`` is its neighbours' text. ``standing`` is 1 when
     the memory states a standing instruction or preference (:func:`gitmem.search.standing.stands`)."""
-    from gitmem.search.standing import stands  # index time only
-
     standing = int(stands(memory))
     main = _document(memory, path, sha, grp, seq, {"description": memory.description, "body": body(memory),
                                                     "tags": " ".join(memory.tags), "ctx": ctx}, 0, standing)
