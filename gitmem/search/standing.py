@@ -26,7 +26,7 @@ CATEGORIES = ("preference", "constraint")
 # a first-person preference anywhere in a sentence, a question's too ("…, so I prefer minimal dependencies, how
 # can I…?"): the directive rules read sentence starts and leave questions alone
 _PREFERS = LazyPattern(r"(?i)\b(?:i|we)(?:'d|\s+would|\s+really|\s+usually|\s+generally|\s+always|\s+still|"
-                       r"\s+much)?\s+(?:prefer|rather)\b|我(?:更|比较|一般)?(?:喜欢|偏好|倾向于?)")
+                       r"\s+much)?\s+(?:prefer|rather)\b|我(?:更喜欢|比较喜欢|偏好|倾向于?|宁可|宁愿)")
 #: word sequences of a request for help or advice, the first word followed by one of each next group ("could
 #: you", "how should i", "what are some", "suggest me", "any tips"); read from the question's words, without
 #: :mod:`re`: every prompt's search asks, and most prompts hold "you", "how" or "what"

@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 
 from gitmem.search.index import Index
 from gitmem.search.scoring import Tuning
-from gitmem.search.standing import asks_help
+from gitmem.search.standing import asks_help, stands
+from gitmem.store.document import make_memory
 from gitmem.store.memories import MemoryRepo
 
 NOW = datetime(2024, 6, 1, tzinfo=UTC)
@@ -47,6 +48,17 @@ def test_asks_help() -> None:
                      "Can you walk me through the order in which I brought up the features?",
                      "What advice does Caroline give about adoption?", "When does the first sprint end?"):
         assert not asks_help(question), question
+
+
+def test_which_memories_stand() -> None:
+    for text in ("Always include version numbers when I ask about libraries.", "Never use unittest here.",
+                 "I'm keeping the app small, so I'd rather avoid heavy frameworks, how do I start?",
+                 "以后都用中文回答", "我更喜欢用 pytest 写测试"):
+        assert stands(make_memory(text)), text
+    # a liking, a plain fact, and advice given on the way in a long answer are not rules
+    for text in ("我喜欢猫", "The login uses Flask-Login.", "Here is the plan. " * 40 + "Always validate the input."):
+        assert not stands(make_memory(text)), text
+    assert stands(make_memory("Type hints on public functions", category="constraint"))
 
 
 def test_a_standing_instruction_comes_up_for_a_request_on_its_subject(repo: MemoryRepo) -> None:
