@@ -6,7 +6,7 @@
 later sessions) or ``task`` (work to do now): real pull-request titles that read like rules ("Don't swallow
 ImportError in temporary_directory()", "Always use getfixturemarker() ..."), the first prompts of
 ``bench/sessions.py`` (English and Chinese), and written prompts in both languages. A prompt counts as detected
-when :func:`gitmem.learn.directives.detect_directives` finds at least one directive in it. Prints precision and recall
+when :func:`gitmem.text.directives.detect_directives` finds at least one directive in it. Prints precision and recall
 of ``rule``, overall and per language; ``--errors`` lists the misclassified prompts.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gitmem.learn.directives import detect_directives
+from gitmem.text.directives import detect_directives
 
 DATA = Path(__file__).resolve().parent / "data" / "directives.jsonl"
 

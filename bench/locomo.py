@@ -88,9 +88,9 @@ def build_repo(root: Path, conv: int, turns: list[dict[str, Any]], weights: Rank
 
 class Scores:
     def __init__(self) -> None:
-        self.sums: dict[tuple[str, int], list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0, 0.0])
+        self.sums: dict[tuple[str, int | str], list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0, 0.0])
 
-    def add(self, mode: str, category: int, ranked: list[str], evidence: list[str]) -> None:
+    def add(self, mode: str, category: int | str, ranked: list[str], evidence: list[str]) -> None:
         gold = set(evidence)
         row = self.sums[(mode, category)]
         row[0] += len(gold & set(ranked[:5])) / len(gold)
@@ -99,7 +99,7 @@ class Scores:
         row[3] += bool(gold & set(ranked[:10]))
         row[4] += 1
 
-    def get(self, mode: str, cats: tuple[int, ...]) -> tuple[float, float, float, float, int]:
+    def get(self, mode: str, cats: tuple[int | str, ...]) -> tuple[float, float, float, float, int]:
         total = [0.0] * 5
         for c in cats:
             for i, v in enumerate(self.sums.get((mode, c), [0.0] * 5)):
@@ -122,6 +122,8 @@ def evaluate(turns: dict[int, list[dict[str, Any]]], queries: dict[int, list[dic
             for mode in modes:
                 hits = index.search(q["question"], k=10, mode=mode, now=now)
                 scores.add(mode, int(q["category"]), [h.id for h in hits], q["evidence"])
+                if "kind" in q:  # a set that labels each question's ability (bench/sets/beam) is also told by it
+                    scores.add(mode, q["kind"], [h.id for h in hits], q["evidence"])
     return scores
 
 

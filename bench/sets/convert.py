@@ -3,6 +3,7 @@
     python bench/sets/convert.py dulemon PATH/TO/PaddlePaddle-Research   # a git checkout or bare mirror
     python bench/sets/convert.py xquad PATH/TO/google-deepmind-xquad
     python bench/sets/convert.py longdoc bench/sets/xquad                 # after xquad: whole articles
+    python bench/sets/convert.py beam PATH/TO/mohammadtavakoli78-BEAM
 
 Each set's README.md says where the data comes from (repository, commit, licence) and how it was converted.
 Files are read with ``git show HEAD:<path>`` so a bare mirror works as well as a checkout.
@@ -14,8 +15,13 @@ import json
 import re
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from gitmem.store.memory import MAX_TEXT_BYTES
 
 HERE = Path(__file__).resolve().parent
 DATE = "2024-01-01T00:00:00Z"
@@ -141,7 +147,63 @@ def longdoc(xquad_dir: Path) -> None:
         write(HERE / "longdoc" / lang, turns, queries)
 
 
+# BEAM's 128K-token chats kept here (of 20): a coding project, a writing task, a recommendation, personal finance
+# for development; the same kinds for the test part, so both parts mix the domains the benchmark covers
+BEAM_DEV = (1, 8, 13, 16)
+BEAM_TEST = (2, 9, 14, 17)
+# a user message ends with the generator's batch and turn number ("... ->-> 1,1"): not part of what was said
+_BEAM_MARK = re.compile(r"\s*->->\s*[\d, ]+\s*$")
+
+
+def _beam_ids(value: Any) -> list[int]:
+    """The message ids a question's ``source_chat_ids`` names: a list, or lists under keys ("first_statement")."""
+    if isinstance(value, dict):
+        return [i for v in value.values() for i in _beam_ids(v)]
+    if isinstance(value, list):
+        return [i for v in value for i in _beam_ids(v)]
+    return [value] if isinstance(value, int) else []
+
+
+def beam(repo: Path) -> None:
+    """BEAM (long synthetic user-assistant chats, 128K-token size): every message of a chat (the user's and the
+    assistant's) is a memory, ``session`` = the chat's batch (a stretch of days opened by a dated "time anchor"),
+    ``date`` = that anchor. Each probing question's evidence = the message ids of its ``source_chat_ids``; its
+    ability (event ordering, summarization, instruction following...) is ``kind``. Abstention questions have no
+    evidence and are left out. Chats :data:`BEAM_DEV` are the development part (``category`` 1), :data:`BEAM_TEST`
+    the test part (``category`` 2); each chat is a ``conv`` (its own repository)."""
+    turns: list[dict[str, Any]] = []
+    queries: list[dict[str, Any]] = []
+    for chat in BEAM_DEV + BEAM_TEST:
+        category = 1 if chat in BEAM_DEV else 2
+        batches = json.loads(git_show(repo, f"chats/100K/{chat}/chat.json"))
+        known: set[int] = set()
+        anchor = ""
+        for batch in batches:
+            for turn in batch["turns"]:
+                for message in turn:
+                    if message.get("time_anchor"):
+                        anchor = message["time_anchor"]
+                    day = datetime.strptime(anchor, "%B-%d-%Y").strftime("%Y-%m-%dT00:00:00Z")
+                    text = _BEAM_MARK.sub("", message["content"]).strip()
+                    # one assistant message (chat 2) is longer than a memory may be: kept up to the limit
+                    text = text.encode()[:MAX_TEXT_BYTES].decode(errors="ignore")
+                    turns.append({"id": f"{chat}-{message['id']}", "conv": chat, "session": batch["batch_number"],
+                                  "date": day, "text": text})
+                    known.add(message["id"])
+        probing = json.loads(git_show(repo, f"chats/100K/{chat}/probing_questions/probing_questions.json"))
+        for kind, items in probing.items():
+            for n, item in enumerate(items):
+                evidence = sorted({i for i in _beam_ids(item.get("source_chat_ids")) if i in known})
+                if kind == "abstention" or not evidence:
+                    continue
+                queries.append({"qid": f"{chat}-{kind}-{n}", "conv": chat, "question": item["question"],
+                                "evidence": [f"{chat}-{i}" for i in evidence], "category": category,
+                                "kind": kind})
+    write(HERE / "beam", turns, queries)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("dulemon", "xquad", "longdoc"):
+    converters = {"dulemon": dulemon, "xquad": xquad, "longdoc": longdoc, "beam": beam}
+    if len(sys.argv) != 3 or sys.argv[1] not in converters:
         raise SystemExit(__doc__)
-    {"dulemon": dulemon, "xquad": xquad, "longdoc": longdoc}[sys.argv[1]](Path(sys.argv[2]))
+    converters[sys.argv[1]](Path(sys.argv[2]))

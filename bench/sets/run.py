@@ -1,6 +1,6 @@
 """Retrieval quality on the sets of ``bench/sets`` (and LoCoMo dev), beside two plain baselines.
 
-    python bench/sets/run.py [dulemon xquad/en xquad/zh locomo] [--modes bm25,hybrid] [--no-model]
+    python bench/sets/run.py [dulemon xquad/en xquad/zh beam locomo] [--modes bm25,hybrid] [--no-model]
                              [--model multilingual-e5-small --models-dir DIR] [--work DIR] [--split dev|test|all]
 
 Every set is in the format of ``bench/locomo.py`` (``turns.jsonl``: one memory a line; ``queries.jsonl``: a
@@ -8,6 +8,8 @@ question and the ids of its evidence) and is run the same way: each ``conv`` is 
 repository (``source`` = the ``session``: a dialogue, an article), every question searched in its own ``conv``.
 R@10 = share of a question's evidence in the top 10, averaged. ``conv`` 0 of each added set is its development
 part (``category`` 1), ``conv`` 1 its test part (``category`` 2); LoCoMo's five conversations are all development.
+``beam`` has eight chats (``conv`` = the chat), four of each part, and labels each question's ability (``kind``:
+event ordering, summarization, instruction following...): its R@10 is also printed by kind.
 
 Baselines, on the same memories and questions:
 
@@ -116,8 +118,9 @@ def r10(ranked: list[str], evidence: list[str]) -> float:
 
 
 def baselines(turns: dict[int, list[dict[str, Any]]], queries: dict[int, list[dict[str, Any]]],
-              keep: set[int]) -> dict[str, float]:
-    sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+              keep: set[int]) -> dict[tuple[str, str], float]:
+    """R@10 of each baseline: ``(name, "")`` over every question kept, ``(name, kind)`` by the question's ``kind``."""
+    sums: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
     for conv, rows in turns.items():
         docs = [(t["id"], t["text"]) for t in rows]
         bm = Bigram(docs)
@@ -125,14 +128,15 @@ def baselines(turns: dict[int, list[dict[str, Any]]], queries: dict[int, list[di
             if int(q["category"]) not in keep:
                 continue
             for name, ranked in (("fts5", fts5(docs, q["question"])), ("bigram", bm.search(q["question"]))):
-                sums[name][0] += r10(ranked, q["evidence"])
-                sums[name][1] += 1
+                for key in {(name, ""), (name, q.get("kind", ""))}:
+                    sums[key][0] += r10(ranked, q["evidence"])
+                    sums[key][1] += 1
     return {k: v[0] / v[1] for k, v in sums.items() if v[1]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("sets", nargs="*", default=["dulemon", "xquad/en", "xquad/zh", "locomo"])
+    parser.add_argument("sets", nargs="*", default=["dulemon", "xquad/en", "xquad/zh", "beam", "locomo"])
     parser.add_argument("--modes", default="bm25,vector,hybrid")
     parser.add_argument("--split", choices=("dev", "test", "all"), default="dev")
     parser.add_argument("--no-model", action="store_true")
@@ -163,11 +167,15 @@ def main() -> None:
         finally:
             if args.work is None:
                 shutil.rmtree(work, ignore_errors=True)
-        cats = tuple(sorted(keep))
+        cats: tuple[int | str, ...] = tuple(sorted(keep))
         n = scores.get(modes[0], cats)[4]
         cells = " ".join(f"{scores.get(m, cats)[1]:6.3f}" for m in modes)
-        print(f"{name:10} {n:5d} {base.get('fts5', 0):6.3f} {base.get('bigram', 0):6.3f} {cells}"
+        print(f"{name:10} {n:5d} {base.get(('fts5', ''), 0):6.3f} {base.get(('bigram', ''), 0):6.3f} {cells}"
               f"   ({time.perf_counter() - started:.0f} s)", flush=True)
+        for kind in sorted({q["kind"] for qs in queries.values() for q in qs if "kind" in q}):
+            cells = " ".join(f"{scores.get(m, (kind,))[1]:6.3f}" for m in modes)
+            print(f"  {kind[:24]:24} {scores.get(modes[0], (kind,))[4]:3d} {base.get(('fts5', kind), 0):6.3f} "
+                  f"{base.get(('bigram', kind), 0):6.3f} {cells}", flush=True)
         if args.work:
             (args.work / f"{name.replace('/', '-')}.json").write_text(json.dumps(
                 {m: scores.get(m, cats) for m in modes}), "utf-8")

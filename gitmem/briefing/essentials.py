@@ -22,11 +22,11 @@ from typing import Any
 from gitmem.briefing.conflicts import names_any, negated_terms
 from gitmem.errors import DocumentError
 from gitmem.files.atomic import settled
-from gitmem.learn.directives import detect_directives, directive_key
 from gitmem.search.schema import memory_from_json, memory_json
 from gitmem.store import document as docs
 from gitmem.store.document import Memory
 from gitmem.store.local import read_json, write_json
+from gitmem.text.directives import detect_directives, directive_key
 
 #: tag of the standing instructions stated in prompts (:mod:`gitmem.agents.claude.handlers`)
 DIRECTIVE_TAG = "directive"

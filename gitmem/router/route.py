@@ -145,7 +145,7 @@ class Router:
     def check(self, text: str, decided: Route) -> tuple[str, dict[str, str]]:
         """(what already holds this fact or "", the conflicting stored fact as {"id"/"note", "text"} or {})."""
         from gitmem.learn.capture import similarity
-        from gitmem.learn.directives import directive_key
+        from gitmem.text.directives import directive_key
 
         flat = " ".join(text.split())
         if decided.surface == "notepad":
@@ -233,7 +233,7 @@ class Router:
             return
         if decided.surface == "directive":
             from gitmem.briefing.inputs import DIRECTIVE_TAG, directive_id
-            from gitmem.learn.directives import classify, directive_key
+            from gitmem.text.directives import classify, directive_key
 
             rule = classify(" ".join(text.split()))
             body = rule.text if rule else text

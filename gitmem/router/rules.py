@@ -4,7 +4,7 @@ In order, the first that applies wins:
 
 1. ``notepad``: scratch for the next turns ("for now", "next step", "remind me", "暂时", "下一步", "别忘了"):
    ``priority`` when it asks for something soon, else ``working``;
-2. ``directive``: a standing instruction (:func:`gitmem.learn.directives.classify`: "always", "never", "from now on",
+2. ``directive``: a standing instruction (:func:`gitmem.text.directives.classify`: "always", "never", "from now on",
    "prefer X over Y", "以后", "必须", "不要");
 3. ``wiki``: long or structured text (several lines, a list, a heading, code), or the story of an architecture,
    a pattern or a debugging session ("root cause", "turned out", "根因", "排查");

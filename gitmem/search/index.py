@@ -39,6 +39,7 @@ from gitmem.search import scoring as ranking
 from gitmem.search.order import Order, order_bonus, parse_order
 from gitmem.search.scoring import DEFAULT_TUNING, QueryTerms, ScoreParts, Tuning
 from gitmem.search.snapshot import Key, Snapshot
+from gitmem.search.standing import asks_help
 from gitmem.search.timeexpr import TimeRange, in_period, parse_time_expression
 from gitmem.store import memory as docs
 from gitmem.text.records import Record, replace
@@ -387,13 +388,16 @@ class Index:
         snap = self._snapshot()
         searcher = snap.searcher
         n = max(tuning.candidates, k * 3)
+        help_asked = tuning.standing_weight > 0 and asks_help(query)
         bm25: dict[tuple[int, int], float] = {}
         best_chunk: dict[Key, int] = {}
         if mode != "vector" and not terms.empty:
             bm25 = self._bm25(searcher, terms, filters, n, tuning, best_chunk)
-            if when is not None:
-                ranged = [*filters, ranking.time_clause(self._schema, when)]
-                for key, score in self._bm25(searcher, terms, ranged, n, tuning, best_chunk).items():
+            extra = [ranking.time_clause(self._schema, when)] if when is not None else []
+            if help_asked:  # the standing instructions on the subject, however many memories discuss it at length
+                extra.append((tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "standing", 1)))
+            for clause in extra:
+                for key, score in self._bm25(searcher, terms, [*filters, clause], n, tuning, best_chunk).items():
                     bm25[key] = max(score, bm25.get(key, 0.0))
         vector: dict[tuple[int, int], float] = {}
         vectors: rerank.QueryVectors | None = None
@@ -412,7 +416,7 @@ class Index:
                 key = next(iter(found))
                 anchor = float(searcher.fast_field_values("created", [tantivy.DocAddress(*key)])[0] or 0)
         return self._rank(searcher, bm25, vector, k, now, when, terms, tuning, vectors if second else None, model,
-                          best_chunk, (order, anchor) if order is not None else None)
+                          best_chunk, (order, anchor) if order is not None else None, help_asked)
 
     def _bm25(self, searcher: Any, terms: QueryTerms, filters: list[tuple[Any, Any]], n: int,
               tuning: Tuning, best_chunk: dict[Key, int]) -> dict[tuple[int, int], float]:
@@ -445,7 +449,7 @@ class Index:
               k: int, now: datetime, when: TimeRange | None, terms: QueryTerms, tuning: Tuning,
               vectors: rerank.QueryVectors | None = None, model: dict[str, float] | None = None,
               best_chunk: dict[Key, int] | None = None,
-              order: tuple[Order, float | None] | None = None) -> list[Hit]:
+              order: tuple[Order, float | None] | None = None, help_asked: bool = False) -> list[Hit]:
         blind: set[tuple[int, int]] = set()
         if vectors is not None and self._blind:  # matched words only: BM25 alone ranks them (``fuse``)
             rest = [key for key in bm25 if key not in vector]
@@ -463,6 +467,8 @@ class Index:
             wanted += ["grp", "seq"]
         if vectors is not None:
             wanted.append("sha64")
+        if help_asked:
+            wanted.append("standing")
         columns = {name: searcher.fast_field_values(name, addrs) for name in wanted}
         signals: dict[str, list[float]] = {}
         if vectors is not None:  # the second stage: the model over every signal replaces the fused similarity
@@ -477,6 +483,9 @@ class Index:
             bonus = order_bonus(asked, sims, [float(c or 0) for c in created], weight=tuning.order_weight,
                                 anchor_at=anchor, within=None if when is None else in_period(created, when, len(keys)))
             fused = {key: sim + extra for key, sim, extra in zip(keys, sims, bonus, strict=True)}
+        if help_asked:  # a standing instruction or preference whose words the request matched governs the answer
+            fused = {key: fused[key] + (tuning.standing_weight if flag and key in bm25 else 0.0)
+                     for key, flag in zip(keys, columns["standing"], strict=True)}
         scored = ranking.score(keys, fused, columns, bm25, vector, k=k, when=when, now=now,
                                weights=self.repo.config.ranking, tuning=tuning, signals=signals)
         highlight = frozenset(terms.highlight_terms())

@@ -12,6 +12,7 @@ from datetime import datetime
 import tantivy
 
 from gitmem.search import scoring as ranking
+from gitmem.search.standing import stands
 from gitmem.store import memory as docs
 from gitmem.store.memory import Memory
 from gitmem.text import quickjson
@@ -25,7 +26,7 @@ _MEMORY_NAMES = tuple(f.name for f in docs.MEMORY_FIELDS)
 _TIMES = docs.TIME_FIELDS
 #: bump when the schema, the analyzer or what goes into a field changes: the index is then rebuilt (it also
 #: changes by itself with the fields of Memory, which the stored documents list in order)
-FORMAT = "6." + blake2b(",".join(_MEMORY_NAMES).encode(), digest_size=4).hexdigest()
+FORMAT = "7." + blake2b(",".join(_MEMORY_NAMES).encode(), digest_size=4).hexdigest()
 #: bump when the text given to the embedding model changes: vectors are then recomputed (3: a memory in a script
 #: the model does not cover is stored as a zero vector, see :func:`gitmem.embeddings.runtime.covers`; 4: a long memory's
 #: chunks instead of its sentences)
@@ -41,7 +42,7 @@ def schema() -> Any:
         b.add_text_field(name, stored=name in ("path", "sha"), tokenizer_name="raw", index_option="basic")
     for name in TEXT_FIELDS:
         b.add_text_field(name, tokenizer_name=ranking.TOKENIZER, index_option="position")
-    for name in ("deprecated", "importance", "grp", "seq", "sha64", "part"):
+    for name in ("deprecated", "importance", "grp", "seq", "sha64", "part", "standing"):
         b.add_unsigned_field(name, indexed=True, fast=True)
     for name in ("created", "updated"):
         b.add_integer_field(name, indexed=True, fast=True)
@@ -125,15 +126,18 @@ def documents(memory: Memory, path: str, sha: str, grp: int, seq: int, ctx: str)
     """The tantivy documents of one memory file: the memory itself (``part`` 0: every field, the whole body,
     the stored memory), then for a long memory one document per chunk (``part`` 1, 2, …: its name and that
     chunk as the body, with the same filter and ranking fields; a search scores the memory by its best
-    document). ``grp``/``seq`` place it in its source, ``ctx`` is its neighbours' text."""
+    document). ``grp``/``seq`` place it in its source, ``ctx`` is its neighbours' text. ``standing`` is 1 when
+    the memory states a standing instruction or preference (:func:`gitmem.search.standing.stands`)."""
+    standing = int(stands(memory))
     main = _document(memory, path, sha, grp, seq, {"description": memory.description, "body": body(memory),
-                                                    "tags": " ".join(memory.tags), "ctx": ctx}, 0)
+                                                    "tags": " ".join(memory.tags), "ctx": ctx}, 0, standing)
     main.add_bytes("doc", memory_json(memory))
-    return [main, *(_document(memory, path, sha, grp, seq, {"body": chunk}, part)
+    return [main, *(_document(memory, path, sha, grp, seq, {"body": chunk}, part, standing)
                     for part, chunk in enumerate(memory_chunks(memory), start=1))]
 
 
-def _document(memory: Memory, path: str, sha: str, grp: int, seq: int, text: dict[str, str], part: int) -> Any:
+def _document(memory: Memory, path: str, sha: str, grp: int, seq: int, text: dict[str, str], part: int,
+              standing: int) -> Any:
     d = tantivy.Document()
     for name, value in (("path", path), ("sha", sha), ("key", memory.id), ("type", memory.type),
                         ("category", memory.category), ("project", memory.project or GLOBAL_PROJECT),
@@ -150,6 +154,7 @@ def _document(memory: Memory, path: str, sha: str, grp: int, seq: int, text: dic
     d.add_unsigned("seq", seq)
     d.add_unsigned("sha64", sha64(sha))
     d.add_unsigned("part", part)
+    d.add_unsigned("standing", standing)
     d.add_integer("created", int(memory.created.timestamp()))
     d.add_integer("updated", int(memory.updated.timestamp()))
     return d

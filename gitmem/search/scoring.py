@@ -174,7 +174,9 @@ class Tuning(Record):
     (``vector_weight``); ``rrf`` is reciprocal-rank fusion; ``ltr`` (hybrid searches with a model) ranks the
     convex mix's candidates again with :mod:`gitmem.search.rerank`'s model. ``time_boost`` is added to the similarity
     of memories created in a period the question names; ``order_weight`` is the largest bonus a question about
-    order ("first", "the latest", "before X") gives by creation date (:mod:`gitmem.search.order`).
+    order ("first", "the latest", "before X") gives by creation date (:mod:`gitmem.search.order`);
+    ``standing_weight`` is added to the similarity of a memory stating a standing instruction or preference whose
+    words a question asking for help matched (:mod:`gitmem.search.standing`).
     :func:`gitmem.text.records.replace` changes a knob; :attr:`FIELDS` names them."""
 
     boost_name: float = 2.0
@@ -194,6 +196,7 @@ class Tuning(Record):
     vector_weight: float = 0.4
     time_boost: float = 0.5
     order_weight: float = 0.3
+    standing_weight: float = 0.5
     candidates: int = 100
 
 

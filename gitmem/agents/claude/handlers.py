@@ -124,7 +124,7 @@ def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] 
     """The memories the prompt needs; its standing instructions become pending directives of the session, a
     correction a candidate. The session's entry is written once: the prompt (as the next one's context), the
     memories given, the directives."""
-    from gitmem.learn.directives import detect_correction, detect_directives
+    from gitmem.text.directives import detect_correction, detect_directives
 
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
@@ -139,7 +139,7 @@ def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] 
     directives = detect_directives(prompt)
     items: list[dict[str, Any]] = []
     if directives:
-        from gitmem.learn.directives import directive_key
+        from gitmem.text.directives import directive_key
 
         texts = [observe.summarise(d.text, 400, ctx.extra_patterns) for d in directives]
         items = [{"text": text, "priority": d.priority, "category": d.category,  # key: of the redacted text

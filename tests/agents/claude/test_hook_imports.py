@@ -238,7 +238,7 @@ def test_a_changed_settings_file_takes_effect_at_the_next_hook(repo_path: Path, 
 
 def test_a_task_prompt_with_common_words_compiles_no_rule() -> None:
     """Words as common as "from", "not", "have" and "this" no longer make a prompt pay for the rules."""
-    code = ("from gitmem.learn import directives as d\n"
+    code = ("from gitmem.text import directives as d\n"
             "prompt = 'This page does not load the avatars from the CDN; every user would have seen it'\n"
             "assert d.detect_directives(prompt) == [] and d.detect_correction(prompt) is None\n"
             "print(sum(v.compiled for v in vars(d).values() if isinstance(v, d.LazyPattern)))\n")

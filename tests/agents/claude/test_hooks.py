@@ -23,8 +23,8 @@ from gitmem.agents.claude import events
 from gitmem.agents.claude import handlers as hooks
 from gitmem.agents.claude.context import recent_errors
 from gitmem.agents.claude.settings import HOOK_EVENTS, install, is_gitmem_command, merge, uninstall
-from gitmem.learn.directives import detect_correction, detect_directives, directive_key
 from gitmem.store import local as observe
+from gitmem.text.directives import detect_correction, detect_directives, directive_key
 from tests.helpers import PROJECT, ROOT, assert_clean, code_repo, context_of, git, hook, hook_env, payload, run_cli
 
 
@@ -452,7 +452,7 @@ _SPACES = st.sampled_from([" ", "  ", "\t", "\n", "\u00a0", "\u2003", " \r\n ", 
 def test_the_rule_prescan_never_hides_a_rule(text: str) -> None:
     """The word scan that spares most prompts the directive rules' compilation says "no" only where none of the
     priority rules and not the correction rule can match."""
-    from gitmem.learn import directives as d
+    from gitmem.text import directives as d
 
     if not d._may_hold_rule(text):
         for rule in (d._HIGH_EN, d._NORMAL_EN, d._FROM_NOW_ON_EN, d._HIGH_CN, d._NORMAL_CN, d._FROM_NOW_ON_CN):
@@ -463,7 +463,7 @@ def test_the_rule_prescan_never_hides_a_rule(text: str) -> None:
 
 def test_a_prompt_without_rule_words_compiles_no_rule() -> None:
     """A plain task prompt costs the hook no compilation of the directive rules (tens of milliseconds)."""
-    code = ("from gitmem.learn import directives as d\n"
+    code = ("from gitmem.text import directives as d\n"
             "assert d.detect_directives('which tool for task3 and topic 3') == []\n"
             "assert d.detect_correction('rename the variable please') is None\n"
             "print(sum(v.compiled for v in vars(d).values() if isinstance(v, d.LazyPattern)))\n"

@@ -5,6 +5,9 @@ unittest", "prefer pathlib over os.path", "from now on, answer in English", 始�
 *correction* says the agent got something wrong ("no, that's wrong…", 不对, 应该是…, 改成…). Both are found by
 rules on sentence starts, so the check costs microseconds on every prompt and stays predictable: questions, very
 long sentences and common non-instructions ("never mind", "don't worry", 别人, 不要紧) are left alone.
+The prompt hook stores what they find (:mod:`gitmem.agents.claude.handlers`); the search index reads them to mark
+the memories that state a standing instruction (:mod:`gitmem.search.standing`), hence their place among the text
+rules, below both.
 
 Only the standard library is used: this runs in the ``user-prompt-submit`` hook on every prompt, so importing it
 compiles nothing and loads neither :mod:`re`, :mod:`dataclasses` nor :mod:`hashlib` (the rules compile on first

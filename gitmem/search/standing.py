@@ -1,0 +1,79 @@
+"""Standing instructions and preferences in a search: "always include version numbers when I ask about
+libraries", "never use unittest", "I prefer simple, minimal dependencies".
+
+Such a memory governs every later request on its subject ("which libraries does the project use?", "how should I
+write the tests?"), but it shares few words with the request and is outscored by the many memories that discuss
+the subject at length. So the index marks the memories that *stand* (:func:`stands`: their category is a
+preference or a constraint, as the prompt hook stores the directives it detects, or their short text states one),
+and a question that asks for help or advice (:func:`asks_help`: "how should I…", "can you suggest…", "what are some
+good…", 怎么, 推荐) searches them once more by its words alone and gives each one its words matched
+``Tuning.standing_weight`` more similarity. A factual question about the past ("what did Caroline paint?") asks
+for no help and is ranked as before.
+"""
+
+from __future__ import annotations
+
+from gitmem.text.lazyre import LazyPattern
+from gitmem.text.scripts import words
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
+if TYPE_CHECKING:
+    from gitmem.store.memory import Memory
+
+#: the categories of a memory that states a standing instruction or preference
+CATEGORIES = ("preference", "constraint")
+
+# a first-person preference anywhere in a sentence, a question's too ("…, so I prefer minimal dependencies, how
+# can I…?"): the directive rules read sentence starts and leave questions alone
+_PREFERS = LazyPattern(r"(?i)\b(?:i|we)(?:'d|\s+would|\s+really|\s+usually|\s+generally|\s+always|\s+still|"
+                       r"\s+much)?\s+(?:prefer|rather)\b|我(?:更喜欢|比较喜欢|偏好|倾向于?|宁可|宁愿)")
+#: word sequences of a request for help or advice, the first word followed by one of each next group ("could
+#: you", "how should i", "what are some", "suggest me", "any tips"); read from the question's words, without
+#: :mod:`re`: every prompt's search asks, and most prompts hold "you", "how" or "what"
+_HELP: tuple[tuple[tuple[str, ...], ...], ...] = (
+    (("can", "could", "would", "will"), ("you",)),
+    (("how",), ("can", "could", "should", "do", "would", "might", "may"), ("i", "we")),
+    (("what",), ("should", "can", "could"), ("i", "we")),
+    (("would", "do"), ("you",), ("suggest", "recommend")),
+    (("what",), ("are",), ("some",)),
+    (("suggest", "recommend", "show", "help", "give"), ("me",)),
+    (("any", "some"), ("tips", "ideas", "advice", "suggestions", "recommendations")),
+)
+_HELP_CJK = ("怎么", "怎样", "如何", "建议", "推荐", "帮我", "应该")
+# asking to be told what was said ("summarise…", "walk me through the order in which I…", "how did you help me…")
+# is a question about the conversation, not a request the user's rules govern
+_RECAP: tuple[tuple[tuple[str, ...], ...], ...] = (
+    (("did",),), (("recap",),), (("overview",),), (("walk",), ("me",), ("through",)),
+    (("order",), ("in",), ("which",)), (("remind",), ("me",)),
+)
+_RECAP_CJK = ("总结", "回顾", "概括")
+
+
+def stands(memory: Memory) -> bool:
+    """Whether a memory states a standing instruction or preference: its category says so, or its text (when
+    short: a long message that gives advice on the way is an explanation, not a rule) holds a directive or a
+    first-person preference."""
+    if memory.category in CATEGORIES:
+        return True
+    from gitmem.text.directives import MAX_DIRECTIVE_CHARS, detect_directives  # index time only
+
+    text = memory.text
+    return len(text) <= 2 * MAX_DIRECTIVE_CHARS and bool(detect_directives(text) or _PREFERS.search(text))
+
+
+def asks_help(question: str) -> bool:
+    """Whether a question asks for help or advice, which the user's standing instructions and preferences
+    govern ("how should I…", "can you suggest…", "what are some good…", 怎么…, 推荐…)."""
+    if any(word in question for word in _RECAP_CJK):
+        return False
+    said = words(question.lower())
+    if any(w.startswith("summar") for w in said) or any(_follows(said, groups) for groups in _RECAP):
+        return False
+    return any(_follows(said, groups) for groups in _HELP) or any(word in question for word in _HELP_CJK)
+
+
+def _follows(said: list[str], groups: tuple[tuple[str, ...], ...]) -> bool:
+    """Whether ``said`` holds a word of each group, one right after the other."""
+    span = len(groups)
+    return any(all(said[i + g] in group for g, group in enumerate(groups)) for i in range(len(said) - span + 1)
+               if said[i] in groups[0])
