@@ -416,8 +416,9 @@ def _texts_for(ix: Index, searcher: Any, shas: list[str]) -> dict[str, tuple[str
         text, layout = idoc.embedding_layout(memory)
         body = idoc.body(memory)
         chunks = [chunk for _heading, chunk in labelled_chunks(body)]
-        keys = [f"{sha}#c{n}" for n in range(len(chunks))] if chunks else None
-        if keys is None:
+        if chunks:
+            keys = [f"{sha}#c{n}" for n in range(len(chunks))]
+        else:
             chunks = rerank.sentences(memory.text)
             keys = [f"{sha}#{n}" for n in range(len(chunks))]
         parts = [(key, tuple((_embedded(a, layout), _embedded(b, layout)) for a, b in found))
@@ -429,8 +430,8 @@ def _texts_for(ix: Index, searcher: Any, shas: list[str]) -> dict[str, tuple[str
 def _locate(source: str, parts: list[str]) -> list[Span | None]:
     """Where each of ``parts`` (in order, each at or after the one before) sits in ``source``: its ``(start, end)``
     characters, None if not found. Whitespace does not count (a chunk joins its pieces with spaces). Up to five
-    leading words may stand elsewhere, before it (the label a sentence repeats, a section's heading): their
-    nearest occurrence before it is then the span's first range."""
+    leading words may stand elsewhere, before it (the label :func:`~gitmem.search.rerank.sentences` repeats on
+    each sentence): their nearest occurrence before it is then the span's first range."""
     keep = [i for i, c in enumerate(source) if not c.isspace()]
     compact = "".join(source[i] for i in keep)
     cursor, out = 0, []
