@@ -187,6 +187,11 @@ class _QueryCache:
     def embed_documents(self, texts: Any) -> Any:
         return self.inner.embed_documents(texts)
 
+    def embed_with_spans(self, texts: Any, spans: Any) -> Any:
+        from gitmem.embeddings.runtime import embed_with_spans
+
+        return embed_with_spans(self.inner, texts, spans)
+
     def embed_query(self, text: str) -> Any:
         if text not in self.cache:
             self.cache[text] = self.inner.embed_query(text)

@@ -35,6 +35,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from gitmem.embeddings.runtime import Span
     from gitmem.search.index import Index, Progress, RefreshStats
     from gitmem.search.vectors import VectorStore
     from gitmem.store.document import Memory
@@ -49,6 +50,13 @@ MEMORY_PREFIX = f"{docs.MEMORIES_DIR}/"
 _MAX_SEGMENTS = 12
 #: memories embedded in one model call with their sentences (batched by length inside it); paces the progress bar
 _EMBED_CHUNK = 64
+#: How much of a memory's own vector is taken out of its sentences' vectors (then normalised again). A sentence's
+#: vector pools token outputs that read the whole memory, so it leans towards the memory's vector (cosine ~0.9 on a
+#: LoCoMo turn) and the best-sentence signal would mostly repeat the memory's cosine. Taking half of it out, a
+#: sentence's vector is nearest its own sentence read alone for 99.6% of the sentences of 300 LoCoMo turns (90%
+#: without); LoCoMo dev hybrid R@10 0.796 (none), 0.799 (0.3), 0.803 (0.5), 0.793 (0.8) (docs/embeddings.md,
+#: "Sentence and chunk vectors from the memory's own pass").
+SENTENCE_CONTRAST = 0.5
 #: memories per vector shard written (fewer shards, fewer merges)
 _SHARD = 512
 
@@ -328,7 +336,7 @@ def ensure_vectors(ix: Index, head: str, progress: Progress | None = None, total
             pending: tuple[list[str], list[Any], list[str], list[Any]] = ([], [], [], [])
             import numpy as np
 
-            from gitmem.embeddings.runtime import readable
+            from gitmem.embeddings.runtime import embed_with_spans, readable
             for start in range(0, len(missing), _EMBED_CHUNK):
                 chunk = missing[start:start + _EMBED_CHUNK]
                 texts = _texts_for(ix, searcher, chunk)
@@ -340,16 +348,18 @@ def ensure_vectors(ix: Index, head: str, progress: Progress | None = None, total
                     # it as such for the ranking (``semantic.load_vectors``)
                     read = {s: readable(scripts, texts[s][0]) for s in shas}
                     seen = [s for s in shas if read[s]]
-                    # one call for the memories and their sentences: one tokenizer pass, and batches of
-                    # similar length across the whole chunk instead of a few calls per memory
-                    said = [part for sha in seen if read[sha] == texts[sha][0] for part in texts[sha][1]]
-                    vecs = embedder.embed_documents([read[s] for s in seen] + [t for _k, t in said])
-                    rows = dict(zip(seen, vecs[:len(seen)], strict=True))
+                    # its sentences' or chunks' vectors come from the memory's own model pass (their spans'
+                    # token outputs), so only a memory the model reads whole has them
+                    said = [texts[s][1] if read[s] == texts[s][0] else [] for s in seen]
+                    vecs, part_vecs = embed_with_spans(embedder, [read[s] for s in seen],
+                                                       [[span for _k, span in parts] for parts in said])
+                    part_vecs = _contrast(part_vecs, vecs, said)
+                    rows = dict(zip(seen, vecs, strict=True))
                     zero = np.zeros(embedder.dim, dtype=np.float32)
                     pending[0].extend(shas)
                     pending[1].append(np.stack([rows.get(s, zero) for s in shas]))
-                    pending[2].extend(k for k, _t in said)
-                    pending[3].append(vecs[len(seen):])
+                    pending[2].extend(k for parts in said for k, _span in parts)
+                    pending[3].append(part_vecs)
                 done += len(shas)
                 if pending[0] and (len(pending[0]) >= _SHARD or start + _EMBED_CHUNK >= len(missing)):
                     _write_vectors(vectors, sentences, *pending)
@@ -373,26 +383,82 @@ def missing_vectors(ix: Index, store: VectorStore) -> tuple[set[str], list[str]]
     return live, sorted(live - store.shas())
 
 
-def _texts_for(ix: Index, searcher: Any, shas: list[str]) -> dict[str, tuple[str, list[tuple[str, str]]]]:
-    """What to embed for each blob: the memory's :func:`~gitmem.search.schema.embedding_text`, then its parts
-    with their cache keys: the chunks of a long memory (``<sha>#c<n>``, each after the memory's name), else
-    its sentences if several (``<sha>#<n>``)."""
+def _contrast(parts: Any, own: Any, said: list[list[tuple[str, Span]]]) -> Any:
+    """The sentence vectors of short memories with :data:`SENTENCE_CONTRAST` of their memory's vector taken out,
+    normalised again (chunk vectors as they are)."""
+    import numpy as np
+
+    owners = np.array([j for j, mine in enumerate(said) for _k, _s in mine], dtype=np.int64)
+    sentences = np.array(["#c" not in k for mine in said for k, _s in mine], dtype=bool)
+    if not sentences.any() or not SENTENCE_CONTRAST:
+        return parts
+    out = parts.copy()
+    moved = parts[sentences] - SENTENCE_CONTRAST * own[owners[sentences]]
+    out[sentences] = moved / np.maximum(np.linalg.norm(moved, axis=1, keepdims=True), 1e-12)
+    return out
+
+
+def _texts_for(ix: Index, searcher: Any, shas: list[str]) -> dict[str, tuple[str, list[tuple[str, Span]]]]:
+    """What to embed for each blob: the memory's :func:`~gitmem.search.schema.embedding_text`, then the character
+    spans of its parts in that text with their cache keys: the chunks of a long memory (``<sha>#c<n>``), else its
+    sentences if several (``<sha>#<n>``)."""
     from gitmem.search import rerank
+    from gitmem.search.chunks import labelled_chunks
 
     query = tantivy.Query.boolean_query([
         (tantivy.Occur.Must, tantivy.Query.term_set_query(ix._schema, "sha", shas)),
         (tantivy.Occur.Must, tantivy.Query.term_query(ix._schema, "part", 0))])
-    texts: dict[str, tuple[str, list[tuple[str, str]]]] = {}
+    texts: dict[str, tuple[str, list[tuple[str, Span]]]] = {}
     for _score, addr in searcher.search(query, limit=max(1, len(shas))).hits:
         doc = searcher.doc(addr)
         memory = idoc.memory_from_json(doc["doc"][0])
         sha = doc["sha"][0]
-        chunks = idoc.memory_chunks(memory)
-        parts = [(f"{sha}#c{n}", f"{memory.name}\n{chunk}" if memory.name else chunk)
-                 for n, chunk in enumerate(chunks)] if chunks \
-            else [(f"{sha}#{n}", text) for n, text in enumerate(rerank.sentences(memory.text))]
-        texts[sha] = (idoc.embedding_text(memory), parts)
+        text, layout = idoc.embedding_layout(memory)
+        body = idoc.body(memory)
+        chunks = [chunk for _heading, chunk in labelled_chunks(body)]
+        if chunks:
+            keys = [f"{sha}#c{n}" for n in range(len(chunks))]
+        else:
+            chunks = rerank.sentences(memory.text)
+            keys = [f"{sha}#{n}" for n in range(len(chunks))]
+        parts = [(key, tuple((_embedded(a, layout), _embedded(b, layout)) for a, b in found))
+                 for key, found in zip(keys, _locate(body, chunks), strict=True) if found is not None]
+        texts[sha] = (text, parts)
     return texts
+
+
+def _locate(source: str, parts: list[str]) -> list[Span | None]:
+    """Where each of ``parts`` (in order, each at or after the one before) sits in ``source``: its ``(start, end)``
+    characters, None if not found. Whitespace does not count (a chunk joins its pieces with spaces). Up to five
+    leading words may stand elsewhere, before it (the label :func:`~gitmem.search.rerank.sentences` repeats on
+    each sentence): their nearest occurrence before it is then the span's first range."""
+    keep = [i for i, c in enumerate(source) if not c.isspace()]
+    compact = "".join(source[i] for i in keep)
+    cursor, out = 0, []
+    for part in parts:
+        words = part.split()
+        found: Span | None = None
+        for drop in range(min(len(words), 6)):
+            needle = "".join(words[drop:])
+            at = compact.find(needle, cursor)
+            if at >= 0:
+                head = "".join(words[:drop])
+                before = compact.rfind(head, 0, at) if head else -1
+                ranges = [(keep[before], keep[before + len(head) - 1] + 1)] if before >= 0 else []
+                found, cursor = (*ranges, (keep[at], keep[at + len(needle) - 1] + 1)), at
+                break
+        out.append(found)
+    return out
+
+
+def _embedded(pos: int, layout: list[tuple[int, int, int]]) -> int:
+    """A character position of a memory's body in its embedding text (``layout``: :func:`~gitmem.search.schema.
+    embedding_layout`)."""
+    for body_at, text_at, length in layout:
+        if pos <= body_at + length:
+            return text_at + max(0, pos - body_at)
+    body_at, text_at, length = layout[-1]
+    return text_at + length
 
 
 def _write_vectors(store: VectorStore, sentences: VectorStore, shas: list[str], blocks: list[Any],

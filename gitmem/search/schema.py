@@ -29,8 +29,8 @@ _TIMES = docs.TIME_FIELDS
 FORMAT = "7." + blake2b(",".join(_MEMORY_NAMES).encode(), digest_size=4).hexdigest()
 #: bump when the text given to the embedding model changes: vectors are then recomputed (3: a memory in a script
 #: the model does not cover is stored as a zero vector, see :func:`gitmem.embeddings.runtime.covers`; 4: a long memory's
-#: chunks instead of its sentences)
-VECTOR_RECIPE = 4
+#: chunks instead of its sentences; 5: sentence and chunk vectors pooled from the memory's own model pass)
+VECTOR_RECIPE = 5
 GLOBAL_PROJECT = ranking.GLOBAL_PROJECT
 TEXT_FIELDS = ("name", "description", "body", "tags", "ctx")
 
@@ -81,14 +81,26 @@ def memory_chunks(memory: Memory) -> list[str]:
 
 def embedding_text(memory: Memory) -> str:
     """What the embedding model sees of a memory (its cache key is the blob SHA plus :data:`VECTOR_RECIPE`)."""
-    parts = [memory.name, memory.description, memory.text]
-    if memory.why:
-        parts.append(f"Why: {memory.why}")
-    if memory.how:
-        parts.append(f"How to apply: {memory.how}")
-    if memory.tags:
-        parts.append("Tags: " + ", ".join(memory.tags))
-    return "\n".join(p for p in parts if p)
+    return embedding_layout(memory)[0]
+
+
+def embedding_layout(memory: Memory) -> tuple[str, list[tuple[int, int, int]]]:
+    """:func:`embedding_text` and where each part of :func:`body` (text, why, how: those present, in order) sits
+    in it: ``(start in the body, start in the embedding text, length)``, to find a sentence's or chunk's
+    characters in what the model read."""
+    parts = [("", memory.name, False), ("", memory.description, False), ("", memory.text, True),
+             ("Why: ", memory.why, True), ("How to apply: ", memory.how, True),
+             ("Tags: ", ", ".join(memory.tags), False)]
+    text, layout, at_body = "", [], 0
+    for label, value, in_body in parts:
+        if not value:
+            continue
+        text += ("\n" if text else "") + label
+        if in_body:
+            layout.append((at_body, len(text), len(value)))
+            at_body += len(value) + 1
+        text += value
+    return text, layout
 
 
 def memory_json(memory: Memory) -> bytes:
