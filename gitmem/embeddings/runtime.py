@@ -354,6 +354,7 @@ class OnnxEmbedder:
     def _each(self, count: int, one: Callable[[int], None], lengths: Sequence[int]) -> None:
         """``one(i)`` for each ``i < count``, longest first, ``threads`` calls side by side when each call runs on one
         thread (int8 activations), else one after another (see :meth:`_one_by_one`)."""
+        # longest first: the calls left at the end are short ones, so the threads finish together
         order = sorted(range(count), key=lambda i: -lengths[i])
         workers = min(max(1, self.threads if self.int8_activations else 1), count)
         if workers <= 1:
@@ -367,7 +368,7 @@ class OnnxEmbedder:
             for _done in pool.map(one, order):  # raises the first call's error
                 pass
         finally:
-            pool.shutdown(cancel_futures=True)
+            pool.shutdown(cancel_futures=True)  # after an error, the calls not started yet are dropped
 
     def _embed(self, texts: list[str]) -> NDArray[np.float32]:
         import numpy as np
@@ -396,21 +397,7 @@ class OnnxEmbedder:
         def one(i: int) -> None:
             out[i] = self._finish(self._forward([encodings[i]]))[0]
 
-        # longest first: the calls left at the end are short ones, so the threads finish together
-        order = sorted(range(len(encodings)), key=lambda i: -len(encodings[i].ids))
-        workers = min(max(1, self.threads), len(order))
-        if workers == 1:
-            for i in order:
-                one(i)
-            return
-        from concurrent.futures import ThreadPoolExecutor
-
-        pool = ThreadPoolExecutor(workers, thread_name_prefix="gitmem-embed")
-        try:
-            for _done in pool.map(one, order):  # raises the first call's error
-                pass
-        finally:
-            pool.shutdown(cancel_futures=True)  # after an error, the texts not started yet are dropped
+        self._each(len(encodings), one, [len(e.ids) for e in encodings])
 
     def _run(self, texts: list[str]) -> NDArray[np.float32]:
         return self._forward(self._tokenizer.encode_batch(texts))
