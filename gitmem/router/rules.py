@@ -86,7 +86,8 @@ def _wiki_category(text: str) -> str:
 
 def route(text: str) -> Route:
     """The rules' decision for one finding (see the module docstring)."""
-    from gitmem.learn import capture, directives
+    from gitmem.learn import capture
+    from gitmem.text import directives
 
     flat = " ".join(text.split())
     scratch = _SCRATCH.search(flat)
