@@ -100,9 +100,9 @@ def session_start_note(repo_path: Path, project: str, query: str, source: str) -
 # -- the session log -------------------------------------------------------------------------------------------
 def session_log_text(local: Path, session: str, transcript: str = "", reason: str = "") -> str:
     """The body of a session's log ("" when the session left nothing to record)."""
-    from gitmem.text.directives import detect_directives
     from gitmem.learn.patterns import sessions_from
     from gitmem.store import local as observe
+    from gitmem.text.directives import detect_directives
 
     records = [r for r in observe.read_observations(local) if r.get("session") == session]
     calls = sessions_from(records).get(session, []) if records else []
