@@ -184,6 +184,31 @@ class QueryVectors:
     """the best sentence cosine of each memory that has sentence vectors"""
 
 
+def best_part(cosines: NDArray[np.float32], starts: NDArray[np.int64],
+              discounted: NDArray[np.bool_]) -> NDArray[np.float32]:
+    """The best cosine in each group of part vectors (rows grouped by memory, each group from its ``starts``
+    entry): a memory's sentences, or a long memory's chunks.
+
+    The groups in ``discounted`` (a long memory's chunks) lose what chance alone lifts the best of n above the
+    others: the spread of the other n-1 cosines times sqrt(2 ln n), the expected excess of the largest of n
+    normal draws. A long reply that touches the question's topic in each of its ten chunks would otherwise
+    outrank the short message that answers it, only because its best was drawn from ten (BEAM: the evidence is
+    mostly short, half the messages are long). The spread leaves the best out, so one passage that stands out
+    from the rest of its page keeps its full cosine."""
+    import numpy as np
+
+    best = np.maximum.reduceat(cosines, starts)
+    if not discounted.any():
+        return best
+    values, top = cosines.astype(np.float64), best.astype(np.float64)
+    counts = np.diff(np.append(starts, len(values)))
+    others = np.maximum(counts - 1, 1)
+    mean = (np.add.reduceat(values, starts) - top) / others
+    spread = np.sqrt(np.maximum((np.add.reduceat(values * values, starts) - top * top) / others - mean * mean, 0.0))
+    excess = spread * np.sqrt(2.0 * np.log(counts))
+    return np.where(discounted, top - excess, top).astype(np.float32)
+
+
 def idf(doc_freq: Mapping[str, int], total: int) -> dict[str, float]:
     """The weight of each question word: rarer words say more about what is asked."""
     return {w: math.log(1 + total / (1 + df)) for w, df in doc_freq.items()}
