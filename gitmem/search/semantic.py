@@ -152,9 +152,12 @@ def nearest(ix: Index, snap: Snapshot, embedder: Embedder, query: str, admitted:
     qv = embedder.embed_query(ranking.normalise(query))
     sims = np.einsum("ij,j->i", matrix, qv)  # not matrix @ qv: OpenBLAS sgemv takes 8 ms at 10k x 384 here
     sentence_matrix, starts, sentence_of, chunked = _load_sentences(ix, embedder)
-    best = np.maximum.reduceat(np.einsum("ij,j->i", sentence_matrix, qv), starts) \
-        if sentence_matrix is not None else np.zeros(0, np.float32)
-    if len(chunked):  # a long memory is as near as its nearest chunk (its own vector saw its start only)
+    best = np.zeros(0, np.float32)
+    if sentence_matrix is not None:
+        many = np.zeros(len(starts), dtype=bool)  # the groups holding a long memory's chunks
+        many[[sentence_of[code] for code in chunked.tolist()]] = True
+        best = rerank.best_part(np.einsum("ij,j->i", sentence_matrix, qv), starts, many)
+    if len(chunked):  # a long memory is as near as its nearest chunk, discounted (its own vector saw its start only)
         pairs = [(row_of[code], sentence_of[code]) for code in chunked.tolist() if code in row_of]
         if pairs:
             at, groups = np.array(pairs).T

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from gitmem.config import Config, EmbeddingConfig
 from gitmem.search.index import Index
-from gitmem.search.rerank import Neighbourhood, combine, sentences, weights_for
+from gitmem.search.rerank import Neighbourhood, best_part, combine, sentences, weights_for
 from gitmem.store.layout import init_repo
 from gitmem.store.memories import MemoryRepo
 from tests.helpers import CountingEmbedder, run_cli
@@ -31,6 +31,24 @@ def test_combine_scales_every_candidate_into_a_positive_range() -> None:
     scores = combine(values)
     assert scores[0] == pytest.approx(0.01) and scores[2] == pytest.approx(1.0) and scores[0] < scores[1] < scores[2]
     assert combine({name: [0.3] for name in values}) == [1.0]
+
+
+def test_the_best_of_many_chunks_is_discounted_by_what_chance_gives() -> None:
+    """A long reply on the question's topic in all eight chunks no longer outranks the short message whose
+    sentence answers it (before: 0.50 against 0.49); a passage that stands out from its page keeps its cosine."""
+    import numpy as np
+
+    reply = [0.50, 0.47, 0.49, 0.46, 0.48, 0.45, 0.49, 0.47]  # chunks, each touching the topic
+    message = [0.49, 0.30]  # a short memory's sentences: its best as it is
+    page = [0.62, 0.10, 0.11, 0.09, 0.10]  # chunks, one of them about the question
+    single = [0.40]
+    cosines = np.array(reply + message + page + single, dtype=np.float32)
+    starts = np.array([0, 8, 10, 15])
+    best = best_part(cosines, starts, np.array([True, False, True, True])).tolist()
+    assert best[1] == pytest.approx(0.49) and best[3] == pytest.approx(0.40)
+    assert best[0] < best[1] < max(reply)
+    assert best[2] == pytest.approx(0.62, abs=0.02)
+    assert best_part(cosines, starts, np.zeros(4, dtype=bool)).tolist() == pytest.approx([0.50, 0.49, 0.62, 0.40])
 
 
 def test_neighbours_are_the_same_sources_nearest_positions() -> None:
