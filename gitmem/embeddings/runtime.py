@@ -316,39 +316,48 @@ class OnnxEmbedder:
         if self._io.output_rank == 2 or not texts:  # an export that pools has no token outputs to pool
             return self.embed_documents(texts), self.embed_documents(_span_texts(texts, spans))
         encodings = self._tokenizer.encode_batch([prefix + t for t in texts])
-        windows: list[tuple[int, Any]] = []  # (text, encoding) of each model call
+        windows: list[Any] = []  # the encoding of each model call
+        owned: list[list[int]] = []  # each text's windows, its first window first
         for i, enc in enumerate(encodings):
-            windows.append((i, enc))
-            ends = [e for _s, e in enc.offsets]
-            if enc.overflowing and any(b + len(prefix) > max(ends, default=0) for span in spans[i] for _a, b in span):
-                windows.extend((i, extra) for extra in enc.overflowing)
-        states: list[Any] = [None] * len(windows)
+            owned.append([len(windows)])
+            windows.append(enc)
+            if enc.overflowing and spans[i]:
+                covered = max(e for _s, e in enc.offsets)
+                if any(b + len(prefix) > covered for span in spans[i] for _a, b in span):
+                    owned[i].extend(range(len(windows), len(windows) + len(enc.overflowing)))
+                    windows.extend(enc.overflowing)
+        first = {ws[0]: i for i, ws in enumerate(owned)}
+        tokens: list[Any] = [None] * len(windows)  # each window's token outputs
+        own: list[Any] = [None] * len(texts)  # each text's pooled first window
 
-        def one(w: int) -> None:
-            hidden, mask = self._states([windows[w][1]])
-            states[w] = (hidden[0], self._pool(hidden, mask)[0])
+        def run(batch: list[int]) -> None:
+            hidden, mask = self._states([windows[w] for w in batch])
+            pooled = self._pool(hidden, mask)
+            for row, w in enumerate(batch):
+                tokens[w] = hidden[row, :len(windows[w].ids)]
+                if w in first:
+                    own[first[w]] = pooled[row]
 
-        self._each(len(windows), one, [len(e.ids) for _i, e in windows])
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        pooled: list[NDArray[np.float32]] = []
-        first: dict[int, int] = {}
-        for w, (i, _enc) in enumerate(windows):
-            first.setdefault(i, w)
-        for i in range(len(texts)):
-            own = states[first[i]][1]
-            out[i] = self._finish(own[None, :])[0]
+        lengths = [len(e.ids) for e in windows]
+        if self.int8_activations:  # one window a call, calls side by side (see _one_by_one)
+            self._each(len(windows), lambda w: run([w]), lengths)
+        else:
+            for batch in _batches(lengths, max(1, self.config.batch_size), BATCH_TOKENS):
+                run(batch)
+        parts: list[NDArray[np.float32]] = []
+        for i, mine in enumerate(owned):
             if not spans[i]:
                 continue
-            mine = [(windows[w][1], states[w][0]) for w in range(len(windows)) if windows[w][0] == i]
-            starts, ends, vecs = _stitch(mine)
+            starts, ends, vecs = _stitch([(windows[w], tokens[w]) for w in mine])
             for span in spans[i]:
                 inside = np.zeros(len(starts), dtype=bool)
                 for a, b in span:
                     inside |= (starts < b + len(prefix)) & (ends > a + len(prefix))
-                pooled.append(vecs[inside].mean(axis=0) if inside.any() else own)
-        if not pooled:
+                parts.append(vecs[inside].mean(axis=0) if inside.any() else own[i])
+        out = self._finish(np.stack(own))
+        if not parts:
             return out, np.zeros((0, self.dim), dtype=np.float32)
-        return out, self._finish(np.stack(pooled))
+        return out, self._finish(np.stack(parts))
 
     # -- internals --------------------------------------------------------------------------
     def _each(self, count: int, one: Callable[[int], None], lengths: Sequence[int]) -> None:

@@ -48,7 +48,7 @@ __all__ = ["CREATED", "GROUP", "ID", "OK", "SEQ", "SHA", "SIG", "TOKS", "embed",
 
 MEMORY_PREFIX = f"{docs.MEMORIES_DIR}/"
 _MAX_SEGMENTS = 12
-#: memories embedded in one model call with their sentences (batched by length inside it); paces the progress bar
+#: memories given to one `embed_with_spans` call with their sentences or chunks; paces the progress bar
 _EMBED_CHUNK = 64
 #: How much of a memory's own vector is taken out of its sentences' vectors (then normalised again). A sentence's
 #: vector pools token outputs that read the whole memory, so it leans towards the memory's vector (cosine ~0.9 on a
@@ -57,6 +57,9 @@ _EMBED_CHUNK = 64
 #: without); LoCoMo dev hybrid R@10 0.796 (none), 0.799 (0.3), 0.803 (0.5), 0.793 (0.8) (docs/embeddings.md,
 #: "Sentence and chunk vectors from the memory's own pass").
 SENTENCE_CONTRAST = 0.5
+#: the most words a speaker's label may hold (:func:`~gitmem.search.rerank.sentences` takes up to 30 characters
+#: before a colon: 15 one-letter words and their spaces)
+_LABEL_WORDS = 15
 #: memories per vector shard written (fewer shards, fewer merges)
 _SHARD = 512
 
@@ -429,16 +432,17 @@ def _texts_for(ix: Index, searcher: Any, shas: list[str]) -> dict[str, tuple[str
 
 def _locate(source: str, parts: list[str]) -> list[Span | None]:
     """Where each of ``parts`` (in order, each at or after the one before) sits in ``source``: its ``(start, end)``
-    characters, None if not found. Whitespace does not count (a chunk joins its pieces with spaces). Up to five
-    leading words may stand elsewhere, before it (the label :func:`~gitmem.search.rerank.sentences` repeats on
-    each sentence): their nearest occurrence before it is then the span's first range."""
+    characters, None if not found. Whitespace does not count (a chunk joins its pieces with spaces). Up to
+    :data:`_LABEL_WORDS` leading words may stand elsewhere, before it (the label
+    :func:`~gitmem.search.rerank.sentences` repeats on each sentence): their nearest occurrence before it is then the
+    span's first range."""
     keep = [i for i, c in enumerate(source) if not c.isspace()]
     compact = "".join(source[i] for i in keep)
     cursor, out = 0, []
     for part in parts:
         words = part.split()
         found: Span | None = None
-        for drop in range(min(len(words), 6)):
+        for drop in range(min(len(words), _LABEL_WORDS + 1)):
             needle = "".join(words[drop:])
             at = compact.find(needle, cursor)
             if at >= 0:
