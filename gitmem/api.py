@@ -90,10 +90,9 @@ class Repository(MemoryRepo):
         folders = [(open_folder, name) for top, open_folder in ((WIKI_DIR, self.wiki), (WRITER_DIR, self.writer))
                    if (self.path / top).is_dir()
                    for name in sorted(p.name for p in (self.path / top).iterdir() if p.is_dir())]
-        embedder = self.index().embedder if folders else None  # no wiki, no writer: no model to load
+        if not folders or (embedder := self.index().embedder) is None:  # no wiki, no writer: no model to load
+            return 0, 0
         pages = texts = 0
-        if embedder is None:
-            return pages, texts
         for open_folder, name in folders:
             done, read = open_folder(name).embed(embedder, progress, total)
             pages, texts = pages + done, texts + read

@@ -210,7 +210,7 @@ class Index:
         self._vectors: tuple[str, list[str], Any, dict[int, int], list[int]] | None = None
         #: sha64 of the memories stored with a zero vector (a script the model does not cover)
         self._blind: frozenset[int] = frozenset()
-        self._sentences: tuple[str, Any, Any, dict[int, int], Any] | None = None
+        self._sentences: tuple[str, Any, Any, dict[int, int], Any, Any] | None = None
         self._hood: tuple[str, rerank.Neighbourhood] | None = None
         # the HEAD, ref and index-marker files as they were when the index was last found current
         self._fresh: tuple[list[StrPath], tuple[tuple[int, int, int], ...]] | None = None
@@ -388,14 +388,14 @@ class Index:
         snap = self._snapshot()
         searcher = snap.searcher
         n = max(tuning.candidates, k * 3)
-        help_asked = tuning.standing_weight > 0 and asks_help(query)
+        help_asked = mode != "vector" and not terms.empty and tuning.standing_weight > 0 and asks_help(query)
         bm25: dict[tuple[int, int], float] = {}
         best_chunk: dict[Key, int] = {}
         if mode != "vector" and not terms.empty:
             bm25 = self._bm25(searcher, terms, filters, n, tuning, best_chunk)
             extra = [ranking.time_clause(self._schema, when)] if when is not None else []
             if help_asked:  # the standing instructions on the subject, however many memories discuss it at length
-                extra.append((tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "standing", 1)))
+                extra.append(ranking.standing_clause(self._schema))
             for clause in extra:
                 for key, score in self._bm25(searcher, terms, [*filters, clause], n, tuning, best_chunk).items():
                     bm25[key] = max(score, bm25.get(key, 0.0))

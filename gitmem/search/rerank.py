@@ -180,9 +180,10 @@ class QueryVectors:
     row_of: Mapping[int, int]
     """sha64 → row of ``matrix``"""
     sentence_of: Mapping[int, int]
-    """sha64 → position in ``sentence_best`` (memories with sentence vectors only)"""
+    """sha64 → position in ``sentence_best`` (memories with sentence or chunk vectors only)"""
     sentence_best: NDArray[np.float32]
-    """the best sentence cosine of each memory that has sentence vectors"""
+    """the best part cosine of each memory with sentence or chunk vectors (:func:`best_part`: a long memory's chunks
+    discounted)"""
 
 
 def best_part(cosines: NDArray[np.float32], starts: NDArray[np.int64],

@@ -196,7 +196,7 @@ class Tuning(Record):
     vector_weight: float = 0.4
     time_boost: float = 0.5
     order_weight: float = 0.3
-    standing_weight: float = 0.5
+    standing_weight: float = 0.8
     candidates: int = 100
 
 
@@ -256,6 +256,12 @@ def time_clause(schema: Any, when: TimeRange) -> tuple[Any, Any]:
     q = tantivy.Query.range_query(schema, "created", tantivy.FieldType.Integer, int(when.start.timestamp()),
                                   int(when.end.timestamp()), include_upper=False)
     return tantivy.Occur.Must, tantivy.Query.const_score_query(q, 0.0)
+
+
+def standing_clause(schema: Any) -> tuple[Any, Any]:
+    """A clause keeping only the memories that state a standing instruction or preference
+    (:mod:`gitmem.search.standing`); like the filters, it adds nothing to their BM25."""
+    return tantivy.Occur.Must, tantivy.Query.const_score_query(tantivy.Query.term_query(schema, "standing", 1), 0.0)
 
 
 # -- scores ----------------------------------------------------------------------------------------------

@@ -100,10 +100,11 @@ def load_vectors(ix: Index, embedder: Embedder) -> tuple[list[str], Any, dict[in
     return ix._vectors[1:]
 
 
-def _load_sentences(ix: Index, embedder: Embedder) -> tuple[Any, Any, dict[int, int], Any]:
+def _load_sentences(ix: Index, embedder: Embedder) -> tuple[Any, Any, dict[int, int], Any, Any]:
     """(matrix with rows grouped by memory, start row of each memory's group, sha64 → group) of the
-    sentence vectors, and the sha64 of the memories whose group holds chunks (long memories) rather than
-    sentences; ``matrix`` is None when no memory has several sentences or chunks."""
+    sentence vectors, the sha64 of the memories whose group holds chunks (long memories) rather than
+    sentences, and which groups those are (a mask over the groups); ``matrix`` is None when no memory has several
+    sentences or chunks."""
     import numpy as np
 
     if ix._sentences is not None and ix._snapshot().vectors == embedder.model_id:
@@ -113,14 +114,14 @@ def _load_sentences(ix: Index, embedder: Embedder) -> tuple[Any, Any, dict[int, 
     if ix._sentences is None or ix._sentences[0] != marker:
         keys, matrix = sentences.load()
         if matrix is None or not keys:
-            ix._sentences = (marker, None, None, {}, np.zeros(0, np.uint64))
+            ix._sentences = (marker, None, None, {}, np.zeros(0, np.uint64), np.zeros(0, bool))
         else:
             owners = np.array([idoc.sha64(k) for k in keys], dtype=np.uint64)
             order = np.argsort(owners, kind="stable")
             unique, starts = np.unique(owners[order], return_index=True)
-            chunked = np.array(["#c" in k for k in keys])[order]
+            chunked = np.array(["#c" in k for k in keys])[order][starts]
             ix._sentences = (marker, matrix[order], starts, {int(u): i for i, u in enumerate(unique)},
-                             unique[chunked[starts]])
+                             unique[chunked], chunked)
     return ix._sentences[1:]
 
 
@@ -151,12 +152,10 @@ def nearest(ix: Index, snap: Snapshot, embedder: Embedder, query: str, admitted:
         return {}, None
     qv = embedder.embed_query(ranking.normalise(query))
     sims = np.einsum("ij,j->i", matrix, qv)  # not matrix @ qv: OpenBLAS sgemv takes 8 ms at 10k x 384 here
-    sentence_matrix, starts, sentence_of, chunked = _load_sentences(ix, embedder)
+    sentence_matrix, starts, sentence_of, chunked, chunk_groups = _load_sentences(ix, embedder)
     best = np.zeros(0, np.float32)
     if sentence_matrix is not None:
-        many = np.zeros(len(starts), dtype=bool)  # the groups holding a long memory's chunks
-        many[[sentence_of[code] for code in chunked.tolist()]] = True
-        best = rerank.best_part(np.einsum("ij,j->i", sentence_matrix, qv), starts, many)
+        best = rerank.best_part(np.einsum("ij,j->i", sentence_matrix, qv), starts, chunk_groups)
     if len(chunked):  # a long memory is as near as its nearest chunk, discounted (its own vector saw its start only)
         pairs = [(row_of[code], sentence_of[code]) for code in chunked.tolist() if code in row_of]
         if pairs:

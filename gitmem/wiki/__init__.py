@@ -1,13 +1,14 @@
 """The project wiki: ``wiki/<project-id>/*.md`` in the memory repository, a curated knowledge base per project.
 
-Owns the library behind every ``gitmem wiki`` command (:mod:`.store`), keyword search over pages (:mod:`.search`,
-also used by :mod:`gitmem.writer`), ``lint`` (:mod:`.lint`) and what the session hooks ask of the wiki
-(:mod:`.lifecycle`). The page format is one of the repository's documents (:mod:`gitmem.store.wikipage`) and the
-sync merge of pages is sync's (:mod:`gitmem.sync.wikimerge`), so that neither reaches up here.
+Owns the library behind every ``gitmem wiki`` command (:mod:`.store`), keyword and vector search over pages
+(:mod:`.search`, also used by :mod:`gitmem.writer`), ``lint`` (:mod:`.lint`) and what the session hooks ask of the
+wiki (:mod:`.lifecycle`). The page format is one of the repository's documents (:mod:`gitmem.store.wikipage`) and
+the sync merge of pages is sync's (:mod:`gitmem.sync.wikimerge`), so that neither reaches up here.
 
 May import: the memory store and its git layer (commits, lock), :mod:`gitmem.store.document` (names, times, tags),
 :mod:`gitmem.store.wikipage` (the page format), :mod:`gitmem.redact`, :mod:`gitmem.search.scoring` (CJK-aware
-analysis, snippets), :mod:`gitmem.search.chunks` (long pages cut as memories are),
+analysis, snippets), :mod:`gitmem.search.chunks` (long pages cut as memories are), :mod:`gitmem.search.pagevectors`
+(the pages' vectors), :mod:`gitmem.search.index` (the model the memories' search loads),
 :mod:`gitmem.store.local`/:mod:`gitmem.learn.patterns` (the session log), :mod:`gitmem.projects`
 (``environment.md``, regenerated through :func:`.store.bridge_project` when the project memory changes).
 Never imported by the per-tool-call hook path.

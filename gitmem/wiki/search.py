@@ -331,12 +331,13 @@ class PageIndex:
         """The model to search these pages with: the one ``repo``'s configuration names, loaded as its memory
         search loads it (once per repository object), when any page has vectors; else None, and no model is
         loaded: the pages are searched by BM25 alone (also when the model is missing or unusable)."""
-        from gitmem.search.index import open_index
-
         if not self.has_vectors():
             return None
-        index = repo.index() if callable(getattr(repo, "index", None)) else open_index(repo)
-        return index.embedder
+        if callable(getattr(repo, "index", None)):
+            return repo.index().embedder  # type: ignore[no-any-return]
+        from gitmem.search.index import open_index
+
+        return open_index(repo).embedder
 
     def embed(self, embedder: Embedder, progress: Callable[[int], object] | None = None,
               total: Callable[[int], object] | None = None) -> tuple[int, int]:
@@ -453,11 +454,14 @@ def _fused(searcher: Any, schema: Any, filters: list[Any], best: _Best, chunk: _
         return {int(part): addr for part, addr in zip(searcher.fast_field_values("part", addrs), addrs, strict=True)}
 
     bm25 = {page: score for page, (score, _addr, _part) in best.items()}
-    cosine = {page: max(rows.values()) for page, (_key, rows) in near.items() if rows}
+    cosine = {page: max(rows.values()) for page, (_key, rows) in near.items()}
     docs: dict[int, dict[int, Any]] = {}
     for page in sorted(cosine, key=lambda p: -cosine[p])[:max(k, CANDIDATES)]:
         if page not in bm25 and (found := documents(near[page][0])):
             docs[page] = found
+    def addresses(page: int) -> dict[int, Any]:
+        return docs.get(page) or documents(near[page][0])
+
     candidates = set(bm25) | set(docs)
     fused = ranking.fuse(bm25, {p: cosine[p] for p in candidates if p in cosine}, tuning,
                          [p for p in candidates if p not in cosine])
@@ -468,13 +472,12 @@ def _fused(searcher: Any, schema: Any, filters: list[Any], best: _Best, chunk: _
             continue
         rows = {n: cos for n, cos in near[page][1].items() if n}
         if not rows:  # a short page: its only document
-            out[page] = (fused[page], (docs.get(page) or documents(near[page][0]))[0], 0, True)
+            out[page] = (fused[page], addresses(page)[0], 0, True)
             continue
         scores = {n: score for n, (score, _addr) in chunk.get(page, {}).items()}
         within = ranking.fuse(scores, rows, tuning)
         number = max(within, key=lambda n: within[n])
-        addr = chunk[page][number][1] if number in chunk.get(page, {}) else \
-            (docs.get(page) or documents(near[page][0]))[number]
+        addr = chunk[page][number][1] if number in chunk.get(page, {}) else addresses(page)[number]
         out[page] = (fused[page], addr, number, True)
     return out
 

@@ -1,7 +1,8 @@
 """A work's writer memory in the memory repository (``writer/<work>/``): add, update, list, show, search and
 check a line; every change one commit through the store's lock, with secrets redacted.
 
-Used only through explicit commands (``gitmem writer ...``): the coding hooks never read or write it."""
+Used only through explicit commands (``gitmem writer ...``): the coding hooks never write it; the warm-up they
+start embeds its notes (:meth:`gitmem.api.Repository.embed_pages`)."""
 
 from __future__ import annotations
 
