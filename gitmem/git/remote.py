@@ -40,6 +40,11 @@ class PushDiverged(PushRejected):
     """The remote branch moved since our fetch and a fast-forward is impossible: fetch, merge and push again."""
 
 
+class PushLocked(PushRejected):
+    """Another push is moving the remote branch right now (a remote on this file system holds its ref lock): the
+    branch may not have moved yet, so wait, fetch, merge and push again."""
+
+
 # -- network ------------------------------------------------------------------------------------------
 def _bounded(action: str, url: str, func: Callable[[], T], timeout: float | None) -> T:
     """Run a network step, turning every failure into one line and enforcing ``timeout`` seconds."""
@@ -126,8 +131,8 @@ def push(store: GitStore, local: bytes, target: str, *, remote: str = REMOTE, ti
                 result = porcelain.push(repo, remote, [refspec], outstream=io.BytesIO(), errstream=io.BytesIO(),
                                         force=force)
             except FileLocked:  # a remote on this file system, whose branch another push is moving right now
-                raise PushRejected(f"the remote branch {target} is locked by another push",
-                                   "run gitmem sync again") from None
+                raise PushLocked(f"the remote branch {target} is locked by another push",
+                                 "run gitmem sync again") from None
             for ref, error in (result.ref_status or {}).items():
                 if error is not None:
                     raise PushRejected(f"the remote refused {ref.decode('utf-8', 'replace')}: {error}",

@@ -36,6 +36,7 @@ from gitmem.git.branches import (
 from gitmem.git.remote import (
     REMOTE,
     PushDiverged,
+    PushLocked,
     PushRejected,
     delete_remote_branch,
     display_url,
@@ -163,6 +164,7 @@ def sync(store: GitStore, *, author: str, branch: str = "main", remote: str = RE
     url = remote_url(store, remote)
     result = SyncResult(remote=display_url(url), branch=branch)
     refused_at: list[bytes | None] = []  # the remote commits our pushes were refused at
+    locked: PushLocked | None = None  # the last push found the remote branch locked by another push
     missing = ""
     for _round in range(_MAX_ROUNDS):
         remote_sha = fetch(store, branch, remote=remote, timeout=timeout)
@@ -204,9 +206,10 @@ def sync(store: GitStore, *, author: str, branch: str = "main", remote: str = RE
         except PushRejected as exc:
             # someone pushed between our fetch and our push: fetch, merge and push again after a pause that
             # grows and differs per process, so racing machines do not collide again in lockstep
-            if not isinstance(exc, PushDiverged) and remote_sha in refused_at:
+            if not isinstance(exc, (PushDiverged, PushLocked)) and remote_sha in refused_at:
                 raise  # refused again with the remote branch where it was: not a race
             refused_at.append(remote_sha)
+            locked = exc if isinstance(exc, PushLocked) else None
             time.sleep(random.uniform(0.5, 1.0) * _BACKOFF * 2 ** _round)
             continue
         result.pushed = True
@@ -214,6 +217,8 @@ def sync(store: GitStore, *, author: str, branch: str = "main", remote: str = RE
             result.action = "pushed"
         break
     else:
+        if locked is not None:
+            raise locked  # the remote branch stayed locked through every round: say so
         if missing:
             raise RepoError(f"the history fetched from {result.remote} stayed incomplete (commit {missing[:12]} "
                             f"missing) during {_MAX_ROUNDS} rounds; local memories are untouched",

@@ -110,3 +110,21 @@ def test_clones_syncing_at_once_all_succeed_and_lose_nothing(tmp_path: Path) -> 
     git(remote, "fsck", "--strict")
     for clone in clones:
         assert_clean(clone)
+
+
+def test_a_push_waits_out_another_push_holding_the_remote_branch(tmp_path: Path) -> None:
+    remote = _bare(tmp_path / "remote.git", "main")
+    init_repo(tmp_path / "a", remote=str(remote))
+    repo = MemoryRepo(Config(repo=tmp_path / "a"))
+    repo.remember("pushed once the other push lets go of the branch", id="late")
+    lock = remote / "refs" / "heads" / "main.lock"  # what a push moving main on this file system holds
+    lock.write_text("")
+    release = threading.Timer(1.0, lock.unlink)
+    release.start()
+    try:
+        result = sync.sync(repo.git, author=AUTHOR)
+    finally:
+        release.join()
+    assert result.pushed
+    on_remote = {Path(p).stem for p in git(remote, "ls-tree", "-r", "--name-only", "main", "memories").split()}
+    assert "late" in on_remote
