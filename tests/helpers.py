@@ -101,10 +101,11 @@ def context_of(out: str, event: str = "SessionStart") -> str:
 class CountingEmbedder:
     """Wraps a real embedder and counts the documents it was asked to embed."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, scripts: Sequence[str] = ()) -> None:
         self.inner = inner
         self.model_id = inner.model_id
         self.dim = inner.dim
+        self.scripts = tuple(scripts)  # the scripts it reads (runtime.covers); () = all, as a fake embedder does
         self.documents = 0
 
     def embed_documents(self, texts: Sequence[str]) -> Any:

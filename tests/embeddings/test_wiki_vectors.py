@@ -3,7 +3,6 @@ re-embedded when edited, its vectors gone when deleted, and no page embedded by 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -14,6 +13,7 @@ from gitmem.store import wikipage as wp
 from gitmem.store.memories import MemoryRepo
 from gitmem.wiki.search import PageIndex
 from gitmem.wiki.store import Wiki
+from tests.helpers import CountingEmbedder
 
 PAYMENTS = """\
 ## Overview
@@ -52,22 +52,6 @@ OTHERS = {
 QUESTION = "weekly accounting check of returned funds"
 
 
-class Counting:
-    """The packaged model, counting the texts it is asked to embed as documents."""
-
-    def __init__(self, model: OnnxEmbedder) -> None:
-        self.model = model
-        self.model_id, self.dim, self.scripts = model.model_id, model.dim, model.scripts
-        self.documents = 0
-
-    def embed_documents(self, texts: Sequence[str]) -> Any:
-        self.documents += len(texts)
-        return self.model.embed_documents(texts)
-
-    def embed_query(self, text: str) -> Any:
-        return self.model.embed_query(text)
-
-
 @pytest.fixture
 def wiki(repo: MemoryRepo) -> Wiki:
     book = Wiki(repo, "shop")
@@ -102,7 +86,7 @@ def test_a_paraphrased_question_finds_the_last_section_of_a_long_page(wiki: Wiki
 
 def test_pages_are_embedded_once_again_when_edited_and_dropped_when_deleted(wiki: Wiki, embedder: OnnxEmbedder,
                                                                             repo: MemoryRepo) -> None:
-    counting = Counting(embedder)
+    counting = CountingEmbedder(embedder, embedder.scripts)
     assert wiki.embed(counting)[0] == 3
     before = _rows(wiki, embedder)
     first = counting.documents
@@ -126,7 +110,7 @@ def test_pages_are_embedded_once_again_when_edited_and_dropped_when_deleted(wiki
 
 def test_a_search_ranks_pages_without_vectors_by_bm25_and_embeds_none(wiki: Wiki, embedder: OnnxEmbedder,
                                                                      repo: MemoryRepo) -> None:
-    counting = Counting(embedder)
+    counting = CountingEmbedder(embedder, embedder.scripts)
     wiki.embed(counting)
     embedded = counting.documents
     folder = repo.path / wp.WIKI_DIR / "shop"
