@@ -34,12 +34,16 @@ from typing import Any
 from gitmem.errors import SearchError
 from gitmem.files.atomic import atomic_write, settled
 from gitmem.files.locks import LockTimeout, file_lock
+from gitmem.search.pagevectors import RECIPE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitmem.embeddings.runtime import Embedder
+    from gitmem.search.pagevectors import Page
 
-FORMAT = 3  # 2: one document per chunk of a long page beside the page's own; 3: each file's vector key in the state
+#: the layout of the index and its state (2: one document per chunk of a long page beside the page's own; 3: each
+#: file's vector key in the state), then the recipe of those keys: the index is rebuilt once when either changes
+FORMAT = f"3.{RECIPE}"
 #: the share of a page's fused score that comes from its cosine (``scoring.fuse``, convex), chosen on the development
 #: parts of ``bench/wiki_longdoc.py`` (docs/search.md, "Wiki pages and writer notes")
 VECTOR_WEIGHT = 0.4
@@ -290,7 +294,7 @@ class PageIndex:
         return len(changed)
 
     def _write(self, index: Any, changed: list[str], removed: list[str], known: dict[str, Any], fresh: bool) -> None:
-        from gitmem.search.pagevectors import digest, page_texts
+        from gitmem.search.pagevectors import digest, page_input
 
         writer = index.writer(heap_size=16_000_000, num_threads=1)
         try:
@@ -310,7 +314,7 @@ class PageIndex:
                 if doc is None:
                     continue
                 parts = _parts(doc)
-                known[key][3] = digest(page_texts(doc.title, parts))  # the key of its vectors
+                known[key][3] = digest(page_input(doc.title, parts))  # the key of its vectors
                 for d in _documents(key, doc, parts):
                     writer.add_document(d)
             writer.commit()
@@ -342,10 +346,10 @@ class PageIndex:
     def embed(self, embedder: Embedder, progress: Callable[[int], object] | None = None,
               total: Callable[[int], object] | None = None) -> tuple[int, int]:
         """Bring the index up to the files, embed each page that has no vector for ``embedder`` yet (the page and
-        its chunks) and drop the vectors of pages no file holds any more; returns (pages embedded, texts the model
-        read). ``total`` hears how many pages are to embed, ``progress`` each batch done. (0, 0) when another
-        process is embedding these pages."""
-        from gitmem.search.pagevectors import PageVectors, digest, page_texts
+        its chunks, from one model pass over the page) and drop the vectors of pages no file holds any more;
+        returns (pages embedded, vectors computed: pages and chunks). ``total`` hears how many pages are to embed,
+        ``progress`` each batch done. (0, 0) when another process is embedding these pages."""
+        from gitmem.search.pagevectors import PageVectors, digest, page_input
 
         self.refresh()
         vectors = PageVectors(self.dir / "vectors", embedder.model_id)
@@ -354,13 +358,13 @@ class PageIndex:
                 files: dict[str, list[Any]] = self._state().get("files", {})
                 live = {entry[3] for entry in files.values() if entry[3]}
                 missing = vectors.missing(live)
-                pages: dict[str, list[str]] = {}
+                pages: dict[str, Page] = {}
                 for key, entry in files.items():
                     if entry[3] in missing and entry[3] not in pages:
                         doc = self.reader(self.repo_path / key, key)
-                        texts = page_texts(doc.title, _parts(doc)) if doc is not None else []
-                        if texts and digest(texts) == entry[3]:  # else changed since: embedded after a refresh
-                            pages[entry[3]] = texts
+                        page = page_input(doc.title, _parts(doc)) if doc is not None else None
+                        if page and digest(page) == entry[3]:  # else changed since: embedded after a refresh
+                            pages[entry[3]] = page
                 if total:
                     total(len(pages))
                 read = vectors.embed(embedder, pages, live, progress)
