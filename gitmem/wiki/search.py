@@ -34,16 +34,13 @@ from typing import Any
 from gitmem.errors import SearchError
 from gitmem.files.atomic import atomic_write, settled
 from gitmem.files.locks import LockTimeout, file_lock
-from gitmem.search.pagevectors import RECIPE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitmem.embeddings.runtime import Embedder
     from gitmem.search.pagevectors import Page
 
-#: the layout of the index and its state (2: one document per chunk of a long page beside the page's own; 3: each
-#: file's vector key in the state), then the recipe of those keys: the index is rebuilt once when either changes
-FORMAT = f"3.{RECIPE}"
+FORMAT = 3  # 2: one document per chunk of a long page beside the page's own; 3: each file's vector key in the state
 #: the share of a page's fused score that comes from its cosine (``scoring.fuse``, convex), chosen on the development
 #: parts of ``bench/wiki_longdoc.py`` (docs/search.md, "Wiki pages and writer notes")
 VECTOR_WEIGHT = 0.4
@@ -52,6 +49,15 @@ CANDIDATES = 30
 _OPEN: dict[str, tuple[Any, Any]] = {}  # cache dir -> (tantivy index, schema), kept for the process's life
 _STAMPS: dict[str, str] = {}  # cache dir -> the stamp it was last found fresh at, in this process
 _ANALYZER: list[Any] = []
+
+
+def layout() -> str:
+    """The index's format as its state and freshness stamp record it: :data:`FORMAT`, then the recipe of the vector
+    keys its state holds (:data:`gitmem.search.pagevectors.RECIPE`): when either changes, the index is rebuilt once
+    and every page gets a key of the new recipe, so rows of the old one are never read."""
+    from gitmem.search import pagevectors
+
+    return f"{FORMAT}.{pagevectors.RECIPE}"
 
 
 def _analyzer() -> Any:
@@ -202,8 +208,8 @@ class PageIndex:
         """What moves when a page is added, removed or renamed (the folders' mtimes) or anything is committed or
         checked out (the git index's mtime): while it stays, the per-file check is skipped. An edit made in
         place and not committed is picked up at the next commit or the next file added or removed. It starts with
-        the index's ``FORMAT``, so an index of another layout is never taken for fresh."""
-        parts: list[str] = [f"format:{FORMAT}"]
+        the index's :func:`layout`, so an index of another layout is never taken for fresh."""
+        parts: list[str] = [f"format:{layout()}"]
         folders = [self.folder]
         while folders:
             folder = folders.pop()
@@ -228,7 +234,7 @@ class PageIndex:
             data = json.loads((self.dir / "state.json").read_text("utf-8"))
         except (OSError, ValueError):
             return {}
-        return data if isinstance(data, dict) and data.get("format") == FORMAT else {}
+        return data if isinstance(data, dict) and data.get("format") == layout() else {}
 
     def _stale(self, files: dict[str, tuple[int, int]], known: dict[str, Any]) -> tuple[list[str], list[str]]:
         changed = [k for k, (mtime, size) in files.items()
@@ -284,7 +290,7 @@ class PageIndex:
                     if changed or removed or fresh:
                         self._write(index, changed, removed, known, fresh)
                         atomic_write(self.dir / "state.json",
-                                     json.dumps({"format": FORMAT, "files": known}).encode())
+                                     json.dumps({"format": layout(), "files": known}).encode())
             except LockTimeout:
                 raise SearchError(f"another process is updating {self.dir}", "try the query again") from None
             index.reload()

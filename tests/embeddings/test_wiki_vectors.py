@@ -13,7 +13,6 @@ from gitmem.search import pagevectors
 from gitmem.search.pagevectors import PageVectors, page_input
 from gitmem.store import wikipage as wp
 from gitmem.store.memories import MemoryRepo
-from gitmem.wiki import search as wiki_search
 from gitmem.wiki.search import PageIndex, _parts
 from gitmem.wiki.store import Wiki
 from tests.helpers import CountingEmbedder
@@ -129,9 +128,8 @@ def test_a_second_pass_embeds_nothing(wiki: Wiki, embedder: OnnxEmbedder) -> Non
 
 def test_rows_of_another_recipe_are_not_read(wiki: Wiki, embedder: OnnxEmbedder,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    with monkeypatch.context() as before:  # the vectors a previous release computed
+    with monkeypatch.context() as before:  # the vectors of the previous recipe
         before.setattr(pagevectors, "RECIPE", "1")
-        before.setattr(wiki_search, "FORMAT", "3.1")
         assert wiki.embed(embedder)[0] == 3
     old = _rows(wiki, embedder)
     assert wiki.embed(embedder)[0] == 3  # each page once more, under keys of this recipe
