@@ -12,7 +12,8 @@ first for BM25, then hybrid for each ``--weights`` value (``gitmem.wiki.search.V
 set there). ``--sections`` puts each paragraph under a ``## Part N`` heading, as a page written in sections; a hit
 then names its section. Every page is 0.8-10k characters; the same 48 pages serve both parts (dev: questions on
 articles 0-23, test: 24-47). Query times are medians over all questions (a warm index in one process). The
-embedding line gives pages/s and texts/s (a page's own text and its chunks), wall and per CPU-second.
+embedding line gives pages/s and vectors/s (a page's own and its chunks', from one model pass over the page), wall
+and per CPU-second.
 """
 
 from __future__ import annotations
@@ -106,11 +107,11 @@ def main() -> None:
             embedder = None if args.bm25_only else repo.index().embedder
             if embedder is not None:
                 wall, cpu = time.perf_counter(), time.process_time()
-                pages, texts = book.embed(embedder)
+                pages, rows = book.embed(embedder)
                 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-                print(f"{lang}: embedded {pages} pages, {texts} texts read by {embedder.model_id} in {wall:.1f} s: "
-                      f"{pages / wall:.2f} pages/s, {texts / wall:.1f} texts/s wall; "
-                      f"{pages / cpu:.2f} pages, {texts / cpu:.1f} texts per CPU-s", flush=True)
+                print(f"{lang}: embedded {pages} pages, {rows} vectors by {embedder.model_id} in {wall:.1f} s: "
+                      f"{pages / wall:.2f} pages/s, {rows / wall:.1f} vectors/s wall; "
+                      f"{pages / cpu:.2f} pages, {rows / cpu:.1f} vectors per CPU-s", flush=True)
             for part, conv in parts.items():
                 asked = [q for q in queries if q["conv"] == conv]
                 run(f"{lang} {part} bm25", asked, index, None)

@@ -82,7 +82,7 @@ class Repository(MemoryRepo):
     def embed_pages(self, progress: Callable[[int], object] | None = None,
                     total: Callable[[int], object] | None = None) -> tuple[int, int]:
         """Embed the wiki pages and writer notes that have no vector yet (every project's wiki, every work's
-        notes) with the model the memories use; returns (pages embedded, texts the model read: pages and chunks).
+        notes) with the model the memories use; returns (pages embedded, vectors computed: pages and chunks).
         ``total`` hears how many pages of each folder are to embed, ``progress`` each batch done."""
         from gitmem.store.wikipage import WIKI_DIR
         from gitmem.writer.entities import WRITER_DIR

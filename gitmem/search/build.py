@@ -57,9 +57,6 @@ _EMBED_CHUNK = 64
 #: without); LoCoMo dev hybrid R@10 0.796 (none), 0.799 (0.3), 0.803 (0.5), 0.793 (0.8) (docs/embeddings.md,
 #: "Sentence and chunk vectors from the memory's own pass").
 SENTENCE_CONTRAST = 0.5
-#: the most words a speaker's label may hold (:func:`~gitmem.search.rerank.sentences` takes up to 30 characters
-#: before a colon: 15 one-letter words and their spaces)
-_LABEL_WORDS = 15
 #: memories per vector shard written (fewer shards, fewer merges)
 _SHARD = 512
 
@@ -406,7 +403,7 @@ def _texts_for(ix: Index, searcher: Any, shas: list[str]) -> dict[str, tuple[str
     spans of its parts in that text with their cache keys: the chunks of a long memory (``<sha>#c<n>``), else its
     sentences if several (``<sha>#<n>``)."""
     from gitmem.search import rerank
-    from gitmem.search.chunks import labelled_chunks
+    from gitmem.search.chunks import labelled_chunks, locate
 
     query = tantivy.Query.boolean_query([
         (tantivy.Occur.Must, tantivy.Query.term_set_query(ix._schema, "sha", shas)),
@@ -425,34 +422,9 @@ def _texts_for(ix: Index, searcher: Any, shas: list[str]) -> dict[str, tuple[str
             chunks = rerank.sentences(memory.text)
             keys = [f"{sha}#{n}" for n in range(len(chunks))]
         parts = [(key, tuple((_embedded(a, layout), _embedded(b, layout)) for a, b in found))
-                 for key, found in zip(keys, _locate(body, chunks), strict=True) if found is not None]
+                 for key, found in zip(keys, locate(body, chunks), strict=True) if found is not None]
         texts[sha] = (text, parts)
     return texts
-
-
-def _locate(source: str, parts: list[str]) -> list[Span | None]:
-    """Where each of ``parts`` (in order, each at or after the one before) sits in ``source``: its ``(start, end)``
-    characters, None if not found. Whitespace does not count (a chunk joins its pieces with spaces). Up to
-    :data:`_LABEL_WORDS` leading words may stand elsewhere, before it (the label
-    :func:`~gitmem.search.rerank.sentences` repeats on each sentence): their nearest occurrence before it is then the
-    span's first range."""
-    keep = [i for i, c in enumerate(source) if not c.isspace()]
-    compact = "".join(source[i] for i in keep)
-    cursor, out = 0, []
-    for part in parts:
-        words = part.split()
-        found: Span | None = None
-        for drop in range(min(len(words), _LABEL_WORDS + 1)):
-            needle = "".join(words[drop:])
-            at = compact.find(needle, cursor)
-            if at >= 0:
-                head = "".join(words[:drop])
-                before = compact.rfind(head, 0, at) if head else -1
-                ranges = [(keep[before], keep[before + len(head) - 1] + 1)] if before >= 0 else []
-                found, cursor = (*ranges, (keep[at], keep[at + len(needle) - 1] + 1)), at
-                break
-        out.append(found)
-    return out
 
 
 def _embedded(pos: int, layout: list[tuple[int, int, int]]) -> int:

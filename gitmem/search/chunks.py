@@ -8,6 +8,9 @@ each chunk after the first starts with the last sentence of the one before (the 
 a boundary is whole in one of them. A chunk of a section repeats the section's heading. Texts of up to
 :data:`LONG_TOKENS` stay one piece: most memories are a few sentences and are searched whole, as before.
 
+:func:`locate` finds where each chunk (or sentence) stands in the text it was cut from: the model's vector of a
+chunk is pooled from those characters of the text's own pass (:func:`gitmem.embeddings.runtime.embed_with_spans`).
+
 Sizes are estimated without a tokenizer (the index must not load one): a CJK character is one token, any other
 word 1.3 (the packaged WordPiece tokenizer gives 1.2–1.4 per English word of prose, see ``docs/search.md``).
 """
@@ -16,11 +19,19 @@ from __future__ import annotations
 
 from gitmem.text.lazyre import LazyPattern
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitmem.embeddings.runtime import Span
+
 #: the size a chunk aims at, in estimated tokens: well inside the 256 the packaged model reads, with room for
 #: the heading and the overlap sentence
 CHUNK_TOKENS = 160
 #: texts up to this size are not chunked
 LONG_TOKENS = 240
+#: the most leading words of a part :func:`locate` finds elsewhere, before the rest (a speaker's label, which
+#: :func:`~gitmem.search.rerank.sentences` takes up to 30 characters before a colon: 15 one-letter words and their
+#: spaces; a section heading, which a chunk of the section follows)
+LABEL_WORDS = 15
 
 _HEADING = LazyPattern(r"(?m)^#{1,6}\s+\S.*$")
 _PARAGRAPH = LazyPattern(r"\n\s*\n")
@@ -50,6 +61,31 @@ def labelled_chunks(text: str, target: int = CHUNK_TOKENS, long: int = LONG_TOKE
         pieces = [s for p in _PARAGRAPH.split(section) for s in _split(p.strip(), target) if s]
         out.extend((heading, chunk) for chunk in _pack(pieces, target))
     return [(heading, chunk) for heading, chunk in out if heading.strip() or chunk.strip()]
+
+
+def locate(source: str, parts: list[str]) -> list[Span | None]:
+    """Where each of ``parts`` (in order, each at or after the one before) sits in ``source``: its ``(start, end)``
+    characters, None if not found. Whitespace does not count (a chunk joins its pieces with spaces). Up to
+    :data:`LABEL_WORDS` leading words may stand elsewhere, before it (the label
+    :func:`~gitmem.search.rerank.sentences` repeats on each sentence, the heading of a chunk's section): their
+    nearest occurrence before it is then the span's first range."""
+    keep = [i for i, c in enumerate(source) if not c.isspace()]
+    compact = "".join(source[i] for i in keep)
+    cursor, out = 0, []
+    for part in parts:
+        words = part.split()
+        found: Span | None = None
+        for drop in range(min(len(words), LABEL_WORDS + 1)):
+            needle = "".join(words[drop:])
+            at = compact.find(needle, cursor)
+            if at >= 0:
+                head = "".join(words[:drop])
+                before = compact.rfind(head, 0, at) if head else -1
+                ranges = [(keep[before], keep[before + len(head) - 1] + 1)] if before >= 0 else []
+                found, cursor = (*ranges, (keep[at], keep[at + len(needle) - 1] + 1)), at
+                break
+        out.append(found)
+    return out
 
 
 def _sections(text: str) -> list[tuple[str, str]]:

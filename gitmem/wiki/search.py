@@ -38,6 +38,7 @@ from gitmem.files.locks import LockTimeout, file_lock
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitmem.embeddings.runtime import Embedder
+    from gitmem.search.pagevectors import Page
 
 FORMAT = 3  # 2: one document per chunk of a long page beside the page's own; 3: each file's vector key in the state
 #: the share of a page's fused score that comes from its cosine (``scoring.fuse``, convex), chosen on the development
@@ -48,6 +49,15 @@ CANDIDATES = 30
 _OPEN: dict[str, tuple[Any, Any]] = {}  # cache dir -> (tantivy index, schema), kept for the process's life
 _STAMPS: dict[str, str] = {}  # cache dir -> the stamp it was last found fresh at, in this process
 _ANALYZER: list[Any] = []
+
+
+def layout() -> str:
+    """The index's format as its state and freshness stamp record it: :data:`FORMAT`, then the recipe of the vector
+    keys its state holds (:data:`gitmem.search.pagevectors.RECIPE`): when either changes, the index is rebuilt once
+    and every page gets a key of the new recipe, so rows of the old one are never read."""
+    from gitmem.search import pagevectors
+
+    return f"{FORMAT}.{pagevectors.RECIPE}"
 
 
 def _analyzer() -> Any:
@@ -198,8 +208,8 @@ class PageIndex:
         """What moves when a page is added, removed or renamed (the folders' mtimes) or anything is committed or
         checked out (the git index's mtime): while it stays, the per-file check is skipped. An edit made in
         place and not committed is picked up at the next commit or the next file added or removed. It starts with
-        the index's ``FORMAT``, so an index of another layout is never taken for fresh."""
-        parts: list[str] = [f"format:{FORMAT}"]
+        the index's :func:`layout`, so an index of another layout is never taken for fresh."""
+        parts: list[str] = [f"format:{layout()}"]
         folders = [self.folder]
         while folders:
             folder = folders.pop()
@@ -224,7 +234,7 @@ class PageIndex:
             data = json.loads((self.dir / "state.json").read_text("utf-8"))
         except (OSError, ValueError):
             return {}
-        return data if isinstance(data, dict) and data.get("format") == FORMAT else {}
+        return data if isinstance(data, dict) and data.get("format") == layout() else {}
 
     def _stale(self, files: dict[str, tuple[int, int]], known: dict[str, Any]) -> tuple[list[str], list[str]]:
         changed = [k for k, (mtime, size) in files.items()
@@ -280,7 +290,7 @@ class PageIndex:
                     if changed or removed or fresh:
                         self._write(index, changed, removed, known, fresh)
                         atomic_write(self.dir / "state.json",
-                                     json.dumps({"format": FORMAT, "files": known}).encode())
+                                     json.dumps({"format": layout(), "files": known}).encode())
             except LockTimeout:
                 raise SearchError(f"another process is updating {self.dir}", "try the query again") from None
             index.reload()
@@ -290,7 +300,7 @@ class PageIndex:
         return len(changed)
 
     def _write(self, index: Any, changed: list[str], removed: list[str], known: dict[str, Any], fresh: bool) -> None:
-        from gitmem.search.pagevectors import digest, page_texts
+        from gitmem.search.pagevectors import digest, page_input
 
         writer = index.writer(heap_size=16_000_000, num_threads=1)
         try:
@@ -310,7 +320,7 @@ class PageIndex:
                 if doc is None:
                     continue
                 parts = _parts(doc)
-                known[key][3] = digest(page_texts(doc.title, parts))  # the key of its vectors
+                known[key][3] = digest(page_input(doc.title, parts))  # the key of its vectors
                 for d in _documents(key, doc, parts):
                     writer.add_document(d)
             writer.commit()
@@ -342,10 +352,10 @@ class PageIndex:
     def embed(self, embedder: Embedder, progress: Callable[[int], object] | None = None,
               total: Callable[[int], object] | None = None) -> tuple[int, int]:
         """Bring the index up to the files, embed each page that has no vector for ``embedder`` yet (the page and
-        its chunks) and drop the vectors of pages no file holds any more; returns (pages embedded, texts the model
-        read). ``total`` hears how many pages are to embed, ``progress`` each batch done. (0, 0) when another
-        process is embedding these pages."""
-        from gitmem.search.pagevectors import PageVectors, digest, page_texts
+        its chunks, from one model pass over the page) and drop the vectors of pages no file holds any more;
+        returns (pages embedded, vectors computed: pages and chunks). ``total`` hears how many pages are to embed,
+        ``progress`` each batch done. (0, 0) when another process is embedding these pages."""
+        from gitmem.search.pagevectors import PageVectors, digest, page_input
 
         self.refresh()
         vectors = PageVectors(self.dir / "vectors", embedder.model_id)
@@ -354,13 +364,13 @@ class PageIndex:
                 files: dict[str, list[Any]] = self._state().get("files", {})
                 live = {entry[3] for entry in files.values() if entry[3]}
                 missing = vectors.missing(live)
-                pages: dict[str, list[str]] = {}
+                pages: dict[str, Page] = {}
                 for key, entry in files.items():
                     if entry[3] in missing and entry[3] not in pages:
                         doc = self.reader(self.repo_path / key, key)
-                        texts = page_texts(doc.title, _parts(doc)) if doc is not None else []
-                        if texts and digest(texts) == entry[3]:  # else changed since: embedded after a refresh
-                            pages[entry[3]] = texts
+                        page = page_input(doc.title, _parts(doc)) if doc is not None else None
+                        if page and digest(page) == entry[3]:  # else changed since: embedded after a refresh
+                            pages[entry[3]] = page
                 if total:
                     total(len(pages))
                 read = vectors.embed(embedder, pages, live, progress)

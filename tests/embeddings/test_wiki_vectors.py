@@ -1,5 +1,6 @@
-"""Vectors of wiki pages with the packaged model: a page found by the meaning of its last section, embedded once,
-re-embedded when edited, its vectors gone when deleted, and no page embedded by a search."""
+"""Vectors of wiki pages with the packaged model: a page found by the meaning of its last section, past the model's
+first window, whose vector is pooled from the page's own pass; embedded once, re-embedded when edited or when the
+recipe of its vectors changes, its vectors gone when deleted, and no page embedded by a search."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from typing import Any
 import pytest
 
 from gitmem.embeddings.runtime import OnnxEmbedder
-from gitmem.search.pagevectors import PageVectors
+from gitmem.search import pagevectors
+from gitmem.search.pagevectors import PageVectors, page_input
 from gitmem.store import wikipage as wp
 from gitmem.store.memories import MemoryRepo
-from gitmem.wiki.search import PageIndex
+from gitmem.wiki.search import PageIndex, _parts
 from gitmem.wiki.store import Wiki
 from tests.helpers import CountingEmbedder
 
@@ -33,6 +35,18 @@ manual queue and the on-call engineer gets a page with the order number and the 
 Grafana alerts fire when the error rate of the processor calls passes two percent over five minutes, or when the
 queue of parked orders holds more than twenty entries. Each alert links to the runbook and to the dashboard of
 the processor's latency percentiles, split by card network and by region.
+
+## Fraud screening
+
+Before a charge is sent, the fraud service scores it from the card's country, the shipping address, the basket
+and the customer's history. Scores above eighty hold the order for a human review within the hour; scores above
+ninety-five decline it outright and tell the customer to contact support with the reference shown on the page.
+
+## Currencies
+
+Prices are stored in euros. Charges in pounds, dollars and Swiss francs are converted at the rate fetched from the
+central bank each morning at six, and the rate used is written beside each charge so that support can explain the
+amount the customer saw on the statement.
 
 ## Refund reconciliation
 
@@ -82,6 +96,47 @@ def test_a_paraphrased_question_finds_the_last_section_of_a_long_page(wiki: Wiki
     # a keyword question still finds its page, the snippet around its words
     hits = index.search("idempotency keys", k=3, embedder=embedder)
     assert hits[0].name == "payments" and hits[0].section == "Retries"
+
+
+def test_a_chunk_past_the_first_window_gets_its_own_row_from_the_pages_pass(wiki: Wiki,
+                                                                          embedder: OnnxEmbedder) -> None:
+    doc = _index(wiki).reader(wiki.repo.path / "wiki/shop/payments.md", "wiki/shop/payments.md")
+    assert doc is not None
+    text, spans = page_input(doc.title, _parts(doc))
+    first_window = max(end for _start, end in embedder._tokenizer.encode(text).offsets)
+    last, span = spans[-1]
+    assert span[-1][0] > first_window  # the refund section starts after the model's first 256 tokens
+    # the chunk's row pools its own tokens, after its page's title and its section's heading
+    assert " ".join(text[a:b] for a, b in span).split()[:5] == ["Payments", "service", "Refund", "reconciliation",
+                                                                "Every"]
+    assert wiki.embed(embedder)[0] == 3
+    index = _index(wiki)
+    key = index._state()["files"]["wiki/shop/payments.md"][3]
+    rows = PageVectors(index.dir / "vectors", embedder.model_id).nearest(embedder, QUESTION, [key])[key]
+    assert set(rows) == {0, *(n for n, _span in spans)}  # the page's row and one per chunk
+    assert max(rows, key=lambda n: rows[n]) == last  # the question is nearest the refund section's row
+    assert rows[last] > rows[0] + 0.1  # the page's own row (its first window) does not reach that far
+
+
+def test_a_second_pass_embeds_nothing(wiki: Wiki, embedder: OnnxEmbedder) -> None:
+    pages, rows = wiki.embed(embedder)
+    assert pages == 3 and rows == len(_rows(wiki, embedder))
+    store = PageVectors(_index(wiki).dir / "vectors", embedder.model_id).store
+    written = store.marker()
+    assert wiki.embed(embedder) == (0, 0) and store.marker() == written
+
+
+def test_rows_of_another_recipe_are_not_read(wiki: Wiki, embedder: OnnxEmbedder,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    with monkeypatch.context() as before:  # the vectors of the previous recipe
+        before.setattr(pagevectors, "RECIPE", "1")
+        assert wiki.embed(embedder)[0] == 3
+    old = _rows(wiki, embedder)
+    assert wiki.embed(embedder)[0] == 3  # each page once more, under keys of this recipe
+    new = _rows(wiki, embedder)
+    assert new and not new & old  # the old rows are compacted away, none is read
+    hits = _index(wiki).search(QUESTION, k=3, embedder=embedder)
+    assert hits[0].name == "payments" and hits[0].section == "Refund reconciliation"
 
 
 def test_pages_are_embedded_once_again_when_edited_and_dropped_when_deleted(wiki: Wiki, embedder: OnnxEmbedder,

@@ -168,7 +168,7 @@ def test_an_edited_long_page_is_searched_by_its_new_sections_only(repo: MemoryRe
 def test_an_index_of_the_previous_layout_is_rebuilt_on_the_next_query(repo_path: Path) -> None:
     import tantivy
 
-    from gitmem.wiki.search import FORMAT
+    from gitmem.wiki.search import layout
 
     book = Wiki(open_store(repo_path), "shop")
     book.add("Payments runbook", "\n\n".join(wp.section(text, heading) for heading, text in RUNBOOK))
@@ -190,12 +190,12 @@ def test_an_index_of_the_previous_layout_is_rebuilt_on_the_next_query(repo_path:
     tantivy.Index(old.build(), path=str(cache / "tantivy"), reuse=False)
     state = json.loads((cache / "state.json").read_text())
     (cache / "state.json").write_text(json.dumps({**state, "format": 1}))
-    (cache / "stamp").write_text((cache / "stamp").read_text().removeprefix(f"format:{FORMAT} "))
+    (cache / "stamp").write_text((cache / "stamp").read_text().removeprefix(f"format:{layout()} "))
     out = run_cli("wiki", "query", "failed refunds retried", "--project", "shop", "--json",
                   env={"GITMEM_REPO": str(repo_path)})
     assert out.code == 0, out.err
     assert json.loads(out.out)[0]["section"] == "Refund reconciliation"
-    assert json.loads((cache / "state.json").read_text())["format"] == FORMAT
+    assert json.loads((cache / "state.json").read_text())["format"] == layout()
 
 
 def _plant(book: Wiki, name: str, title: str, body: str, **fields: object) -> None:
