@@ -134,8 +134,8 @@ def reindex(state: State, bm25_only: bool, as_json: bool) -> None:
             click.echo(f"embedded {stats.embedded} memories in {stats.embed_seconds:.1f} s "
                        f"({stats.embedded / stats.embed_seconds:.1f} memories/s)")
         if pages and took > 0:
-            click.echo(f"embedded {pages} wiki pages and notes ({chunks} texts with their chunks) in {took:.1f} s "
-                       f"({pages / took:.1f} pages/s, {chunks / took:.1f} texts/s)")
+            click.echo(f"embedded {pages} wiki pages and notes ({chunks} vectors, chunks included) in {took:.1f} s "
+                       f"({pages / took:.1f} pages/s)")
 
 
 # -- models ---------------------------------------------------------------------------------------------

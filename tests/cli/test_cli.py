@@ -283,7 +283,7 @@ def test_reindex_reports_how_fast_it_embedded(repo_path: Path) -> None:
     first = run_cli("--repo", str(repo_path), "reindex")
     assert first.code == 0, first.err
     assert re.search(r"^embedded 3 memories in \d+\.\d s \(\d+\.\d memories/s\)$", first.out, re.M), first.out
-    assert re.search(r"^embedded 1 wiki pages and notes \(1 texts with their chunks\) in \d+\.\d s "
-                     r"\(\d+\.\d pages/s, \d+\.\d texts/s\)$", first.out, re.M), first.out
+    assert re.search(r"^embedded 1 wiki pages and notes \(1 vectors, chunks included\) in \d+\.\d s "
+                     r"\(\d+\.\d pages/s\)$", first.out, re.M), first.out
     again = json.loads(run_cli("--repo", str(repo_path), "reindex", "--json").out)
     assert again["embedded"] == 0 and again["pages_embedded"] == 0  # kept by content: nothing to embed again
