@@ -36,7 +36,7 @@ from gitmem.errors import SearchError, ValidationError
 from gitmem.files.atomic import settled
 from gitmem.search import schema as idoc
 from gitmem.search import scoring as ranking
-from gitmem.search.order import Order, chain_firsts, order_bonus, parse_order
+from gitmem.search.order import AMONG, Order, chain_firsts, order_bonus, parse_order
 from gitmem.search.scoring import DEFAULT_TUNING, QueryTerms, ScoreParts, Tuning
 from gitmem.search.snapshot import Key, Snapshot
 from gitmem.search.standing import asks_help
@@ -408,7 +408,7 @@ class Index:
                 for key, score in self._bm25(searcher, terms, [*filters, clause], n, tuning, best_chunk).items():
                     bm25[key] = max(score, bm25.get(key, 0.0))
             if past is not None and order is not None and order.history:
-                bm25.update(self._superseded(searcher, terms, past, n, tuning, best_chunk, replaced_by))
+                bm25.update(self._superseded(searcher, terms, past, AMONG, tuning, best_chunk, replaced_by))
         vector: dict[tuple[int, int], float] = {}
         vectors: rerank.QueryVectors | None = None
         if embedder is not None and mode != "bm25":
@@ -424,7 +424,7 @@ class Index:
             said = ranking.analyze_query(order.anchor, self._analyzer)
             found = self._bm25(searcher, said, filters, 1, tuning, {})
             if past is not None:  # X may be a state replaced since ("what did we use after MySQL?")
-                found.update(self._superseded(searcher, said, past, 10, tuning, {}, {}))
+                found.update(self._superseded(searcher, said, past, AMONG, tuning, {}, {}))
             if found:
                 key = max(found, key=found.__getitem__)
                 anchor = float(searcher.fast_field_values("created", [tantivy.DocAddress(*key)])[0] or 0)

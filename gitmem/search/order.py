@@ -54,6 +54,9 @@ if TYPE_CHECKING:
 
 #: the kinds a past state answers: the first state of a subject, what came before a change
 HISTORY = ("first", "before")
+#: how many of the most similar candidates the order is taken among (and how many superseded memories a
+#: question about the past takes as candidates: each costs a stored document's read)
+AMONG = 20
 
 
 class Order(Record):
@@ -103,7 +106,7 @@ def _order(question: str) -> Order | None:
 
 
 def order_bonus(order: Order, similarity: Sequence[float], created: Sequence[float], *, weight: float,
-                floor: float = 0.5, among: int = 20, anchor_at: float | None = None,
+                floor: float = 0.5, among: int = AMONG, anchor_at: float | None = None,
                 within: Sequence[bool] | None = None, linked: Sequence[bool] | None = None) -> list[float]:
     """A bonus per candidate (aligned with ``similarity`` and ``created``, epoch seconds): among the ``among``
     most similar candidates whose similarity is at least ``floor`` times the best, ``weight`` for the earliest
