@@ -475,12 +475,21 @@ class Index:
                     best_chunk: dict[Key, int], replaced_by: dict[Key, tuple[str, str]]) -> dict[Key, float]:
         """Those of the ``n`` best deprecated memories by BM25 (``past``: the filters keeping those only) that were
         superseded by another, not forgotten: the past states of supersede chains. ``replaced_by`` gets each one's
-        id and the id of the memory that replaced it."""
+        id and the id of the memory that replaced it, unless that is a compaction's summary."""
         scores: dict[Key, float] = {}
+        links: dict[Key, tuple[str, str]] = {}
         for key, score in self._bm25(searcher, terms, past, n, tuning, best_chunk).items():
             memory = idoc.memory_from_json(searcher.doc(tantivy.DocAddress(*key))["doc"][0])
             if memory.superseded_by:
-                scores[key], replaced_by[key] = score, (memory.id, memory.superseded_by)
+                scores[key], links[key] = score, (memory.id, memory.superseded_by)
+        if links:  # a compaction's summary replaced a cluster of memories at once: past states, not a chain
+            Q, must = tantivy.Query, tantivy.Occur.Must
+            found = searcher.search(Q.boolean_query([
+                (must, Q.term_set_query(self._schema, "key", sorted({by for _id, by in links.values()}))),
+                (must, Q.term_query(self._schema, "tag", docs.SUMMARY_TAG)),
+                (must, Q.term_query(self._schema, "part", 0))]), limit=len(links)).hits
+            summaries = {idoc.memory_from_json(searcher.doc(a)["doc"][0]).id for _s, a in found}
+            replaced_by.update((key, link) for key, link in links.items() if link[1] not in summaries)
         return scores
 
     def _rank(self, searcher: Any, bm25: dict[tuple[int, int], float], vector: dict[tuple[int, int], float],

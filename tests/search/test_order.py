@@ -139,3 +139,28 @@ def test_a_chain_answers_first_in_a_hybrid_search_too(repo: MemoryRepo) -> None:
     hits = index.search("Which frontend framework did we use first?", k=5, now=datetime(2024, 9, 1, tzinfo=UTC))
     assert hits[0].id == "fe1", [(h.id, round(h.score, 3)) for h in hits]
     assert hits[0].memory.superseded_by == "fe2"  # shown as what it is: a past state, replaced by fe2
+
+
+def test_a_replaced_state_reaches_a_prompt_marked_as_replaced(repo: MemoryRepo) -> None:
+    from gitmem.briefing.block import build_block
+
+    hits = _chained(repo).search("Which frontend framework did we use first?", k=3,
+                                 now=datetime(2024, 9, 1, tzinfo=UTC))
+    text, _used, _tokens, _left = build_block(hits, 500, "## Memories", count=lambda line: len(line.split()))
+    # the agent is told it was replaced, and by what: it must not take Vue 2 for the current frontend
+    assert "The frontend is written in Vue 2 with Vuex for state (id: fe1, replaced by fe2)" in text
+
+
+def test_a_compaction_summary_is_no_chain_of_changes(repo: MemoryRepo) -> None:
+    # compaction replaces a cluster at once (each member superseded by the summary): the members are past facts,
+    # not successive states, so the earliest of them is not "the first" of whatever the nearest one is about
+    members = [("2024-01-05", "c1", "Backups of the database run nightly to S3 with pgBackRest, kept thirty days and "
+                                    "restored once a month as a drill"),
+               ("2024-03-01", "c2", "We picked MySQL for the shop database because the team knows it")]
+    repo.import_records([{"id": i, "text": t, "created": f"{d}T10:00:00Z", "deprecated": True,
+                          "superseded_by": "sum1", "deprecated_reason": "compacted into sum1"} for d, i, t in members]
+                        + [{"id": "sum1", "text": "Shop database notes: MySQL; nightly backups to S3",
+                            "tags": ["summary"], "created": "2024-04-01T10:00:00Z"}])
+    hits = Index(repo, embedder=None).search("Which database did we pick first for the shop?", k=3,
+                                             now=datetime(2024, 9, 1, tzinfo=UTC))
+    assert hits[0].id == "c2", [(h.id, round(h.score, 3)) for h in hits]
