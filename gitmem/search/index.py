@@ -391,7 +391,7 @@ class Index:
         help_asked = mode != "vector" and not terms.empty and tuning.standing_weight > 0 and asks_help(query)
         order = parse_order(query) if tuning.order_weight > 0 else None
         # "what did we use first", "before/after X": a supersede chain's past states answer too (deprecated
-        # memories replaced by another), searched by their words with the deprecated memories as the only ones
+        # memories replaced by another), found by a BM25 search restricted to the deprecated memories
         past = [*ranking.filter_clauses(self._schema, type=type, category=category, tags=tag_list, project=project,
                                         include_deprecated=True), ranking.deprecated_clause(self._schema)] \
             if order is not None and (order.history or order.anchor) and not include_deprecated else None
@@ -441,7 +441,9 @@ class Index:
             return {key for key, (_id, by) in replaced_by.items() if by == memory.id and key in candidates}
         if not memory.superseded_by:
             return set()
-        found = searcher.search(tantivy.Query.term_query(self._schema, "key", memory.superseded_by), limit=4).hits
+        Q, must = tantivy.Query, tantivy.Occur.Must
+        found = searcher.search(Q.boolean_query([(must, Q.term_query(self._schema, "key", memory.superseded_by)),
+                                                 (must, Q.term_query(self._schema, "part", 0))]), limit=2).hits
         return {(a.segment_ord, a.doc) for _s, a in found} & candidates
 
     def _bm25(self, searcher: Any, terms: QueryTerms, filters: list[tuple[Any, Any]], n: int,
