@@ -8,7 +8,9 @@ long documents whether the snippet shows the answer.
 longdoc``) answers a question; ``conv`` 0 holds the development questions, ``conv`` 1 the test ones, each over the
 same 48 articles. ``snippet`` is the share of questions answered by the top hit whose snippet holds at least half
 of the answering sentence's words (or CJK characters). ``order/``: questions about order ("first", "now",
-"before X") over two dated decision logs (dev: a shop, test: a data pipeline; see its README).
+"before X") over two dated decision logs (dev: a shop, test: a data pipeline; see its README). ``--chains``
+imports each log with its supersede chains recorded, as ``gitmem remember --auto --supersede`` records them: the
+memories a turn ``supersedes`` are deprecated, superseded by it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import tempfile
 import time
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -28,8 +31,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import locomo  # noqa: E402
 
-from gitmem.config import RankingConfig  # noqa: E402
+from gitmem.config import Config, RankingConfig  # noqa: E402
 from gitmem.search.index import Index  # noqa: E402
+from gitmem.store.layout import init_repo  # noqa: E402
+from gitmem.store.memories import MemoryRepo  # noqa: E402
 
 SETS = Path(__file__).resolve().parent
 _UNIT = re.compile(r"[\u4e00-\u9fff]|\w+")
@@ -47,6 +52,7 @@ def main() -> None:
     parser.add_argument("--modes", default="bm25,hybrid")
     parser.add_argument("--split", choices=("dev", "test"), default="dev")
     parser.add_argument("--no-model", action="store_true")
+    parser.add_argument("--chains", action="store_true", help="deprecate what a turn supersedes (the order set)")
     args = parser.parse_args()
     modes = [m for m in args.modes.split(",") if m]
     embedder = locomo.load_model(args.no_model or modes == ["bm25"])
@@ -61,7 +67,8 @@ def main() -> None:
         work = Path(tempfile.mkdtemp(prefix="gitmem-longdoc-"))
         started = time.perf_counter()
         try:
-            repo = locomo.build_repo(work, conv, turns[conv], weights)
+            repo = build_repo(work, conv, turns[conv], weights) if args.chains else \
+                locomo.build_repo(work, conv, turns[conv], weights)
             index = Index(repo, embedder=embedder, tuning=tuning)
             index.refresh()
             now = max(locomo.parse_date(t["date"]) for t in turns[conv]) + timedelta(days=1)
@@ -79,6 +86,20 @@ def main() -> None:
                       f"   ({time.perf_counter() - started:.0f} s)", flush=True)
         finally:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def build_repo(root: Path, conv: int, turns: list[dict[str, Any]], weights: RankingConfig) -> MemoryRepo:
+    """``locomo.build_repo`` with the turns' supersede chains: what a turn ``supersedes`` is deprecated, superseded by
+    it (what ``gitmem remember --auto --supersede`` writes)."""
+    replaced = {old: turn["id"] for turn in turns for old in turn.get("supersedes", ())}
+    records = [{**r, "deprecated": True, "superseded_by": replaced[r["id"]],
+                "deprecated_reason": f"superseded by {replaced[r['id']]}"} if r["id"] in replaced else r
+               for r in locomo.records(turns)]
+    path = root / f"conv{conv}"
+    config = Config(repo=path, author="bench <bench@example.com>", ranking=weights)
+    init_repo(path, author="bench <bench@example.com>")
+    MemoryRepo(config).import_records(records, origin=f"order-{conv}")
+    return MemoryRepo(config)
 
 
 if __name__ == "__main__":

@@ -61,7 +61,8 @@ def search(state: State, query: str, k: int, type_: str | None, category: str | 
         click.echo("no memories match", err=True)
     for rank, hit in enumerate(hits, start=1):
         memory = hit.memory
-        flag = " [deprecated]" if memory.deprecated else ""
+        flag = f" [replaced by {memory.superseded_by}]" if memory.superseded_by else \
+            " [deprecated]" if memory.deprecated else ""
         click.echo(f"{rank:>2}. {hit.score:.3f}  {memory.id}  {memory.type}/{memory.category}{flag}")
         click.echo(f"    {hit.snippet}")
         if explain:

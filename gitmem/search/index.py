@@ -36,7 +36,7 @@ from gitmem.errors import SearchError, ValidationError
 from gitmem.files.atomic import settled
 from gitmem.search import schema as idoc
 from gitmem.search import scoring as ranking
-from gitmem.search.order import Order, order_bonus, parse_order
+from gitmem.search.order import AMONG, Order, chain_firsts, order_bonus, parse_order
 from gitmem.search.scoring import DEFAULT_TUNING, QueryTerms, ScoreParts, Tuning
 from gitmem.search.snapshot import Key, Snapshot
 from gitmem.search.standing import asks_help
@@ -389,6 +389,14 @@ class Index:
         searcher = snap.searcher
         n = max(tuning.candidates, k * 3)
         help_asked = mode != "vector" and not terms.empty and tuning.standing_weight > 0 and asks_help(query)
+        order = parse_order(query) if tuning.order_weight > 0 else None
+        # "what did we use first", "before/after X": a supersede chain's past states answer too (deprecated
+        # memories replaced by another), found by a BM25 search restricted to the deprecated memories
+        past = [*ranking.filter_clauses(self._schema, type=type, category=category, tags=tag_list, project=project,
+                                        include_deprecated=True), ranking.deprecated_clause(self._schema)] \
+            if order is not None and (order.history or order.anchor) and not include_deprecated else None
+        # a superseded candidate → (its id, the id of the memory that replaced it)
+        replaced_by: dict[Key, tuple[str, str]] = {}
         bm25: dict[tuple[int, int], float] = {}
         best_chunk: dict[Key, int] = {}
         if mode != "vector" and not terms.empty:
@@ -399,6 +407,8 @@ class Index:
             for clause in extra:
                 for key, score in self._bm25(searcher, terms, [*filters, clause], n, tuning, best_chunk).items():
                     bm25[key] = max(score, bm25.get(key, 0.0))
+            if past is not None and order is not None and order.history:
+                bm25.update(self._superseded(searcher, terms, past, AMONG, tuning, best_chunk, replaced_by))
         vector: dict[tuple[int, int], float] = {}
         vectors: rerank.QueryVectors | None = None
         if embedder is not None and mode != "bm25":
@@ -408,15 +418,33 @@ class Index:
             vector, vectors = semantic.nearest(self, snap, embedder, query, admitted, n)
         model = _model_weights(embedder.model_id) if embedder is not None else None
         second = vectors is not None and model is not None and mode == "hybrid" and tuning.fusion == "ltr"
-        order = parse_order(query) if tuning.order_weight > 0 else None
         anchor: float | None = None
+        linked: set[Key] = set()
         if order is not None and order.anchor:  # "before X": when was the memory about X created?
-            found = self._bm25(searcher, ranking.analyze_query(order.anchor, self._analyzer), filters, 1, tuning, {})
+            said = ranking.analyze_query(order.anchor, self._analyzer)
+            found = self._bm25(searcher, said, filters, 1, tuning, {})
+            if past is not None:  # X may be a state replaced since ("what did we use after MySQL?")
+                found.update(self._superseded(searcher, said, past, AMONG, tuning, {}, {}))
             if found:
-                key = next(iter(found))
+                key = max(found, key=found.__getitem__)
                 anchor = float(searcher.fast_field_values("created", [tantivy.DocAddress(*key)])[0] or 0)
+                linked = self._chain_links(searcher, key, order, set(bm25) | set(vector), replaced_by)
         return self._rank(searcher, bm25, vector, k, now, when, terms, tuning, vectors if second else None, model,
-                          best_chunk, (order, anchor) if order is not None else None, help_asked)
+                          best_chunk, (order, anchor, linked, replaced_by) if order is not None else None, help_asked)
+
+    def _chain_links(self, searcher: Any, anchor: Key, order: Order, candidates: set[Key],
+                     replaced_by: dict[Key, tuple[str, str]]) -> set[Key]:
+        """The candidates a supersede chain puts right before the memory at ``anchor`` (the ones it replaced)
+        or right after it (the one that replaced it), as ``order`` asks."""
+        memory = idoc.memory_from_json(searcher.doc(tantivy.DocAddress(*anchor))["doc"][0])
+        if order.kind == "before":
+            return {key for key, (_id, by) in replaced_by.items() if by == memory.id and key in candidates}
+        if not memory.superseded_by:
+            return set()
+        Q, must = tantivy.Query, tantivy.Occur.Must
+        found = searcher.search(Q.boolean_query([(must, Q.term_query(self._schema, "key", memory.superseded_by)),
+                                                 (must, Q.term_query(self._schema, "part", 0))]), limit=2).hits
+        return {(a.segment_ord, a.doc) for _s, a in found} & candidates
 
     def _bm25(self, searcher: Any, terms: QueryTerms, filters: list[tuple[Any, Any]], n: int,
               tuning: Tuning, best_chunk: dict[Key, int]) -> dict[tuple[int, int], float]:
@@ -445,11 +473,33 @@ class Index:
                     best_chunk[key] = part
         return scores
 
+    def _superseded(self, searcher: Any, terms: QueryTerms, past: list[tuple[Any, Any]], n: int, tuning: Tuning,
+                    best_chunk: dict[Key, int], replaced_by: dict[Key, tuple[str, str]]) -> dict[Key, float]:
+        """Those of the ``n`` best deprecated memories by BM25 (``past``: the filters keeping those only) that were
+        superseded by another, not forgotten: the past states of supersede chains. ``replaced_by`` gets each one's
+        id and the id of the memory that replaced it, unless that is a compaction's summary."""
+        scores: dict[Key, float] = {}
+        links: dict[Key, tuple[str, str]] = {}
+        for key, score in self._bm25(searcher, terms, past, n, tuning, best_chunk).items():
+            memory = idoc.memory_from_json(searcher.doc(tantivy.DocAddress(*key))["doc"][0])
+            if memory.superseded_by:
+                scores[key], links[key] = score, (memory.id, memory.superseded_by)
+        if links:  # a compaction's summary replaced a cluster of memories at once: past states, not a chain
+            Q, must = tantivy.Query, tantivy.Occur.Must
+            found = searcher.search(Q.boolean_query([
+                (must, Q.term_set_query(self._schema, "key", sorted({by for _id, by in links.values()}))),
+                (must, Q.term_query(self._schema, "tag", docs.SUMMARY_TAG)),
+                (must, Q.term_query(self._schema, "part", 0))]), limit=len(links)).hits
+            summaries = {idoc.memory_from_json(searcher.doc(a)["doc"][0]).id for _s, a in found}
+            replaced_by.update((key, link) for key, link in links.items() if link[1] not in summaries)
+        return scores
+
     def _rank(self, searcher: Any, bm25: dict[tuple[int, int], float], vector: dict[tuple[int, int], float],
               k: int, now: datetime, when: TimeRange | None, terms: QueryTerms, tuning: Tuning,
               vectors: rerank.QueryVectors | None = None, model: dict[str, float] | None = None,
               best_chunk: dict[Key, int] | None = None,
-              order: tuple[Order, float | None] | None = None, help_asked: bool = False) -> list[Hit]:
+              order: tuple[Order, float | None, set[Key], dict[Key, tuple[str, str]]] | None = None,
+              help_asked: bool = False) -> list[Hit]:
         blind: set[tuple[int, int]] = set()
         if vectors is not None and self._blind:  # matched words only: BM25 alone ranks them (``fuse``)
             rest = [key for key in bm25 if key not in vector]
@@ -478,9 +528,13 @@ class Index:
             fused = dict(zip(keys, rerank.combine(signals, model or rerank.WEIGHTS), strict=True))
             tuning = replace(tuning, context_weight=0.0, time_boost=0.0)  # both are signals of the model
         if order is not None:  # by date among the memories on the subject (and of the period named, if one is)
-            asked, anchor = order
+            asked, anchor, linked, replaced_by = order
             sims, created = [fused[key] for key in keys], columns["created"]
+            if asked.kind == "first" and replaced_by:  # a chain's first state: as near the subject as its nearest
+                firsts = chain_firsts(replaced_by, fused)
+                sims = [max(sim, firsts.get(key, 0.0)) for key, sim in zip(keys, sims, strict=True)]
             bonus = order_bonus(asked, sims, [float(c or 0) for c in created], weight=tuning.order_weight,
+                                linked=[key in linked for key in keys] if linked else None,
                                 anchor_at=anchor, within=None if when is None else in_period(created, when, len(keys)))
             fused = {key: sim + extra for key, sim, extra in zip(keys, sims, bonus, strict=True)}
         if help_asked:  # a standing instruction or preference whose words the request matched governs the answer

@@ -3,8 +3,13 @@ Kafka", "上线之后改了什么". Text similarity alone cannot answer them (ev
 the next); the memories' creation dates can, among the ones that are about the subject.
 
 :func:`parse_order` finds what is asked; :func:`order_bonus` turns it into a bonus over the candidates of a search,
-given their similarity and creation time. Superseded memories are deprecated, so "the latest" meets them only
-when deprecated memories are searched too.
+given their similarity and creation time.
+
+A memory replaced by a later one (``superseded_by``: ``gitmem remember --auto --supersede``, ``gitmem compact``) is
+deprecated, and a search leaves deprecated memories out: "the latest" never meets a replaced state. "What did we
+use first" and "what came before X" ask for exactly such a state, so for those (:data:`HISTORY`) a search takes the
+superseded memories among its candidates too, and finds the X of "before/after X" among them as well: the past
+states of a supersede chain answer them, not only the memories still current.
 """
 
 from __future__ import annotations
@@ -39,10 +44,19 @@ _FOLDED = str.maketrans({"\u0131": "i", "\u017f": "s"})
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from typing import Literal
+    from collections.abc import Mapping, Sequence
+    from typing import Literal, TypeVar
+
+    K = TypeVar("K")
 
     Kind = Literal["first", "last", "before", "after"]
+
+
+#: the kinds a past state answers: the first state of a subject, what came before a change
+HISTORY = ("first", "before")
+#: how many of the most similar candidates the order is taken among (and how many superseded memories a
+#: question about the past takes as candidates: each costs a stored document's read)
+AMONG = 20
 
 
 class Order(Record):
@@ -51,6 +65,11 @@ class Order(Record):
 
     kind: Kind
     anchor: str = ""
+
+    @property
+    def history(self) -> bool:
+        """Whether superseded memories (a supersede chain's past states) may answer."""
+        return self.kind in HISTORY
 
 
 def asks_order(question: str) -> bool:
@@ -87,15 +106,17 @@ def _order(question: str) -> Order | None:
 
 
 def order_bonus(order: Order, similarity: Sequence[float], created: Sequence[float], *, weight: float,
-                floor: float = 0.5, among: int = 20, anchor_at: float | None = None,
-                within: Sequence[bool] | None = None) -> list[float]:
+                floor: float = 0.5, among: int = AMONG, anchor_at: float | None = None,
+                within: Sequence[bool] | None = None, linked: Sequence[bool] | None = None) -> list[float]:
     """A bonus per candidate (aligned with ``similarity`` and ``created``, epoch seconds): among the ``among``
     most similar candidates whose similarity is at least ``floor`` times the best, ``weight`` for the earliest
     (``first``) or the latest (``last``) down to 0 for the other end; for ``before``/``after``, candidates
     on the asked side of ``anchor_at`` (the creation time of the memory the anchor describes, None when none
     matched it; that memory included) gain ``weight`` for the nearest in time down to ``weight/2`` for the
-    farthest; the others gain nothing. ``within``: the candidates created in the period the question names
-    ("the latest project in July"), the only ones the order is taken among."""
+    farthest; the others gain nothing. ``linked``: the candidates a supersede chain puts right on the asked side
+    of the anchor's memory (the ones it replaced, the one that replaced it): the chain says what came before or
+    after, so they gain what puts them first, ``weight`` above the best. ``within``: the candidates created in
+    the period the question names ("the latest project in July"), the only ones the order is taken among."""
     n = len(similarity)
     bonus = [0.0] * n
     if not n:
@@ -115,6 +136,11 @@ def order_bonus(order: Order, similarity: Sequence[float], created: Sequence[flo
         side.sort(key=lambda i: abs(created[i] - at))
         for rank, i in enumerate(side):
             bonus[i] = weight * (1.0 - 0.5 * rank / max(1, len(side) - 1))
+        if linked is not None:
+            top = max(similarity[i] + bonus[i] for i in range(n))
+            for i in inside:
+                if linked[i]:
+                    bonus[i] = top - similarity[i] + weight
         return bonus
     if len(pool) < 2:
         return bonus
@@ -122,3 +148,22 @@ def order_bonus(order: Order, similarity: Sequence[float], created: Sequence[flo
     for rank, i in enumerate(pool):
         bonus[i] = weight * (1.0 - rank / (len(pool) - 1))
     return bonus
+
+
+def chain_firsts(replaced_by: Mapping[K, tuple[str, str]], similarity: Mapping[K, float]) -> dict[K, float]:
+    """The first state of each supersede chain among the candidates, with the best ``similarity`` of that chain's
+    candidates: "what did we use first" asks for the start of the chain the question is nearest to, and the
+    start may share fewer words with it than a later state does. ``replaced_by``: each superseded candidate's id
+    and the id of the memory that replaced it; a first state is one that replaced none of them."""
+    key_of = {memory_id: key for key, (memory_id, _by) in replaced_by.items()}
+    best: dict[str, float] = {}
+    heads: dict[K, str] = {}
+    for key in replaced_by:
+        at, seen = key, {key}
+        while (later := key_of.get(replaced_by[at][1])) is not None and later not in seen:
+            at = later
+            seen.add(at)
+        heads[key] = head = replaced_by[at][1]  # the chain's latest state (current, or not a candidate)
+        best[head] = max(best.get(head, 0.0), similarity.get(key, 0.0))
+    successors = {by for _id, by in replaced_by.values()}
+    return {key: best[heads[key]] for key, (memory_id, _by) in replaced_by.items() if memory_id not in successors}

@@ -258,6 +258,12 @@ def time_clause(schema: Any, when: TimeRange) -> tuple[Any, Any]:
     return tantivy.Occur.Must, tantivy.Query.const_score_query(q, 0.0)
 
 
+def deprecated_clause(schema: Any) -> tuple[Any, Any]:
+    """A clause keeping only deprecated memories (with the filters of ``include_deprecated=True``: superseded
+    memories are among them, :mod:`gitmem.search.order`); it adds nothing to their BM25."""
+    return tantivy.Occur.Must, tantivy.Query.const_score_query(tantivy.Query.term_query(schema, "deprecated", 1), 0.0)
+
+
 def standing_clause(schema: Any) -> tuple[Any, Any]:
     """A clause keeping only the memories that state a standing instruction or preference
     (:mod:`gitmem.search.standing`); like the filters, it adds nothing to their BM25."""

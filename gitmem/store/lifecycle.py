@@ -26,6 +26,7 @@ from gitmem.store import document as docs
 from gitmem.store.document import CATEGORY_ORDER, Memory
 from gitmem.store.local import read_usage
 from gitmem.store.memories import MemoryRepo
+from gitmem.store.memory import SUMMARY_TAG
 from gitmem.text.records import replace
 from gitmem.text.tokens import count_tokens
 
@@ -35,7 +36,6 @@ MEMORY_MD_LINES = 160
 MEMORY_MD = "MEMORY.md"
 RAW_SOURCES = ("capture", "hook", "commit")
 PROTECTED_TAGS = ("directive",)
-SUMMARY_TAG = "summary"
 MAX_SUMMARY_BYTES = 12 * 1024
 
 

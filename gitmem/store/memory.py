@@ -31,6 +31,8 @@ SOURCES = ("cli", "hook", "commit", "import", "capture", "sync", "api")
 #: Largest memory text accepted, in UTF-8 bytes: a memory is a rule or a fact, not a document.
 MAX_TEXT_BYTES = 16 * 1024
 MAX_TAGS = 32
+#: the tag of a memory that compaction wrote in place of a cluster of others (each then superseded by it)
+SUMMARY_TAG = "summary"
 MAX_TAG_LENGTH = 64
 GLOBAL_DIR = "global"
 MEMORIES_DIR = "memories"
@@ -177,8 +179,10 @@ TIME_FIELDS = tuple(f.name for f in MEMORY_FIELDS if str(f.type).startswith("dat
 
 def bullet(memory: Memory) -> str:
     """A memory as one Markdown bullet for an agent's context: the rule, its why/how, its type tag and id (so the
-    agent can cite or forget it)."""
+    agent can cite or forget it), and what replaced it when a later memory did (a question about the past, "what
+    did we use first", is answered by such a memory: the agent must not take it for the current state)."""
     text = " ".join(memory.text.split())
     extra = "".join(f" {label}: {value}" for label, value in (("Why:", memory.why), ("How:", memory.how)) if value)
     scope = memory.type + (f", {memory.project}" if memory.project else "")
-    return f"- [{scope}] {text}{extra} (id: {memory.id})"
+    replaced = f", replaced by {memory.superseded_by}" if memory.superseded_by else ""
+    return f"- [{scope}] {text}{extra} (id: {memory.id}{replaced})"

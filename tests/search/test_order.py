@@ -11,6 +11,7 @@ from gitmem.search.index import Index
 from gitmem.search.order import Order, parse_order
 from gitmem.search.scoring import DEFAULT_TUNING
 from gitmem.store.memories import MemoryRepo
+from tests.helpers import FakeEmbedder
 
 LOG = [
     ("2024-01-10", "db1", "We picked MySQL for the shop database because the team knows it"),
@@ -95,3 +96,71 @@ def test_the_latest_in_a_named_period_is_taken_among_that_periods_memories(repo:
     hits = Index(repo, embedder=None).search("What is our current deploy setup in March 2024?", k=5, mode="bm25",
                                              now=datetime(2024, 6, 1, tzinfo=UTC))
     assert [h.id for h in hits[:2]] == ["actions", "jenkins"], [(h.id, round(h.score, 3)) for h in hits]
+
+
+def _chained(repo: MemoryRepo) -> Index:
+    """The log with its supersede chains recorded as ``gitmem remember --auto --supersede`` records them, and an
+    early frontend note forgotten as wrong (deprecated, replaced by nothing)."""
+    repo.import_records([{"id": i, "text": t, "created": f"{d}T10:00:00Z"} for d, i, t in LOG]
+                        + [{"id": "fe0", "text": "The frontend framework was jQuery on a static page",
+                            "created": "2024-01-01T10:00:00Z"}])
+    for old, new in (("db1", "db2"), ("fe1", "fe2"), ("fe2", "fe3")):
+        repo.forget(old, f"superseded by {new}", superseded_by=new)
+    repo.forget("fe0", "never true: the prototype was not ours")
+    return Index(repo, embedder=None)
+
+
+def test_a_supersede_chain_answers_first_and_before(repo: MemoryRepo) -> None:
+    index = _chained(repo)
+    now = datetime(2024, 9, 1, tzinfo=UTC)
+
+    def ids(question: str) -> list[str]:
+        return [h.id for h in index.search(question, k=5, now=now)]
+
+    # the replaced states answer "first" and "before X", though a search leaves deprecated memories out
+    assert ids("Which frontend framework did we use first?")[0] == "fe1"
+    assert ids("Which database did we choose first for the shop?")[0] == "db1"
+    # the chain says what Nuxt replaced: Vue 3, not the Nuxt memory that names both
+    assert ids("What did we use for the frontend before Nuxt?")[0] == "fe2"
+    # "after X" finds X among the replaced states, and the chain gives what replaced it
+    assert ids("What did we use for the shop database after MySQL?")[0] == "db2"
+    # "the latest" and plain questions still meet the current states only; a forgotten memory never comes back
+    assert ids("What is the latest frontend framework?")[0] == "fe3"
+    for question in ("What is the latest frontend framework?", "Which frontend framework do we use?",
+                     "Which frontend framework did we use first?"):
+        found = ids(question)
+        assert "fe0" not in found, question
+        assert question.endswith("first?") or not {"fe1", "fe2"} & set(found), (question, found)
+
+
+def test_a_chain_answers_first_in_a_hybrid_search_too(repo: MemoryRepo) -> None:
+    index = _chained(repo)
+    index = Index(repo, embedder=FakeEmbedder())
+    hits = index.search("Which frontend framework did we use first?", k=5, now=datetime(2024, 9, 1, tzinfo=UTC))
+    assert hits[0].id == "fe1", [(h.id, round(h.score, 3)) for h in hits]
+    assert hits[0].memory.superseded_by == "fe2"  # shown as what it is: a past state, replaced by fe2
+
+
+def test_a_replaced_state_reaches_a_prompt_marked_as_replaced(repo: MemoryRepo) -> None:
+    from gitmem.briefing.block import build_block
+
+    hits = _chained(repo).search("Which frontend framework did we use first?", k=3,
+                                 now=datetime(2024, 9, 1, tzinfo=UTC))
+    text, _used, _tokens, _left = build_block(hits, 500, "## Memories", count=lambda line: len(line.split()))
+    # the agent is told it was replaced, and by what: it must not take Vue 2 for the current frontend
+    assert "The frontend is written in Vue 2 with Vuex for state (id: fe1, replaced by fe2)" in text
+
+
+def test_a_compaction_summary_is_no_chain_of_changes(repo: MemoryRepo) -> None:
+    # compaction replaces a cluster at once (each member superseded by the summary): the members are past facts,
+    # not successive states, so the earliest of them is not "the first" of whatever the nearest one is about
+    members = [("2024-01-05", "c1", "Backups of the database run nightly to S3 with pgBackRest, kept thirty days and "
+                                    "restored once a month as a drill"),
+               ("2024-03-01", "c2", "We picked MySQL for the shop database because the team knows it")]
+    repo.import_records([{"id": i, "text": t, "created": f"{d}T10:00:00Z", "deprecated": True,
+                          "superseded_by": "sum1", "deprecated_reason": "compacted into sum1"} for d, i, t in members]
+                        + [{"id": "sum1", "text": "Shop database notes: MySQL; nightly backups to S3",
+                            "tags": ["summary"], "created": "2024-04-01T10:00:00Z"}])
+    hits = Index(repo, embedder=None).search("Which database did we pick first for the shop?", k=3,
+                                             now=datetime(2024, 9, 1, tzinfo=UTC))
+    assert hits[0].id == "c2", [(h.id, round(h.score, 3)) for h in hits]
