@@ -1,8 +1,8 @@
 """Fit the second stage's weights (:data:`gitmem.search.rerank.MODEL_WEIGHTS`) once, on the pooled development
 data of several sets, and read them on questions they never saw.
 
-    python bench/fit_rerank.py [--sets locomo,beam] [--work DIR] [--cache DIR] [--l2 0.01] [--balance set]
-                               [--recapture] [--model auto --models-dir DIR]
+    python bench/fit_rerank.py [--sets locomo,beam] [--work DIR] [--cache DIR] [--l2 1e-3,1e-4,...]
+                               [--balance question|set] [--hard N] [--recapture] [--model auto --models-dir DIR]
 
 1. **Capture** (once; kept in ``--cache``): every development question of each set is searched in hybrid mode by
    the product (``Index.search``, as ``bench/locomo.py`` does), and for each the second stage's candidates are
@@ -13,7 +13,9 @@ data of several sets, and read them on questions they never saw.
 2. **Fit**: one weight vector by pairwise logistic regression with an L2 penalty (numpy, Newton's method): every
    (evidence, other candidate) pair of a question is one example, ``w · (x_evidence - x_other)`` its margin. Each
    question weighs the same within its set; ``--balance set`` gives each set the same total weight (otherwise each
-   question counts once, and LoCoMo's 383 questions outweigh BEAM's 72).
+   question counts once, and LoCoMo's 383 questions outweigh BEAM's 72). ``--hard N`` pairs the evidence only with
+   the N other candidates ranked first (three rounds, each ranking by the last fit): the ones that compete for
+   the top 10.
 3. **Read** R@10 by replaying the capture (the candidates re-ranked by ``combine`` with the new weights plus the
    captured bonuses): on the data fitted, on LoCoMo conversations 3-4 (never fitted), and on each BEAM chat left
    out of its own fit in turn (leave-one-chat-out). The replay with the product's weights must give what the
@@ -147,8 +149,10 @@ def recall(q: Question, ranked: list[str]) -> float:
     return len(gold & set(ranked[:10])) / len(gold)
 
 
-def pairs(questions: list[Question], balance: str) -> tuple[Any, Any]:
-    """(differences, weights) of every (evidence, other) candidate pair of the fitted questions."""
+def pairs(questions: list[Question], balance: str, hard: int = 0,
+          ranked_by: dict[str, float] | None = None) -> tuple[Any, Any]:
+    """(differences, weights) of every (evidence, other) candidate pair of the fitted questions; with ``hard``,
+    only the ``hard`` other candidates that ``ranked_by`` puts first (the ones that compete for the top 10)."""
     import numpy as np
 
     diffs, weights = [], []
@@ -163,6 +167,10 @@ def pairs(questions: list[Question], balance: str) -> tuple[Any, Any]:
         if not gold.any() or gold.all():
             continue  # no evidence among the candidates: nothing to order
         pos, neg = q.signals[gold], q.signals[~gold]
+        if hard and ranked_by is not None:
+            values = {name: q.signals[:, j] for j, name in enumerate(NAMES)}
+            first = np.argsort(-(np.array(rerank.combine(values, ranked_by)) + q.extra), kind="stable")
+            neg = q.signals[[i for i in first.tolist() if not gold[i]][:hard]]
         d = (pos[:, None, :] - neg[None, :, :]).reshape(-1, len(NAMES))
         share = 1.0 / len(d) / (per_set[q.set] if balance == "set" else 1.0)
         diffs.append(d)
@@ -191,6 +199,15 @@ def fit(diffs: Any, weights: Any, l2: float, iterations: int = 50) -> dict[str, 
     return {name: float(f"{value / scale:.2g}") for name, value in zip(NAMES, w.tolist(), strict=True)}
 
 
+def refit(questions: list[Question], balance: str, l2: float, hard: int, start: dict[str, float]) -> dict[str, float]:
+    """:func:`fit` on ``questions``; with ``hard``, three rounds, each taking its competitors from the last fit
+    (the first from ``start``, the product's weights)."""
+    weights = start
+    for _ in range(3 if hard else 1):
+        weights = fit(*pairs(questions, balance, hard, weights), l2)
+    return weights
+
+
 def _fitted(q: Question) -> bool:
     convs = FITTED.get(q.set)
     return convs is None or q.conv in convs
@@ -200,13 +217,14 @@ def mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else float("nan")
 
 
-def report(questions: list[Question], l2: float, balance: str, product: dict[str, float]) -> dict[str, float]:
+def report(questions: list[Question], l2: float, balance: str, product: dict[str, float],
+           hard: int = 0) -> dict[str, float]:
     """Fit on the pooled data, print R@10 per set (fitted / held out), and return the fitted weights."""
     train = [q for q in questions if _fitted(q)]
-    weights = fit(*pairs(train, balance), l2)
+    weights = refit(train, balance, l2, hard, product)
     sets = sorted({q.set for q in questions})
     print(f"fitted on {', '.join(f'{s} {sum(q.set == s for q in train)}' for s in sets)} questions "
-          f"(l2 {l2}, balance {balance})")
+          f"(l2 {l2}, balance {balance}, {f'the {hard} hardest others' if hard else 'every other candidate'})")
     print("weights: " + ", ".join(f"{n} {v:g}" for n, v in weights.items()))
     print(f"{'set, part':28} {'n':>4} {'product':>8} {'replay now':>10} {'refit':>7}")
     for s in sets:
@@ -235,7 +253,7 @@ def report(questions: list[Question], l2: float, balance: str, product: dict[str
         by_kind: dict[str, list[tuple[float, float]]] = defaultdict(list)
         for c in convs:
             rest = [q for q in train if not (q.set == s and q.conv == c)]
-            w = fit(*pairs(rest, balance), l2)
+            w = refit(rest, balance, l2, hard, product)
             for q in questions:
                 if q.set == s and q.conv == c:
                     held.append(recall(q, replay(q, w)))
@@ -256,6 +274,8 @@ def main() -> None:
     parser.add_argument("--recapture", action="store_true", help="search again even when a capture is cached")
     parser.add_argument("--l2", default="1e-4", help="the L2 penalty (several, comma-separated: one report each)")
     parser.add_argument("--balance", choices=("question", "set"), default="question")
+    parser.add_argument("--hard", type=int, default=0, metavar="N",
+                        help="pair the evidence only with the N others ranked first (three rounds)")
     parser.add_argument("--model", default="auto")
     parser.add_argument("--models-dir", type=Path, default=None)
     args = parser.parse_args()
@@ -270,13 +290,13 @@ def main() -> None:
     for name in [s for s in args.sets.split(",") if s]:
         cached = args.cache / f"{name.replace('/', '-')}.{embedder.model_id}.pickle"
         if cached.exists() and not args.recapture:
-            questions += pickle.loads(cached.read_bytes())
+            questions += [Question(**fields) for fields in pickle.loads(cached.read_bytes())]
             continue
         got = capture(name, work / name.replace("/", "-"), embedder)
-        cached.write_bytes(pickle.dumps(got))
+        cached.write_bytes(pickle.dumps([vars(q) for q in got]))  # plain fields: loadable from any module
         questions += got
     for l2 in args.l2.split(","):
-        report(questions, float(l2), args.balance, product)
+        report(questions, float(l2), args.balance, product, args.hard)
 
 
 if __name__ == "__main__":
