@@ -39,8 +39,8 @@ if TYPE_CHECKING:
 
 #: signal → weight of the linear model for the packaged MiniLM (see the module docstring)
 WEIGHTS: dict[str, float] = {
-    "bm25": 1.0, "cosine": -1.7, "context_cosine": 4.7, "neighbour": 0.42, "time": 1.9,
-    "coverage": 1.3, "context_coverage": 3.1, "sentence": 8.4,
+    "bm25": 1.0, "cosine": -1.3, "context_cosine": 5.2, "neighbour": 0.39, "time": 2.0,
+    "coverage": 1.4, "context_coverage": 3.4, "sentence": 8.5,
 }
 #: model id prefix → weights fitted for that model. Cosines of different models live on different scales
 #: (multilingual-e5's spread over a few hundredths), so the weights do not carry over: a model without its own
