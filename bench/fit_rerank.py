@@ -1,8 +1,10 @@
 """Fit the second stage's weights (:data:`gitmem.search.rerank.MODEL_WEIGHTS`) once, on the pooled development
 data of several sets, and read them on questions they never saw.
 
-    python bench/fit_rerank.py [--sets locomo,beam] [--work DIR] [--cache DIR] [--l2 1e-3,1e-4,...]
-                               [--balance question|set] [--hard N] [--recapture] [--model auto --models-dir DIR]
+    python bench/fit_rerank.py [--sets locomo,beam,xquad/en] [--work DIR] [--cache DIR] [--l2 1e-5[,1e-4...]]
+                               [--balance question|set] [--hard 40] [--recapture] [--model auto --models-dir DIR]
+
+The defaults give the packaged model's weights in :data:`gitmem.search.rerank.WEIGHTS`.
 
 1. **Capture** (once; kept in ``--cache``): every development question of each set is searched in hybrid mode by
    the product (``Index.search``, as ``bench/locomo.py`` does), and for each the second stage's candidates are
@@ -18,8 +20,9 @@ data of several sets, and read them on questions they never saw.
    the top 10.
 3. **Read** R@10 by replaying the capture (the candidates re-ranked by ``combine`` with the new weights plus the
    captured bonuses): on the data fitted, on LoCoMo conversations 3-4 (never fitted), and on each BEAM chat left
-   out of its own fit in turn (leave-one-chat-out). The replay with the product's weights must give what the
-   product gives; it prints both. The order bonus depends on the similarities it is added to, so with other weights
+   out of its own fit in turn (leave-one-chat-out). Columns: ``captured`` what the search gave at capture,
+   ``product`` the replay with the product's weights now (the same, unless they changed since), ``refit`` the new
+   weights. The order bonus depends on the similarities it is added to, so with other weights
    the replay's captured bonus is an approximation for the few questions that ask about order (35 of LoCoMo's);
    the product's run of the adopted weights gave the replay's figures.
 
@@ -228,7 +231,7 @@ def report(questions: list[Question], l2: float, balance: str, product: dict[str
     print(f"fitted on {', '.join(f'{s} {sum(q.set == s for q in train)}' for s in sets)} questions "
           f"(l2 {l2}, balance {balance}, {f'the {hard} hardest others' if hard else 'every other candidate'})")
     print("weights: " + ", ".join(f"{n} {v:g}" for n, v in weights.items()))
-    print(f"{'set, part':28} {'n':>4} {'product':>8} {'replay now':>10} {'refit':>7}")
+    print(f"{'set, part':28} {'n':>4} {'captured':>8} {'product':>8} {'refit':>7}")
     for s in sets:
         for part, chosen in (("fitted", True), ("held out", False)):
             group = [q for q in questions if q.set == s and _fitted(q) == chosen]
@@ -237,11 +240,11 @@ def report(questions: list[Question], l2: float, balance: str, product: dict[str
             now = mean([recall(q, q.top) for q in group])
             again = mean([recall(q, replay(q, product)) for q in group])
             new = mean([recall(q, replay(q, weights)) for q in group])
-            print(f"{s + ', ' + part:28} {len(group):4d} {now:8.3f} {again:10.3f} {new:7.3f}")
+            print(f"{s + ', ' + part:28} {len(group):4d} {now:8.3f} {again:8.3f} {new:7.3f}")
         group = [q for q in questions if q.set == s]
         if any(not _fitted(q) for q in group):
             print(f"{s + ', all':28} {len(group):4d} {mean([recall(q, q.top) for q in group]):8.3f} "
-                  f"{mean([recall(q, replay(q, product)) for q in group]):10.3f} "
+                  f"{mean([recall(q, replay(q, product)) for q in group]):8.3f} "
                   f"{mean([recall(q, replay(q, weights)) for q in group]):7.3f}")
     # a set fitted whole is also read one conversation (a BEAM chat) at a time, left out of its own fit
     for s in sets:
@@ -261,22 +264,24 @@ def report(questions: list[Question], l2: float, balance: str, product: dict[str
                     held.append(recall(q, replay(q, w)))
                     base.append(recall(q, replay(q, product)))
                     by_kind[q.kind].append((base[-1], held[-1]))
-        print(f"{s + ', leave one conv out':28} {len(held):4d} {mean(base):8.3f} {'':10} {mean(held):7.3f}")
+        print(f"{s + ', leave one conv out':28} {len(held):4d} {'':8} {mean(base):8.3f} {mean(held):7.3f}")
         for kind, values in sorted(by_kind.items()):
-            print(f"  {kind[:26]:26} {len(values):4d} {mean([a for a, _ in values]):8.3f} {'':10} "
+            print(f"  {kind[:26]:26} {len(values):4d} {'':8} {mean([a for a, _ in values]):8.3f} "
                   f"{mean([b for _, b in values]):7.3f}")
     return weights
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sets", default="locomo,beam", help="comma-separated: locomo, beam, xquad/en, dulemon…")
+    parser.add_argument("--sets", default="locomo,beam,xquad/en",
+                        help="comma-separated: locomo, beam, xquad/en, dulemon…")
     parser.add_argument("--work", type=Path, default=None, help="keep the repositories and vectors here")
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "gitmem-fit-rerank")
-    parser.add_argument("--recapture", action="store_true", help="search again even when a capture is cached")
-    parser.add_argument("--l2", default="1e-4", help="the L2 penalty (several, comma-separated: one report each)")
+    parser.add_argument("--recapture", action="store_true",
+                        help="search again even when a capture is cached (after any change to the search)")
+    parser.add_argument("--l2", default="1e-5", help="the L2 penalty (several, comma-separated: one report each)")
     parser.add_argument("--balance", choices=("question", "set"), default="question")
-    parser.add_argument("--hard", type=int, default=0, metavar="N",
+    parser.add_argument("--hard", type=int, default=40, metavar="N",
                         help="pair the evidence only with the N others ranked first (three rounds)")
     parser.add_argument("--model", default="auto")
     parser.add_argument("--models-dir", type=Path, default=None)
