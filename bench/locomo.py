@@ -2,7 +2,7 @@
 
     python bench/locomo.py [--data /work/shared/bench/locomo-dev] [--work DIR] [--modes bm25,vector,hybrid]
                            [--set key=value ...] [--default-weights] [--no-model] [--sweep]
-                           [--model multilingual-e5-small --models-dir DIR]
+                           [--model multilingual-e5-small --models-dir DIR] [--dump FILE]
 
 Each conversation's turns are imported into a fresh memory repository with ``MemoryRepo.import_records`` (ids
 kept, ``created`` = the session's date plus the turn's position in seconds, ``source`` = ``session_<n>``, which
@@ -13,7 +13,9 @@ averaged) and hit@5/hit@10 (at least one evidence turn in the top k) by category
 Ranking weights: w_imp = w_rec = 0 (every turn has importance 3 and recency means nothing inside a corpus);
 ``--default-weights`` uses the configured 0.5/0.3/0.2 instead. ``--set`` overrides a field of
 :class:`gitmem.search.scoring.Tuning` (e.g. ``--set boost_ctx=0.5 --set fusion=convex``). ``--work`` keeps the
-repositories (and their index and vector caches) between runs.
+repositories (and their index and vector caches) between runs. ``--dump FILE`` writes one JSON line per question
+and mode (conversation, question, category, evidence ids, the top 10 ids and each evidence turn's rank in them,
+``null`` when outside), so two versions of the ranking can be compared question by question.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from contextlib import nullcontext
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -111,7 +114,10 @@ class Scores:
 
 
 def evaluate(turns: dict[int, list[dict[str, Any]]], queries: dict[int, list[dict[str, Any]]], work: Path,
-             modes: list[str], tuning: Tuning, weights: RankingConfig, embedder: Any) -> Scores:
+             modes: list[str], tuning: Tuning, weights: RankingConfig, embedder: Any,
+             dump: Any = None) -> Scores:
+    """Every question searched in its conversation; ``dump``, an open text file, gets a JSON line per question
+    and mode (see the module docstring)."""
     scores = Scores()
     for conv in sorted(turns):
         repo = build_repo(work, conv, turns[conv], weights)
@@ -124,6 +130,12 @@ def evaluate(turns: dict[int, list[dict[str, Any]]], queries: dict[int, list[dic
                 scores.add(mode, int(q["category"]), [h.id for h in hits], q["evidence"])
                 if "kind" in q:  # a set that labels each question's ability (bench/sets/beam) is also told by it
                     scores.add(mode, q["kind"], [h.id for h in hits], q["evidence"])
+                if dump is not None:
+                    top = [h.id for h in hits]
+                    ranks = {e: top.index(e) + 1 if e in top else None for e in q["evidence"]}
+                    dump.write(json.dumps({"conv": conv, "question": q["question"], "category": q["category"],
+                                           "kind": q.get("kind"), "mode": mode, "evidence": q["evidence"],
+                                           "ranks": ranks, "top": top}, ensure_ascii=False) + "\n")
     return scores
 
 
@@ -209,6 +221,7 @@ def main() -> None:
     parser.add_argument("--model", default="auto", help="embedding model name (default: the packaged one)")
     parser.add_argument("--models-dir", type=Path, default=None, help="where `gitmem model install` put models")
     parser.add_argument("--sweep", action="store_true", help="run the ablations of docs/search.md")
+    parser.add_argument("--dump", type=Path, default=None, help="write each question's ranks here (JSON lines)")
     args = parser.parse_args()
     turns, queries = load(args.data)
     work = args.work or Path(tempfile.mkdtemp(prefix="gitmem-locomo-"))
@@ -232,7 +245,8 @@ def main() -> None:
                 print(f"{label:38} {cells}", flush=True)
             return
         started = time.perf_counter()
-        scores = evaluate(turns, queries, work, modes, tuning, weights, embedder)
+        with args.dump.open("w", encoding="utf-8") if args.dump else nullcontext() as dump:
+            scores = evaluate(turns, queries, work, modes, tuning, weights, embedder, dump)
         print(f"LoCoMo dev, {sum(len(v) for v in queries.values())} questions, "
               f"{'default weights' if args.default_weights else 'w_imp = w_rec = 0'}, "
               f"model {getattr(embedder, 'model_id', 'none')}, {time.perf_counter() - started:.1f} s")

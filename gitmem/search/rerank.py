@@ -14,9 +14,12 @@ question names) and the vector top 100. This module scores them with signals a s
 ``sentence``           the best cosine among the memory's sentences (its own cosine when it has one sentence); for
                        a long memory its best chunk's, less what chance gives the best of n (:func:`best_part`)
 
-The weights were fitted (pairwise logistic regression) on LoCoMo conversations 0–2 and checked on 3–4, which they
-never saw: hybrid Recall@10 on categories 1–4 went from 0.757 to 0.789 there, and multi-hop questions gained most.
-They are fitted per embedding model (:data:`MODEL_WEIGHTS`); a model without its own fit keeps the first stage.
+The packaged model's weights were fitted once (pairwise logistic regression, ``bench/fit_rerank.py``) on the pooled
+development questions of three sets — LoCoMo conversations 0–2, the BEAM development chats and XQuAD en — and
+read on questions they never saw: LoCoMo conversations 3–4 and each BEAM chat left out of its own fit. ``cosine`` has
+a negative weight beside ``sentence``'s large one: of two memories whose best sentences are as near the question,
+the one whose best sentence stands out from the rest of it ranks first. They are fitted per embedding model
+(:data:`MODEL_WEIGHTS`); a model without its own fit keeps the first stage.
 ``docs/search.md`` has the measurements. numpy is imported only here and only by a hybrid search.
 """
 
@@ -36,8 +39,8 @@ if TYPE_CHECKING:
 
 #: signal → weight of the linear model for the packaged MiniLM (see the module docstring)
 WEIGHTS: dict[str, float] = {
-    "bm25": 1.0, "cosine": 1.0, "context_cosine": 6.5, "neighbour": 0.6, "time": 2.5,
-    "coverage": 1.1, "context_coverage": 3.6, "sentence": 6.8,
+    "bm25": 1.0, "cosine": -1.3, "context_cosine": 5.2, "neighbour": 0.39, "time": 2.0,
+    "coverage": 1.4, "context_coverage": 3.4, "sentence": 8.5,
 }
 #: model id prefix → weights fitted for that model. Cosines of different models live on different scales
 #: (multilingual-e5's spread over a few hundredths), so the weights do not carry over: a model without its own
