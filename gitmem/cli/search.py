@@ -113,7 +113,7 @@ def reindex(state: State, bm25_only: bool, as_json: bool) -> None:
             bar.refresh()
 
         stats = index.rebuild(progress=bar.update, total=length)
-    pages = chunks = 0
+    pages = vectors = 0
     took = 0.0
     if not bm25_only:
         with _progress("embedding wiki pages and notes", "page") as bar:
@@ -122,10 +122,10 @@ def reindex(state: State, bm25_only: bool, as_json: bool) -> None:
                 bar.refresh()
 
             started = time.perf_counter()
-            pages, chunks = repo.embed_pages(progress=bar.update, total=more)
+            pages, vectors = repo.embed_pages(progress=bar.update, total=more)
             took = time.perf_counter() - started
     _notice(index)
-    data = dict(stats if isinstance(stats, dict) else vars(stats), pages_embedded=pages, page_texts_embedded=chunks)
+    data = dict(stats if isinstance(stats, dict) else vars(stats), pages_embedded=pages, page_vectors_embedded=vectors)
     if as_json:
         emit_json(data)
     else:
@@ -135,7 +135,7 @@ def reindex(state: State, bm25_only: bool, as_json: bool) -> None:
             click.echo(f"embedded {stats.embedded} memories in {stats.embed_seconds:.1f} s "
                        f"({stats.embedded / stats.embed_seconds:.1f} memories/s)")
         if pages and took > 0:
-            click.echo(f"embedded {pages} wiki pages and notes ({chunks} vectors, chunks included) in {took:.1f} s "
+            click.echo(f"embedded {pages} wiki pages and notes ({vectors} vectors, chunks included) in {took:.1f} s "
                        f"({pages / took:.1f} pages/s)")
 
 

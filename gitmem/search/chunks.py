@@ -69,6 +69,8 @@ def locate(source: str, parts: list[str]) -> list[Span | None]:
     :data:`LABEL_WORDS` leading words may stand elsewhere, before it (the label
     :func:`~gitmem.search.rerank.sentences` repeats on each sentence, the heading of a chunk's section): their
     nearest occurrence before it is then the span's first range."""
+    if not parts:  # nothing to look for: spare the pass over the whole source
+        return []
     keep = [i for i, c in enumerate(source) if not c.isspace()]
     compact = "".join(source[i] for i in keep)
     cursor, out = 0, []

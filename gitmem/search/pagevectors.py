@@ -49,7 +49,7 @@ RECIPE = "2"
 #: towards what the whole page is about; taking half of their mean out leaves more of what sets each chunk apart.
 #: Measured on longdoc/en dev (``bench/wiki_longdoc.py``, hybrid R@1 / snippet): 0 → 0.991 / 0.676, 0.3 → 0.992 /
 #: 0.676, 0.5 → 0.994 / 0.677, 0.7 → 0.991 / 0.674; taking out half of the page's own vector instead: 0.989 /
-#: 0.669 (docs/search.md, "Wiki pages and writer notes").
+#: 0.669 (docs/search.md, "One model pass a page").
 CHUNK_CONTRAST = 0.5
 # folder of a model's cache -> (marker of its shards, page hash -> {row number: matrix row}, matrix), per process
 _LOADED: dict[str, tuple[str, dict[str, dict[int, int]], Any]] = {}
@@ -143,7 +143,10 @@ class PageVectors:
                     block[at] = own[i]
                     if count:
                         chunks = parts[done:done + count]
-                        moved = chunks - CHUNK_CONTRAST * chunks.mean(axis=0)
+                        # the mean of the chunks the model reads: another script's chunk is a zero row below
+                        seen = np.array([s for _key, s in rows[at + 1:at + 1 + count]])
+                        mean = chunks[seen].mean(axis=0) if seen.any() else np.zeros(embedder.dim, np.float32)
+                        moved = chunks - CHUNK_CONTRAST * mean
                         block[at + 1:at + 1 + count] = moved / np.maximum(
                             np.linalg.norm(moved, axis=1, keepdims=True), 1e-12)
                     done += count

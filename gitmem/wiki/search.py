@@ -369,7 +369,7 @@ class PageIndex:
                     if entry[3] in missing and entry[3] not in pages:
                         doc = self.reader(self.repo_path / key, key)
                         page = page_input(doc.title, _parts(doc)) if doc is not None else None
-                        if page and digest(page) == entry[3]:  # else changed since: embedded after a refresh
+                        if page is not None and digest(page) == entry[3]:  # else changed since: embed it later
                             pages[entry[3]] = page
                 if total:
                     total(len(pages))

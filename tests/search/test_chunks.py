@@ -87,3 +87,23 @@ def test_a_long_memory_has_a_vector_per_chunk(repo: MemoryRepo) -> None:
     assert hits[0].parts.vector is not None and hits[0].parts.vector > 0.3  # the last chunk (whole text: 0.05)
     keys = [k for f in (index.root / "vectors").rglob("sentences/*.json") for k in json.loads(f.read_text())]
     assert sum("#c" in k for k in keys) == len(chunks(page)) >= 3
+
+
+
+def test_a_page_chunk_spans_its_title_short_heading_and_own_text_only() -> None:
+    """What the model reads of a wiki page: each chunk's span covers the page title, its section heading when that
+    is short enough to be a label, and the chunk's own characters, in the one text the page is embedded as."""
+    from gitmem.search.chunks import LABEL_WORDS
+    from gitmem.search.pagevectors import page_input
+
+    def spans_of(heading: str) -> list[str]:
+        first, second = "Refunds are reconciled nightly.", "Disputed charges wait for the bank's answer."
+        body = f"## {heading}\n\n{first}\n\n{second}"  # two chunks of one section: the second is away from it
+        text, spans = page_input("Payments", [("", body), (heading, first), (heading, second)])
+        assert text == f"Payments\n{body}" and [n for n, _span in spans] == [1, 2]
+        return [" | ".join(text[a:b] for a, b in span).replace("\n", " ") for _n, span in spans]
+
+    assert spans_of("Refunds") == ["Payments | Refunds  Refunds are reconciled nightly.",
+                                   "Payments | Refunds | Disputed charges wait for the bank's answer."]
+    long_heading = " ".join(["word"] * (LABEL_WORDS + 5))
+    assert spans_of(long_heading)[1] == "Payments | Disputed charges wait for the bank's answer."  # not a label
