@@ -165,11 +165,11 @@ def int8_activations(model: bytes, *, trim: bool = True) -> tuple[bytes, int]:
     if graph_field is None:
         return model, 0
     fields = list(proto.fields(graph_field.data))
-    opset = next((_opset_version(f) for f in top if f.num == 8 and _opset_domain(f) in ("", "ai.onnx")), 1)
+    opset = next((_opset_version(f) for f in top if f.num == 8 and _text(f) in ("", "ai.onnx")), 1)
     graph = _Graph(
         nodes=[_node(f.data, f.raw) for f in fields if f.num == 1],
         inits=dict(_init(f.data) for f in fields if f.num == 5),
-        outputs={_value_name(f) for f in fields if f.num == 12},
+        outputs={_text(f) for f in fields if f.num == 12},
         opset=opset,
     )
     rewritten = _int8_products(graph)
@@ -188,7 +188,7 @@ def int8_activations(model: bytes, *, trim: bool = True) -> tuple[bytes, int]:
             out.append(proto.field(7, new_graph))
             continue
         if f.num == 8:
-            has_ms = has_ms or _opset_domain(f) == _MS_DOMAIN
+            has_ms = has_ms or _text(f) == _MS_DOMAIN
         out.append(f.raw)
     if not has_ms:
         out.append(proto.field(8, proto.opset(_MS_DOMAIN, 1)))
@@ -206,7 +206,7 @@ def _write(graph: _Graph, fields: list[proto.Field]) -> list[bytes | memoryview]
                 kept.append(n)
                 needed.update(n.inputs)
         nodes = kept[::-1]
-    still_used = {i for n in nodes for i in n.inputs} | {_value_name(f) for f in fields if f.num == 11}
+    still_used = {i for n in nodes for i in n.inputs} | {_text(f) for f in fields if f.num == 11}
     if any(n.subgraph for n in nodes):
         still_used.update(graph.inits)
     parts: list[bytes | memoryview] = []
@@ -217,7 +217,7 @@ def _write(graph: _Graph, fields: list[proto.Field]) -> list[bytes | memoryview]
                 parts.extend(n.field if n.field is not None else proto.field(1, bytes(n.raw)) for n in nodes)
                 nodes_written = True
         elif f.num == 5:
-            if _init_name(f) in still_used:
+            if _text(f, 8) in still_used:
                 parts.append(f.raw)
         else:
             parts.append(f.raw)
@@ -400,16 +400,9 @@ def _shape_of(graph: _Graph, producer: dict[str, _Node], name: str, of: str,
     return None
 
 
-def _value_name(f: proto.Field) -> str:
-    return next((g.string for g in proto.fields(f.data) if g.num == 1), "")
-
-
-def _init_name(f: proto.Field) -> str:
-    return next((g.string for g in proto.fields(f.data) if g.num == 8), "")
-
-
-def _opset_domain(f: proto.Field) -> str:
-    return next((g.string for g in proto.fields(f.data) if g.num == 1), "")
+def _text(f: proto.Field, num: int = 1) -> str:
+    """The string field ``num`` of the message in ``f``: a value info's or an opset's name (1), a tensor's (8)."""
+    return next((g.string for g in proto.fields(f.data) if g.num == num), "")
 
 
 def _opset_version(f: proto.Field) -> int:
