@@ -84,6 +84,84 @@ def test_the_rewrite_computes_the_same_product_with_int8_activations() -> None:
     assert not np.array_equal(exact, fast)  # the activations really were quantised
 
 
+def tiny_attention(shared_input: bool = True, guard: bool = True, keys_transposed: bool = True) -> bytes:
+    """One attention layer as the packaged model's exporter writes it (2 heads of 4): query, key and value from
+    int8 weights; ``Kᵀ`` through ``Shape``/``Slice``/``Concat``/``Reshape``/``Transpose``; a NaN guard after
+    the softmax. Each flag off breaks one pattern the rewrite trims: the three products read different
+    activations; the ``Where`` after the softmax is no guard; the reshapes make something other than ``Kᵀ``."""
+    rng = np.random.default_rng(3)
+    hidden, heads = 8, 2
+    inits = [proto.tensor("table", rng.normal(size=(30522, hidden)).astype(np.float32)),
+             proto.tensor("zero", np.array(0.0, dtype=np.float32)),
+             proto.tensor("two", np.array(2.0, dtype=np.float32)),
+             proto.tensor("heads", np.array([0, 0, heads, hidden // heads], dtype=np.int64)),
+             proto.tensor("flat", np.array([0, 0, hidden], dtype=np.int64))]
+    inits += [proto.tensor(name, np.array([v], dtype=np.int64))
+              for name, v in (("minus1", -1), ("minus2", -2), ("first", -2**63), ("last", 2**63 - 1))]
+    nodes = [proto.node("Gather", ["table", "input_ids"], ["x"], axis=0),
+             proto.node("Mul", ["x", "two"], ["x2"]), proto.node("Mul", ["x2", "two"], ["x4"])]
+    for p in "qkv":
+        inits += [proto.tensor(f"w{p}", rng.integers(-127, 128, size=(hidden, hidden), dtype=np.int8)),
+                  proto.tensor(f"s{p}", (rng.random((1, hidden)) * 0.02 + 0.01).astype(np.float32)),
+                  proto.tensor(f"b{p}", rng.normal(size=hidden).astype(np.float32))]
+        source = "x" if shared_input else {"q": "x", "k": "x2", "v": "x4"}[p]
+        nodes += [proto.node("Cast", [f"w{p}"], [f"w{p}_f"], to=proto.FLOAT),
+                  proto.node("Mul", [f"w{p}_f", f"s{p}"], [f"w{p}_s"]),
+                  proto.node("MatMul", [source, f"w{p}_s"], [f"{p}_mm"]),
+                  proto.node("Add", [f"{p}_mm", f"b{p}"], [p]),
+                  proto.node("Reshape", [p, "heads"], [f"{p}_4d"]),
+                  proto.node("Transpose", [f"{p}_4d"], [f"{p}_t"], perm=[0, 2, 1, 3])]
+    rows = ("s", "h") if keys_transposed else ("h", "s")  # [-1, h, s]: the same shape at the end, not Kᵀ
+    nodes += [proto.node("Shape", ["k_t"], ["shape"]),
+              proto.node("Slice", ["shape", "minus1", "last"], ["h"]),
+              proto.node("Slice", ["shape", "minus2", "minus1"], ["s"]),
+              proto.node("Slice", ["shape", "first", "minus2"], ["bn"]),
+              proto.node("Concat", ["minus1", *rows], ["shape3"], axis=0),
+              proto.node("Reshape", ["k_t", "shape3"], ["k3"]),
+              proto.node("Transpose", ["k3"], ["k3t"], perm=[0, 2, 1]),
+              proto.node("Concat", ["bn", "h", "s"], ["shape4"], axis=0),
+              proto.node("Reshape", ["k3t", "shape4"], ["k_tt"]),
+              proto.node("MatMul", ["q_t", "k_tt"], ["scores"]),
+              proto.node("Softmax", ["scores"], ["probs"], axis=-1),
+              proto.node("IsNaN", ["probs" if guard else "scores"], ["nan"]),
+              proto.node("Where", ["nan", "zero", "probs"], ["guarded"]),
+              proto.node("MatMul", ["guarded", "v_t"], ["ctx"]),
+              proto.node("Transpose", ["ctx"], ["ctx_t"], perm=[0, 2, 1, 3]),
+              proto.node("Reshape", ["ctx_t", "flat"], ["last_hidden_state"])]
+    graph = b"".join(proto.field(1, n) for n in nodes) + proto.text(2, "attention")
+    graph += b"".join(proto.field(5, t) for t in inits)
+    for name in ("input_ids", "attention_mask"):
+        graph += proto.field(11, proto.value_info(name, proto.INT64, ["b", "s"]))
+    graph += proto.field(12, proto.value_info("last_hidden_state", proto.FLOAT, ["b", "s", hidden]))
+    return proto.integer(1, 8) + proto.field(7, graph) + proto.field(8, proto.opset("", 17))
+
+
+def test_the_graph_around_the_products_is_trimmed_without_changing_a_bit() -> None:
+    ids = np.array([[101, 2023, 2003, 1037, 3231, 102], [101, 7592, 102, 0, 0, 0]], dtype=np.int64)
+    trimmed, count = int8_activations(tiny_attention())
+    untrimmed, _ = int8_activations(tiny_attention(), trim=False)
+    assert count == 3
+    ops = op_types(trimmed)
+    assert (ops["DynamicQuantizeMatMul"], ops["Split"]) == (1, 1)  # query, key and value in one product
+    assert not ops["IsNaN"] and not ops["Where"]
+    assert not ops["Shape"] and not ops["Slice"] and not ops["Concat"] and ops["Reshape"] == 4
+    assert op_types(untrimmed)["DynamicQuantizeMatMul"] == 3 and op_types(untrimmed)["Shape"] == 1
+    assert np.array_equal(run(trimmed, ids), run(untrimmed, ids))
+
+
+@pytest.mark.parametrize(("flag", "kept"), [("shared_input", "DynamicQuantizeMatMul"), ("guard", "IsNaN"),
+                                            ("keys_transposed", "Shape")])
+def test_a_graph_without_a_pattern_keeps_that_part(flag: str, kept: str) -> None:
+    model = tiny_attention(**{flag: False})
+    trimmed, count = int8_activations(model)
+    untrimmed, _ = int8_activations(model, trim=False)
+    assert count == 3
+    assert op_types(trimmed)[kept] == op_types(untrimmed)[kept] > 0
+    assert len(op_types(trimmed)) > 1 and op_types(trimmed) != op_types(untrimmed)  # the other patterns were trimmed
+    ids = np.array([[101, 2023, 2003, 1037, 3231, 102]], dtype=np.int64)
+    assert np.array_equal(run(trimmed, ids), run(untrimmed, ids))
+
+
 def test_a_graph_without_int8_weights_is_left_as_it_is() -> None:
     model, _weight = tiny_model(int8_weights=False)
     assert int8_activations(model) == (model, 0)
@@ -110,8 +188,26 @@ def test_the_packaged_model_runs_every_weight_product_on_int8(packaged: tuple[Pa
     rewritten, count = int8_activations(model)
     assert count == 36  # 6 layers x (query, key, value, attention output, two feed-forward)
     before, after = op_types(model), op_types(rewritten)
-    assert after["DynamicQuantizeMatMul"] == 36 and after["MatMul"] == before["MatMul"] - 36 == 12  # attention
+    # each layer's query, key and value: one product of their weights side by side, then a Split
+    assert after["DynamicQuantizeMatMul"] == 36 - 2 * 6 and after["Split"] == 6
+    assert after["MatMul"] == before["MatMul"] - 36 == 12  # attention
     assert after["Cast"] == before["Cast"] - 36  # the embedding tables are still dequantised in the graph
+    assert before["IsNaN"] == 6 and not after["IsNaN"]  # the softmax NaN guards
+    assert after["Slice"] == before["Slice"] - 3 * 6  # the exporter's Kᵀ reshapes
+    untrimmed, _ = int8_activations(model, trim=False)
+    assert op_types(untrimmed)["DynamicQuantizeMatMul"] == 36 and op_types(untrimmed)["IsNaN"] == 6
+
+
+def test_the_trimmed_graph_gives_the_packaged_model_the_same_bytes(embedder: OnnxEmbedder) -> None:
+    # The graph around the int8 products is trimmed only where no output bit changes, so the vectors cached
+    # under `minilm-l6-int8-a8` by the products-only graph stay valid: short texts and 256-token windows.
+    assert embedder.int8_activations
+    texts = [*DOCS[:10], *DOCS[20:24], "ok", "word " * 300, " ".join(DOCS[:20])]  # 1 to 256 tokens
+    untrimmed = copy.copy(embedder)
+    model, _ = int8_activations(embedder.model_path.read_bytes(), trim=False)
+    untrimmed._session = ort.InferenceSession(model, sess_options=embed_module._options(ort, 1),
+                                              providers=["CPUExecutionProvider"])
+    assert np.array_equal(embedder.embed_documents(texts), untrimmed.embed_documents(texts))
 
 
 def test_int8_activations_keep_the_vectors_and_the_ranking(embedder: OnnxEmbedder) -> None:
