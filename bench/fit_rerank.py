@@ -15,9 +15,9 @@ The defaults give the packaged model's weights in :data:`gitmem.search.rerank.WE
 2. **Fit**: one weight vector by pairwise logistic regression with an L2 penalty (numpy, Newton's method): every
    (evidence, other candidate) pair of a question is one example, ``w · (x_evidence - x_other)`` its margin. Each
    question weighs the same within its set; ``--balance set`` gives each set the same total weight (otherwise each
-   question counts once, and LoCoMo's 383 questions outweigh BEAM's 72). ``--hard N`` pairs the evidence only with
-   the N other candidates ranked first (three rounds, each ranking by the last fit): the ones that compete for
-   the top 10.
+   question counts once, and XQuAD en's 632 and LoCoMo's 383 questions outweigh BEAM's 72). ``--hard N`` pairs
+   the evidence only with the N other candidates ranked first (three rounds, each ranking by the last fit): the
+   ones that compete for the top 10.
 3. **Read** R@10 by replaying the capture (the candidates re-ranked by ``combine`` with the new weights plus the
    captured bonuses): on the data fitted, on LoCoMo conversations 3-4 (never fitted), and on each BEAM chat left
    out of its own fit in turn (leave-one-chat-out). Columns: ``captured`` what the search gave at capture,
@@ -26,8 +26,8 @@ The defaults give the packaged model's weights in :data:`gitmem.search.rerank.WE
    the replay's captured bonus is an approximation for the few questions that ask about order (35 of LoCoMo's);
    the product's run of the adopted weights gave the replay's figures.
 
-Fitted on: LoCoMo conversations 0-2 (categories 1-4) and the four BEAM development chats (``--sets`` may add
-``xquad/en`` or ``dulemon``; with the packaged English model a Chinese question's cosine signals are the
+Fitted on: LoCoMo conversations 0-2 (categories 1-4), the four BEAM development chats and XQuAD en dev (``--sets``
+may add ``dulemon`` or ``xquad/zh``; with the packaged English model a Chinese question's cosine signals are the
 candidates' mean, so DuLeMon and XQuAD zh can only teach the BM25 and word signals).
 """
 
@@ -134,19 +134,25 @@ def capture(name: str, work: Path, embedder: Any) -> list[Question]:
             print(f"  {name} conv {conv}: {len(queries[conv])} questions", file=sys.stderr, flush=True)
     finally:
         ranking.score = score
+    if out and all(q.signals is None for q in out):
+        raise SystemExit("the second stage was never seen: does the search still call gitmem.search.scoring.score?")
     return out
+
+
+def _order(q: Question, weights: dict[str, float]) -> Any:
+    """The candidates' positions, best first, as the search ranks them with ``weights`` (plus the captured bonuses)."""
+    import numpy as np
+
+    assert q.signals is not None
+    values = {name: q.signals[:, j] for j, name in enumerate(NAMES)}
+    return np.argsort(-(np.array(rerank.combine(values, weights)) + q.extra), kind="stable")
 
 
 def replay(q: Question, weights: dict[str, float], k: int = 10) -> list[str]:
     """The question's top ``k`` with ``weights`` (the product's top when its second stage did not run)."""
-    import numpy as np
-
     if q.signals is None:
         return q.top[:k]
-    values = {name: q.signals[:, j] for j, name in enumerate(NAMES)}
-    final = np.array(rerank.combine(values, weights)) + q.extra
-    order = np.argsort(-final, kind="stable")[:k]
-    return [q.ids[i] for i in order.tolist()]
+    return [q.ids[i] for i in _order(q, weights)[:k].tolist()]
 
 
 def recall(q: Question, ranked: list[str]) -> float:
@@ -161,21 +167,21 @@ def pairs(questions: list[Question], balance: str, hard: int = 0,
     import numpy as np
 
     diffs, weights = [], []
-    per_set = defaultdict(int)
-    for q in questions:
-        if q.signals is not None:
-            per_set[q.set] += 1
+    fitted: list[tuple[Question, Any]] = []
     for q in questions:
         if q.signals is None:
             continue
         gold = np.array([i in q.evidence for i in q.ids])
-        if not gold.any() or gold.all():
-            continue  # no evidence among the candidates: nothing to order
+        if gold.any() and not gold.all():  # else no evidence among the candidates, or no other: nothing to order
+            fitted.append((q, gold))
+    per_set = defaultdict(int)
+    for q, _gold in fitted:
+        per_set[q.set] += 1
+    for q, gold in fitted:
+        assert q.signals is not None
         pos, neg = q.signals[gold], q.signals[~gold]
         if hard and ranked_by is not None:
-            values = {name: q.signals[:, j] for j, name in enumerate(NAMES)}
-            first = np.argsort(-(np.array(rerank.combine(values, ranked_by)) + q.extra), kind="stable")
-            neg = q.signals[[i for i in first.tolist() if not gold[i]][:hard]]
+            neg = q.signals[[i for i in _order(q, ranked_by).tolist() if not gold[i]][:hard]]
         d = (pos[:, None, :] - neg[None, :, :]).reshape(-1, len(NAMES))
         share = 1.0 / len(d) / (per_set[q.set] if balance == "set" else 1.0)
         diffs.append(d)

@@ -223,6 +223,8 @@ def main() -> None:
     parser.add_argument("--sweep", action="store_true", help="run the ablations of docs/search.md")
     parser.add_argument("--dump", type=Path, default=None, help="write each question's ranks here (JSON lines)")
     args = parser.parse_args()
+    if args.dump and args.sweep:
+        parser.error("--dump writes one ranking's questions; --sweep runs many: use one or the other")
     turns, queries = load(args.data)
     work = args.work or Path(tempfile.mkdtemp(prefix="gitmem-locomo-"))
     work.mkdir(parents=True, exist_ok=True)

@@ -16,9 +16,11 @@ question names) and the vector top 100. This module scores them with signals a s
 
 The packaged model's weights were fitted once (pairwise logistic regression, ``bench/fit_rerank.py``) on the pooled
 development questions of three sets — LoCoMo conversations 0–2, the BEAM development chats and XQuAD en — and
-read on questions they never saw: LoCoMo conversations 3–4 and each BEAM chat left out of its own fit. ``cosine`` has
-a negative weight beside ``sentence``'s large one: of two memories whose best sentences are as near the question,
-the one whose best sentence stands out from the rest of it ranks first. They are fitted per embedding model
+read on questions they never saw: LoCoMo conversations 3–4 and each BEAM chat left out of its own fit. ``cosine`` is
+nearly collinear with ``context_cosine`` (which includes the memory's own vector) and with ``sentence`` (equal to it
+for a one-sentence memory); its negative weight takes back part of what those give the memory's own vector, so the
+whole memory counts less than its best sentence and its neighbourhood. Its net weight stays positive: a memory
+nearer the question is not ranked lower. They are fitted per embedding model
 (:data:`MODEL_WEIGHTS`); a model without its own fit keeps the first stage.
 ``docs/search.md`` has the measurements. numpy is imported only here and only by a hybrid search.
 """

@@ -61,3 +61,16 @@ def test_a_bonus_added_after_the_model_stays_in_the_replay() -> None:
     q.extra = np.array([0.0, 0.0, 1.5])  # c's bonus lifts it above the model's best (1.0)
     assert tool.replay(q, {n: 1.0 for n in tool.NAMES}) == ["c", "a", "b"]
     assert tool.recall(q, tool.replay(q, {n: 1.0 for n in tool.NAMES}, k=1)) == 1.0
+
+
+def test_hard_pairs_set_the_evidence_against_the_candidates_ranked_first() -> None:
+    """``--hard N`` pairs the evidence with the N other candidates the ranking puts first, not any N."""
+    tool = _tool()
+    ids = ["a", "b", "c", "d", "e"]
+    signals = np.zeros((5, len(tool.NAMES)))
+    signals[:, tool.NAMES.index("bm25")] = [1.0, 0.8, 0.6, 0.4, 0.2]
+    q = tool.Question(set="s", conv=0, kind="k", evidence=["c"], top=ids, ids=ids, signals=signals,
+                      extra=np.zeros(5))
+    by_bm25 = {n: (1.0 if n == "bm25" else 0.0) for n in tool.NAMES}
+    diffs, _weights = tool.pairs([q], "question", hard=2, ranked_by=by_bm25)
+    assert np.array_equal(diffs, signals[2] - signals[[0, 1]])  # c against a and b, the two ranked above it
