@@ -428,23 +428,29 @@ class Index:
             if found:
                 key = max(found, key=found.__getitem__)
                 anchor = float(searcher.fast_field_values("created", [tantivy.DocAddress(*key)])[0] or 0)
-                linked = self._chain_links(searcher, key, order, set(bm25) | set(vector), replaced_by)
+                linked, later = self._chain_links(searcher, key, order, replaced_by)
+                if later and past is not None and linked - set(bm25) - set(vector):
+                    # the successor was replaced since ("after Vue 2" when Vue 3 gave way to Nuxt): a candidate all
+                    # the same, scored as the past states are, if the question's words meet it
+                    bm25.update(self._bm25(searcher, terms, [*past, ranking.key_clause(self._schema, later)], 1,
+                                           tuning, best_chunk))
+                linked &= set(bm25) | set(vector)
         return self._rank(searcher, bm25, vector, k, now, when, terms, tuning, vectors if second else None, model,
                           best_chunk, (order, anchor, linked, replaced_by) if order is not None else None, help_asked)
 
-    def _chain_links(self, searcher: Any, anchor: Key, order: Order, candidates: set[Key],
-                     replaced_by: dict[Key, tuple[str, str]]) -> set[Key]:
-        """The candidates a supersede chain puts right before the memory at ``anchor`` (the ones it replaced)
-        or right after it (the one that replaced it), as ``order`` asks."""
+    def _chain_links(self, searcher: Any, anchor: Key, order: Order,
+                     replaced_by: dict[Key, tuple[str, str]]) -> tuple[set[Key], str]:
+        """The memories a supersede chain puts right before the memory at ``anchor`` (the candidates it replaced)
+        or right after it (the one that replaced it, candidate or not, and its id), as ``order`` asks."""
         memory = idoc.memory_from_json(searcher.doc(tantivy.DocAddress(*anchor))["doc"][0])
         if order.kind == "before":
-            return {key for key, (_id, by) in replaced_by.items() if by == memory.id and key in candidates}
+            return {key for key, (_id, by) in replaced_by.items() if by == memory.id}, ""
         if not memory.superseded_by:
-            return set()
+            return set(), ""
         Q, must = tantivy.Query, tantivy.Occur.Must
-        found = searcher.search(Q.boolean_query([(must, Q.term_query(self._schema, "key", memory.superseded_by)),
+        found = searcher.search(Q.boolean_query([ranking.key_clause(self._schema, memory.superseded_by),
                                                  (must, Q.term_query(self._schema, "part", 0))]), limit=2).hits
-        return {(a.segment_ord, a.doc) for _s, a in found} & candidates
+        return {(a.segment_ord, a.doc) for _s, a in found}, memory.superseded_by
 
     def _bm25(self, searcher: Any, terms: QueryTerms, filters: list[tuple[Any, Any]], n: int,
               tuning: Tuning, best_chunk: dict[Key, int]) -> dict[tuple[int, int], float]:

@@ -264,6 +264,11 @@ def deprecated_clause(schema: Any) -> tuple[Any, Any]:
     return tantivy.Occur.Must, tantivy.Query.const_score_query(tantivy.Query.term_query(schema, "deprecated", 1), 0.0)
 
 
+def key_clause(schema: Any, memory_id: str) -> tuple[Any, Any]:
+    """A clause keeping only the memory ``memory_id`` (and its chunks); it adds nothing to its BM25."""
+    return tantivy.Occur.Must, tantivy.Query.const_score_query(tantivy.Query.term_query(schema, "key", memory_id), 0.0)
+
+
 def standing_clause(schema: Any) -> tuple[Any, Any]:
     """A clause keeping only the memories that state a standing instruction or preference
     (:mod:`gitmem.search.standing`); like the filters, it adds nothing to their BM25."""

@@ -124,6 +124,8 @@ def test_a_supersede_chain_answers_first_and_before(repo: MemoryRepo) -> None:
     assert ids("What did we use for the frontend before Nuxt?")[0] == "fe2"
     # "after X" finds X among the replaced states, and the chain gives what replaced it
     assert ids("What did we use for the shop database after MySQL?")[0] == "db2"
+    # and when that successor was itself replaced since, it is still what came right after X
+    assert ids("What did we use for the frontend after Vuex?")[0] == "fe2"
     # "the latest" and plain questions still meet the current states only; a forgotten memory never comes back
     assert ids("What is the latest frontend framework?")[0] == "fe3"
     for question in ("What is the latest frontend framework?", "Which frontend framework do we use?",
