@@ -34,6 +34,13 @@ def test_parse_order() -> None:
     for question in ("What did we decide last week?", "What changed before May 2023?",
                      "What happened after 8 May?", "Why did we drop MySQL?"):
         assert parse_order(question) is None, question
+    # "first," opening a sentence orders the work or the questions, not the memories; 首先 is "first of all" too
+    for question in ("First, what frontend framework do we use?", "First, fix the db config", "Firstly: the tests.",
+                     "Run the tests. First, fix the db config!", "First of all, which queue do we use?",
+                     "首先，修复数据库配置"):
+        assert parse_order(question) is None, question
+    assert parse_order("First, which database did we choose first?") == Order(kind="first")
+    assert parse_order("Which came first, MySQL or Postgres?") == Order(kind="first")
 
 
 def _index(repo: MemoryRepo) -> Index:
@@ -129,6 +136,7 @@ def test_a_supersede_chain_answers_first_and_before(repo: MemoryRepo) -> None:
     # "the latest" and plain questions still meet the current states only; a forgotten memory never comes back
     assert ids("What is the latest frontend framework?")[0] == "fe3"
     for question in ("What is the latest frontend framework?", "Which frontend framework do we use?",
+                     "First, which frontend framework do we use?",
                      "Which frontend framework did we use first?"):
         found = ids(question)
         assert "fe0" not in found, question
