@@ -391,10 +391,11 @@ class Index:
         help_asked = mode != "vector" and not terms.empty and tuning.standing_weight > 0 and asks_help(query)
         order = parse_order(query) if tuning.order_weight > 0 else None
         # "what did we use first", "before/after X": a supersede chain's past states answer too (deprecated
-        # memories replaced by another), found by a BM25 search restricted to the deprecated memories
+        # memories replaced by another), found by a BM25 search restricted to the deprecated memories; when those
+        # are searched anyway, it finds the same ones, read for their links in the chain
         past = [*ranking.filter_clauses(self._schema, type=type, category=category, tags=tag_list, project=project,
                                         include_deprecated=True), ranking.deprecated_clause(self._schema)] \
-            if order is not None and (order.history or order.anchor) and not include_deprecated else None
+            if order is not None and (order.history or order.anchor) else None
         # a superseded candidate → (its id, the id of the memory that replaced it)
         replaced_by: dict[Key, tuple[str, str]] = {}
         bm25: dict[tuple[int, int], float] = {}

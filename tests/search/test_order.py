@@ -143,6 +143,16 @@ def test_a_supersede_chain_answers_first_and_before(repo: MemoryRepo) -> None:
         assert question.endswith("first?") or not {"fe1", "fe2"} & set(found), (question, found)
 
 
+def test_a_chain_answers_before_and_after_when_deprecated_memories_are_searched_too(repo: MemoryRepo) -> None:
+    index = _chained(repo)  # ``gitmem search --include-deprecated``: the chain still says what came right before/after
+
+    def top(question: str) -> str:
+        return index.search(question, k=5, now=datetime(2024, 9, 1, tzinfo=UTC), include_deprecated=True)[0].id
+
+    assert top("What did we use for the frontend before Nuxt?") == "fe2"
+    assert top("What did we use for the frontend after Vuex?") == "fe2"
+
+
 def test_a_chain_answers_first_in_a_hybrid_search_too(repo: MemoryRepo) -> None:
     index = _chained(repo)
     index = Index(repo, embedder=FakeEmbedder())
