@@ -424,12 +424,14 @@ class Index:
         if order is not None and order.anchor:  # "before X": when was the memory about X created?
             said = ranking.analyze_query(order.anchor, self._analyzer)
             found = self._bm25(searcher, said, filters, 1, tuning, {})
+            read: dict[Key, Memory] = {}
             if past is not None:  # X may be a state replaced since ("what did we use after MySQL?")
-                found.update(self._superseded(searcher, said, past, AMONG, tuning, {}, {}))
+                found.update(self._superseded(searcher, said, past, AMONG, tuning, {}, read=read))
             if found:
                 key = max(found, key=found.__getitem__)
                 anchor = float(searcher.fast_field_values("created", [tantivy.DocAddress(*key)])[0] or 0)
-                linked, later = self._chain_links(searcher, key, order, replaced_by)
+                said_of = read[key] if key in read else _stored(searcher, key)
+                linked, later = self._chain_links(searcher, said_of, order, replaced_by)
                 if later and past is not None and linked - set(bm25) - set(vector):
                     # the successor was replaced since ("after Vue 2" when Vue 3 gave way to Nuxt): a candidate all
                     # the same, scored as the past states are, if the question's words meet it
@@ -439,11 +441,10 @@ class Index:
         return self._rank(searcher, bm25, vector, k, now, when, terms, tuning, vectors if second else None, model,
                           best_chunk, (order, anchor, linked, replaced_by) if order is not None else None, help_asked)
 
-    def _chain_links(self, searcher: Any, anchor: Key, order: Order,
+    def _chain_links(self, searcher: Any, memory: Memory, order: Order,
                      replaced_by: dict[Key, tuple[str, str]]) -> tuple[set[Key], str]:
-        """The memories a supersede chain puts right before the memory at ``anchor`` (the candidates it replaced)
-        or right after it (the one that replaced it, candidate or not, and its id), as ``order`` asks."""
-        memory = idoc.memory_from_json(searcher.doc(tantivy.DocAddress(*anchor))["doc"][0])
+        """The memories a supersede chain puts right before ``memory`` (the candidates it replaced) or right after
+        it (the one that replaced it, candidate or not, and its id), as ``order`` asks."""
         if order.kind == "before":
             return {key for key, (_id, by) in replaced_by.items() if by == memory.id}, ""
         if not memory.superseded_by:
@@ -481,17 +482,21 @@ class Index:
         return scores
 
     def _superseded(self, searcher: Any, terms: QueryTerms, past: list[tuple[Any, Any]], n: int, tuning: Tuning,
-                    best_chunk: dict[Key, int], replaced_by: dict[Key, tuple[str, str]]) -> dict[Key, float]:
+                    best_chunk: dict[Key, int], replaced_by: dict[Key, tuple[str, str]] | None = None,
+                    read: dict[Key, Memory] | None = None) -> dict[Key, float]:
         """Those of the ``n`` best deprecated memories by BM25 (``past``: the filters keeping those only) that were
-        superseded by another, not forgotten: the past states of supersede chains. ``replaced_by`` gets each one's
-        id and the id of the memory that replaced it, unless that is a compaction's summary."""
+        superseded by another, not forgotten: the past states of supersede chains. ``replaced_by``, if given, gets
+        each one's id and the id of the memory that replaced it, unless that is a compaction's summary; ``read``,
+        if given, the memories read from the stored documents."""
         scores: dict[Key, float] = {}
         links: dict[Key, tuple[str, str]] = {}
         for key, score in self._bm25(searcher, terms, past, n, tuning, best_chunk).items():
-            memory = idoc.memory_from_json(searcher.doc(tantivy.DocAddress(*key))["doc"][0])
+            memory = _stored(searcher, key)
+            if read is not None:
+                read[key] = memory
             if memory.superseded_by:
                 scores[key], links[key] = score, (memory.id, memory.superseded_by)
-        if links:  # a compaction's summary replaced a cluster of memories at once: past states, not a chain
+        if links and replaced_by is not None:  # a compaction's summary replaced a cluster at once: not a chain
             Q, must = tantivy.Query, tantivy.Occur.Must
             found = searcher.search(Q.boolean_query([
                 (must, Q.term_set_query(self._schema, "key", sorted({by for _id, by in links.values()}))),
@@ -557,6 +562,11 @@ class Index:
             hits.append(Hit(id=memory.id, score=score, memory=memory, parts=parts, path=doc["path"][0],
                             terms=highlight, analyzer=self._analyzer, chunk=(best_chunk or {}).get(key, 0)))
         return hits
+
+
+def _stored(searcher: Any, key: Key) -> Memory:
+    """The memory stored in the index document at ``key`` (a JSON parse: read only the ones needed)."""
+    return idoc.memory_from_json(searcher.doc(tantivy.DocAddress(*key))["doc"][0])
 
 
 def _covers(embedder: Embedder, text: str) -> bool:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gitmem.search import schema as idoc
 from gitmem.search.index import Index
 from gitmem.search.order import Order, parse_order
 from gitmem.search.scoring import DEFAULT_TUNING
 from gitmem.store.memories import MemoryRepo
+from gitmem.store.memory import Memory
 from tests.helpers import FakeEmbedder
 
 LOG = [
@@ -141,6 +144,24 @@ def test_a_supersede_chain_answers_first_and_before(repo: MemoryRepo) -> None:
         found = ids(question)
         assert "fe0" not in found, question
         assert question.endswith("first?") or not {"fe1", "fe2"} & set(found), (question, found)
+
+
+def test_the_anchor_of_after_x_is_read_once(repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    # each stored document read costs a search time (a JSON parse): X's memory, found among the replaced states,
+    # is read once to follow its chain, and no compaction summary is looked for on the way
+    index = _chained(repo)
+    read: list[str] = []
+
+    def reading(text: str) -> Memory:
+        memory = from_json(text)
+        read.append(memory.id)
+        return memory
+
+    from_json = idoc.memory_from_json
+    monkeypatch.setattr(idoc, "memory_from_json", reading)
+    hits = index.search("What did we use for the frontend after Vuex?", k=5, now=datetime(2024, 9, 1, tzinfo=UTC))
+    assert hits[0].id == "fe2"
+    assert read.count("fe1") == 1, read  # Vue 2 with Vuex, replaced by fe2
 
 
 def test_a_chain_answers_before_and_after_when_deprecated_memories_are_searched_too(repo: MemoryRepo) -> None:
