@@ -424,14 +424,12 @@ class Index:
         if order is not None and order.anchor:  # "before X": when was the memory about X created?
             said = ranking.analyze_query(order.anchor, self._analyzer)
             found = self._bm25(searcher, said, filters, 1, tuning, {})
-            read: dict[Key, Memory] = {}
             if past is not None:  # X may be a state replaced since ("what did we use after MySQL?")
-                found.update(self._superseded(searcher, said, past, AMONG, tuning, {}, read=read))
+                found.update(self._superseded(searcher, said, past, 1, tuning, {}))
             if found:
                 key = max(found, key=found.__getitem__)
                 anchor = float(searcher.fast_field_values("created", [tantivy.DocAddress(*key)])[0] or 0)
-                said_of = read[key] if key in read else _stored(searcher, key)
-                linked, later = self._chain_links(searcher, said_of, order, replaced_by)
+                linked, later = self._chain_links(searcher, _stored(searcher, key), order, replaced_by)
                 if later and past is not None and linked - set(bm25) - set(vector):
                     # the successor was replaced since ("after Vue 2" when Vue 3 gave way to Nuxt): a candidate all
                     # the same, scored as the past states are, if the question's words meet it
@@ -482,28 +480,20 @@ class Index:
         return scores
 
     def _superseded(self, searcher: Any, terms: QueryTerms, past: list[tuple[Any, Any]], n: int, tuning: Tuning,
-                    best_chunk: dict[Key, int], replaced_by: dict[Key, tuple[str, str]] | None = None,
-                    read: dict[Key, Memory] | None = None) -> dict[Key, float]:
-        """Those of the ``n`` best deprecated memories by BM25 (``past``: the filters keeping those only) that were
-        superseded by another, not forgotten: the past states of supersede chains. ``replaced_by``, if given, gets
-        each one's id and the id of the memory that replaced it, unless that is a compaction's summary; ``read``,
-        if given, the memories read from the stored documents."""
-        scores: dict[Key, float] = {}
-        links: dict[Key, tuple[str, str]] = {}
-        for key, score in self._bm25(searcher, terms, past, n, tuning, best_chunk).items():
-            memory = _stored(searcher, key)
-            if read is not None:
-                read[key] = memory
-            if memory.superseded_by:
-                scores[key], links[key] = score, (memory.id, memory.superseded_by)
-        if links and replaced_by is not None:  # a compaction's summary replaced a cluster at once: not a chain
-            Q, must = tantivy.Query, tantivy.Occur.Must
-            found = searcher.search(Q.boolean_query([
-                (must, Q.term_set_query(self._schema, "key", sorted({by for _id, by in links.values()}))),
-                (must, Q.term_query(self._schema, "tag", docs.SUMMARY_TAG)),
-                (must, Q.term_query(self._schema, "part", 0))]), limit=len(links)).hits
-            summaries = {idoc.memory_from_json(searcher.doc(a)["doc"][0]).id for _s, a in found}
-            replaced_by.update((key, link) for key, link in links.items() if link[1] not in summaries)
+                    best_chunk: dict[Key, int], replaced_by: dict[Key, tuple[str, str]] | None = None
+                    ) -> dict[Key, float]:
+        """The ``n`` best memories by BM25 among those replaced by another (``past``: the filters keeping those
+        only, :func:`gitmem.search.scoring.deprecated_clause`; a forgotten memory is not one): the past states.
+        ``replaced_by``, if given, gets each one's id and the id of the memory that replaced it when that was a
+        later state, not a compaction's summary (a chain's link: read from its stored document)."""
+        scores = self._bm25(searcher, terms, past, n, tuning, best_chunk)
+        if replaced_by is not None and scores:
+            keys = list(scores)
+            flags = searcher.fast_field_values("superseded", [tantivy.DocAddress(*key) for key in keys])
+            for key, flag in zip(keys, flags, strict=True):
+                if flag == ranking.REPLACED:
+                    memory = _stored(searcher, key)
+                    replaced_by[key] = (memory.id, memory.superseded_by)
         return scores
 
     def _rank(self, searcher: Any, bm25: dict[tuple[int, int], float], vector: dict[tuple[int, int], float],

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 #: the kinds a past state answers: the first state of a subject, what came before a change
 HISTORY = ("first", "before")
 #: how many of the most similar candidates the order is taken among (and how many superseded memories a
-#: question about the past takes as candidates: each costs a stored document's read)
+#: question about the past takes as candidates: the order is taken among no more)
 AMONG = 20
 
 

@@ -164,6 +164,17 @@ def test_the_anchor_of_after_x_is_read_once(repo: MemoryRepo, monkeypatch: pytes
     assert read.count("fe1") == 1, read  # Vue 2 with Vuex, replaced by fe2
 
 
+def test_forgotten_memories_do_not_crowd_the_past_states_out(repo: MemoryRepo) -> None:
+    # thirty notes forgotten as wrong, each naming the frontend framework more often than the chain's states do:
+    # they are not past states, and the first frontend is still found among those
+    repo.import_records([{"id": f"wrong{i}", "text": f"Frontend framework draft {i}: which frontend framework?",
+                          "created": "2024-05-01T10:00:00Z", "deprecated": True,
+                          "deprecated_reason": "never true"} for i in range(30)])
+    hits = _chained(repo).search("Which frontend framework did we use first?", k=5,
+                                 now=datetime(2024, 9, 1, tzinfo=UTC))
+    assert hits[0].id == "fe1", [(h.id, round(h.score, 3)) for h in hits]
+
+
 def test_a_chain_answers_before_and_after_when_deprecated_memories_are_searched_too(repo: MemoryRepo) -> None:
     index = _chained(repo)  # ``gitmem search --include-deprecated``: the chain still says what came right before/after
 
@@ -192,16 +203,24 @@ def test_a_replaced_state_reaches_a_prompt_marked_as_replaced(repo: MemoryRepo) 
     assert "The frontend is written in Vue 2 with Vuex for state (id: fe1, replaced by fe2)" in text
 
 
-def test_a_compaction_summary_is_no_chain_of_changes(repo: MemoryRepo) -> None:
+@pytest.mark.parametrize("indexed_before", [False, True])
+def test_a_compaction_summary_is_no_chain_of_changes(repo: MemoryRepo, indexed_before: bool) -> None:
     # compaction replaces a cluster at once (each member superseded by the summary): the members are past facts,
-    # not successive states, so the earliest of them is not "the first" of whatever the nearest one is about
+    # not successive states, so the earliest of them is not "the first" of whatever the nearest one is about;
+    # so too when the summary was indexed before its members were replaced (the index reads it to know)
     members = [("2024-01-05", "c1", "Backups of the database run nightly to S3 with pgBackRest, kept thirty days and "
                                     "restored once a month as a drill"),
                ("2024-03-01", "c2", "We picked MySQL for the shop database because the team knows it")]
-    repo.import_records([{"id": i, "text": t, "created": f"{d}T10:00:00Z", "deprecated": True,
-                          "superseded_by": "sum1", "deprecated_reason": "compacted into sum1"} for d, i, t in members]
+    compacted = {"deprecated": True, "superseded_by": "sum1", "deprecated_reason": "compacted into sum1"}
+    repo.import_records([{"id": i, "text": t, "created": f"{d}T10:00:00Z", **({} if indexed_before else compacted)}
+                         for d, i, t in members]
                         + [{"id": "sum1", "text": "Shop database notes: MySQL; nightly backups to S3",
                             "tags": ["summary"], "created": "2024-04-01T10:00:00Z"}])
-    hits = Index(repo, embedder=None).search("Which database did we pick first for the shop?", k=3,
-                                             now=datetime(2024, 9, 1, tzinfo=UTC))
+    index = Index(repo, embedder=None)
+    question, now = "Which database did we pick first for the shop?", datetime(2024, 9, 1, tzinfo=UTC)
+    if indexed_before:
+        index.search(question, k=3, now=now)
+        for member in ("c1", "c2"):
+            repo.forget(member, "compacted into sum1", superseded_by="sum1")
+    hits = index.search(question, k=3, now=now)
     assert hits[0].id == "c2", [(h.id, round(h.score, 3)) for h in hits]
