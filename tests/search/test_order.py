@@ -108,7 +108,7 @@ def test_the_latest_in_a_named_period_is_taken_among_that_periods_memories(repo:
     assert [h.id for h in hits[:2]] == ["actions", "jenkins"], [(h.id, round(h.score, 3)) for h in hits]
 
 
-def _chained(repo: MemoryRepo) -> Index:
+def _chained(repo: MemoryRepo, embedder: FakeEmbedder | None = None) -> Index:
     """The log with its supersede chains recorded as ``gitmem remember --auto --supersede`` records them, and an
     early frontend note forgotten as wrong (deprecated, replaced by nothing)."""
     repo.import_records([{"id": i, "text": t, "created": f"{d}T10:00:00Z"} for d, i, t in LOG]
@@ -117,7 +117,7 @@ def _chained(repo: MemoryRepo) -> Index:
     for old, new in (("db1", "db2"), ("fe1", "fe2"), ("fe2", "fe3")):
         repo.forget(old, f"superseded by {new}", superseded_by=new)
     repo.forget("fe0", "never true: the prototype was not ours")
-    return Index(repo, embedder=None)
+    return Index(repo, embedder=embedder)
 
 
 def test_a_supersede_chain_answers_first_and_before(repo: MemoryRepo) -> None:
@@ -186,8 +186,7 @@ def test_a_chain_answers_before_and_after_when_deprecated_memories_are_searched_
 
 
 def test_a_chain_answers_first_in_a_hybrid_search_too(repo: MemoryRepo) -> None:
-    index = _chained(repo)
-    index = Index(repo, embedder=FakeEmbedder())
+    index = _chained(repo, embedder=FakeEmbedder())
     hits = index.search("Which frontend framework did we use first?", k=5, now=datetime(2024, 9, 1, tzinfo=UTC))
     assert hits[0].id == "fe1", [(h.id, round(h.score, 3)) for h in hits]
     assert hits[0].memory.superseded_by == "fe2"  # shown as what it is: a past state, replaced by fe2
