@@ -391,8 +391,8 @@ class Index:
         help_asked = mode != "vector" and not terms.empty and tuning.standing_weight > 0 and asks_help(query)
         order = parse_order(query) if tuning.order_weight > 0 else None
         # "what did we use first", "before/after X": a supersede chain's past states answer too (deprecated
-        # memories replaced by another), found by a BM25 search restricted to the deprecated memories; when those
-        # are searched anyway, it finds the same ones, read for their links in the chain
+        # memories replaced by another, not forgotten), found by a BM25 search restricted to them; when deprecated
+        # memories are searched anyway, it finds the same ones, read for their links in the chain
         past = [*ranking.filter_clauses(self._schema, type=type, category=category, tags=tag_list, project=project,
                                         include_deprecated=True), ranking.deprecated_clause(self._schema)] \
             if order is not None and (order.history or order.anchor) else None
@@ -431,7 +431,7 @@ class Index:
                 anchor = float(searcher.fast_field_values("created", [tantivy.DocAddress(*key)])[0] or 0)
                 linked, later = self._chain_links(searcher, _stored(searcher, key), order, replaced_by)
                 if later and past is not None and linked - set(bm25) - set(vector):
-                    # the successor was replaced since ("after Vue 2" when Vue 3 gave way to Nuxt): a candidate all
+                    # the successor was replaced since ("after Vuex" when Vue 3 gave way to Nuxt): a candidate all
                     # the same, scored as the past states are, if the question's words meet it
                     bm25.update(self._bm25(searcher, terms, [*past, ranking.key_clause(self._schema, later)], 1,
                                            tuning, best_chunk))
