@@ -80,12 +80,15 @@ def records(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def build_repo(root: Path, conv: int, turns: list[dict[str, Any]], weights: RankingConfig) -> MemoryRepo:
+def build_repo(root: Path, conv: int, turns: list[dict[str, Any]], weights: RankingConfig, *,
+               memories: list[dict[str, Any]] | None = None, origin: str = "locomo") -> MemoryRepo:
+    """The memory repository of conversation ``conv`` under ``root`` (built once): its turns as memories, or
+    ``memories`` when given (records for ``MemoryRepo.import_records``), imported as ``<origin>-<conv>``."""
     path = root / f"conv{conv}"
     config = Config(repo=path, author="bench <bench@example.com>", ranking=weights)
     if not (path / ".git").is_dir():
         init_repo(path, author="bench <bench@example.com>")
-        MemoryRepo(config).import_records(records(turns), origin=f"locomo-{conv}")
+        MemoryRepo(config).import_records(records(turns) if memories is None else memories, origin=f"{origin}-{conv}")
     return MemoryRepo(config)
 
 

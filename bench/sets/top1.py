@@ -31,10 +31,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import locomo  # noqa: E402
 
-from gitmem.config import Config, RankingConfig  # noqa: E402
+from gitmem.config import RankingConfig  # noqa: E402
 from gitmem.search.index import Index  # noqa: E402
-from gitmem.store.layout import init_repo  # noqa: E402
-from gitmem.store.memories import MemoryRepo  # noqa: E402
 
 SETS = Path(__file__).resolve().parent
 _UNIT = re.compile(r"[\u4e00-\u9fff]|\w+")
@@ -67,8 +65,8 @@ def main() -> None:
         work = Path(tempfile.mkdtemp(prefix="gitmem-longdoc-"))
         started = time.perf_counter()
         try:
-            repo = build_repo(work, conv, turns[conv], weights) if args.chains else \
-                locomo.build_repo(work, conv, turns[conv], weights)
+            repo = locomo.build_repo(work, conv, turns[conv], weights, memories=chained(turns[conv]), origin="order") \
+                if args.chains else locomo.build_repo(work, conv, turns[conv], weights)
             index = Index(repo, embedder=embedder, tuning=tuning)
             index.refresh()
             now = max(locomo.parse_date(t["date"]) for t in turns[conv]) + timedelta(days=1)
@@ -88,18 +86,13 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def build_repo(root: Path, conv: int, turns: list[dict[str, Any]], weights: RankingConfig) -> MemoryRepo:
-    """``locomo.build_repo`` with the turns' supersede chains: what a turn ``supersedes`` is deprecated, superseded by
+def chained(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``locomo.records`` with the turns' supersede chains: what a turn ``supersedes`` is deprecated, superseded by
     it (what ``gitmem remember --auto --supersede`` writes)."""
     replaced = {old: turn["id"] for turn in turns for old in turn.get("supersedes", ())}
-    records = [{**r, "deprecated": True, "superseded_by": replaced[r["id"]],
-                "deprecated_reason": f"superseded by {replaced[r['id']]}"} if r["id"] in replaced else r
-               for r in locomo.records(turns)]
-    path = root / f"conv{conv}"
-    config = Config(repo=path, author="bench <bench@example.com>", ranking=weights)
-    init_repo(path, author="bench <bench@example.com>")
-    MemoryRepo(config).import_records(records, origin=f"order-{conv}")
-    return MemoryRepo(config)
+    return [{**r, "deprecated": True, "superseded_by": replaced[r["id"]],
+             "deprecated_reason": f"superseded by {replaced[r['id']]}"} if r["id"] in replaced else r
+            for r in locomo.records(turns)]
 
 
 if __name__ == "__main__":

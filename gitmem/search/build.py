@@ -30,6 +30,7 @@ from gitmem.files.locks import LockTimeout, file_lock
 from gitmem.search import schema as idoc
 from gitmem.search import scoring as ranking
 from gitmem.store import document as docs
+from gitmem.store.memory import SUMMARY_TAG
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -226,6 +227,18 @@ def _update(ix: Index, head: str, *, rebuild: bool) -> RefreshStats:
             loaded[path] = item
         return loaded[path]
 
+    ids: dict[str, str] = {}
+
+    def superseded(mem: Memory) -> int:
+        """What replaced ``mem`` (:data:`idoc.COMPACTED`, :data:`idoc.REPLACED`; 0: nothing, it is current or was
+        forgotten): a compaction's summary, known by its tag, read when it was not loaded with ``mem``."""
+        if not (mem.deprecated and mem.superseded_by):
+            return 0
+        if not ids:
+            ids.update((entry[ID], path) for path, entry in entries.items() if entry[OK])
+        later = memory(ids[mem.superseded_by]) if mem.superseded_by in ids else None
+        return idoc.COMPACTED if later is not None and SUMMARY_TAG in later.tags else idoc.REPLACED
+
     writer = _writer(ix, index)
     try:
         for path in removed:
@@ -240,7 +253,8 @@ def _update(ix: Index, head: str, *, rebuild: bool) -> RefreshStats:
             entry = entries[path]
             # one string, not a tuple: marshal reads and writes 10k strings far faster than 10k tuples
             entry[TOKS] = " ".join(sorted(set(ix._analyzer.analyze(idoc.body(mem)))))
-            for doc in idoc.documents(mem, path, entry[SHA], idoc.grp_hash(entry[GROUP]), seq, ctx):
+            for doc in idoc.documents(mem, path, entry[SHA], idoc.grp_hash(entry[GROUP]), seq, ctx,
+                                      superseded(mem)):
                 writer.add_document(doc)
         writer.commit()
         # Waiting for merges costs up to ~0.4 s at 10k documents; a small refresh leaves them to run (or to

@@ -391,10 +391,11 @@ class Index:
         help_asked = mode != "vector" and not terms.empty and tuning.standing_weight > 0 and asks_help(query)
         order = parse_order(query) if tuning.order_weight > 0 else None
         # "what did we use first", "before/after X": a supersede chain's past states answer too (deprecated
-        # memories replaced by another), found by a BM25 search restricted to the deprecated memories
+        # memories replaced by another, not forgotten), found by a BM25 search restricted to them; when deprecated
+        # memories are searched anyway, it finds the same ones, read for their links in the chain
         past = [*ranking.filter_clauses(self._schema, type=type, category=category, tags=tag_list, project=project,
                                         include_deprecated=True), ranking.deprecated_clause(self._schema)] \
-            if order is not None and (order.history or order.anchor) and not include_deprecated else None
+            if order is not None and (order.history or order.anchor) else None
         # a superseded candidate → (its id, the id of the memory that replaced it)
         replaced_by: dict[Key, tuple[str, str]] = {}
         bm25: dict[tuple[int, int], float] = {}
@@ -424,27 +425,32 @@ class Index:
             said = ranking.analyze_query(order.anchor, self._analyzer)
             found = self._bm25(searcher, said, filters, 1, tuning, {})
             if past is not None:  # X may be a state replaced since ("what did we use after MySQL?")
-                found.update(self._superseded(searcher, said, past, AMONG, tuning, {}, {}))
+                found.update(self._superseded(searcher, said, past, 1, tuning, {}))
             if found:
                 key = max(found, key=found.__getitem__)
                 anchor = float(searcher.fast_field_values("created", [tantivy.DocAddress(*key)])[0] or 0)
-                linked = self._chain_links(searcher, key, order, set(bm25) | set(vector), replaced_by)
+                linked, later = self._chain_links(searcher, _stored(searcher, key), order, replaced_by)
+                if later and past is not None and linked - set(bm25) - set(vector):
+                    # the successor was replaced since ("after Vuex" when Vue 3 gave way to Nuxt): a candidate all
+                    # the same, scored as the past states are, if the question's words meet it
+                    bm25.update(self._bm25(searcher, terms, [*past, ranking.key_clause(self._schema, later)], 1,
+                                           tuning, best_chunk))
+                linked &= set(bm25) | set(vector)
         return self._rank(searcher, bm25, vector, k, now, when, terms, tuning, vectors if second else None, model,
                           best_chunk, (order, anchor, linked, replaced_by) if order is not None else None, help_asked)
 
-    def _chain_links(self, searcher: Any, anchor: Key, order: Order, candidates: set[Key],
-                     replaced_by: dict[Key, tuple[str, str]]) -> set[Key]:
-        """The candidates a supersede chain puts right before the memory at ``anchor`` (the ones it replaced)
-        or right after it (the one that replaced it), as ``order`` asks."""
-        memory = idoc.memory_from_json(searcher.doc(tantivy.DocAddress(*anchor))["doc"][0])
+    def _chain_links(self, searcher: Any, memory: Memory, order: Order,
+                     replaced_by: dict[Key, tuple[str, str]]) -> tuple[set[Key], str]:
+        """The memories a supersede chain puts right before ``memory`` (the candidates it replaced) or right after
+        it (the one that replaced it, candidate or not, and its id), as ``order`` asks."""
         if order.kind == "before":
-            return {key for key, (_id, by) in replaced_by.items() if by == memory.id and key in candidates}
+            return {key for key, (_id, by) in replaced_by.items() if by == memory.id}, ""
         if not memory.superseded_by:
-            return set()
+            return set(), ""
         Q, must = tantivy.Query, tantivy.Occur.Must
-        found = searcher.search(Q.boolean_query([(must, Q.term_query(self._schema, "key", memory.superseded_by)),
+        found = searcher.search(Q.boolean_query([ranking.key_clause(self._schema, memory.superseded_by),
                                                  (must, Q.term_query(self._schema, "part", 0))]), limit=2).hits
-        return {(a.segment_ord, a.doc) for _s, a in found} & candidates
+        return {(a.segment_ord, a.doc) for _s, a in found}, memory.superseded_by
 
     def _bm25(self, searcher: Any, terms: QueryTerms, filters: list[tuple[Any, Any]], n: int,
               tuning: Tuning, best_chunk: dict[Key, int]) -> dict[tuple[int, int], float]:
@@ -474,24 +480,20 @@ class Index:
         return scores
 
     def _superseded(self, searcher: Any, terms: QueryTerms, past: list[tuple[Any, Any]], n: int, tuning: Tuning,
-                    best_chunk: dict[Key, int], replaced_by: dict[Key, tuple[str, str]]) -> dict[Key, float]:
-        """Those of the ``n`` best deprecated memories by BM25 (``past``: the filters keeping those only) that were
-        superseded by another, not forgotten: the past states of supersede chains. ``replaced_by`` gets each one's
-        id and the id of the memory that replaced it, unless that is a compaction's summary."""
-        scores: dict[Key, float] = {}
-        links: dict[Key, tuple[str, str]] = {}
-        for key, score in self._bm25(searcher, terms, past, n, tuning, best_chunk).items():
-            memory = idoc.memory_from_json(searcher.doc(tantivy.DocAddress(*key))["doc"][0])
-            if memory.superseded_by:
-                scores[key], links[key] = score, (memory.id, memory.superseded_by)
-        if links:  # a compaction's summary replaced a cluster of memories at once: past states, not a chain
-            Q, must = tantivy.Query, tantivy.Occur.Must
-            found = searcher.search(Q.boolean_query([
-                (must, Q.term_set_query(self._schema, "key", sorted({by for _id, by in links.values()}))),
-                (must, Q.term_query(self._schema, "tag", docs.SUMMARY_TAG)),
-                (must, Q.term_query(self._schema, "part", 0))]), limit=len(links)).hits
-            summaries = {idoc.memory_from_json(searcher.doc(a)["doc"][0]).id for _s, a in found}
-            replaced_by.update((key, link) for key, link in links.items() if link[1] not in summaries)
+                    best_chunk: dict[Key, int], replaced_by: dict[Key, tuple[str, str]] | None = None
+                    ) -> dict[Key, float]:
+        """The ``n`` best memories by BM25 among those replaced by another (``past``: the filters keeping those
+        only, :func:`gitmem.search.scoring.deprecated_clause`; a forgotten memory is not one): the past states.
+        ``replaced_by``, if given, gets each one's id and the id of the memory that replaced it when that was a
+        later state, not a compaction's summary (a chain's link: read from its stored document)."""
+        scores = self._bm25(searcher, terms, past, n, tuning, best_chunk)
+        if replaced_by is not None and scores:
+            keys = list(scores)
+            flags = searcher.fast_field_values("superseded", [tantivy.DocAddress(*key) for key in keys])
+            for key, flag in zip(keys, flags, strict=True):
+                if flag == ranking.REPLACED:
+                    memory = _stored(searcher, key)
+                    replaced_by[key] = (memory.id, memory.superseded_by)
         return scores
 
     def _rank(self, searcher: Any, bm25: dict[tuple[int, int], float], vector: dict[tuple[int, int], float],
@@ -550,6 +552,11 @@ class Index:
             hits.append(Hit(id=memory.id, score=score, memory=memory, parts=parts, path=doc["path"][0],
                             terms=highlight, analyzer=self._analyzer, chunk=(best_chunk or {}).get(key, 0)))
         return hits
+
+
+def _stored(searcher: Any, key: Key) -> Memory:
+    """The memory stored in the index document at ``key`` (a JSON parse: read only the ones needed)."""
+    return idoc.memory_from_json(searcher.doc(tantivy.DocAddress(*key))["doc"][0])
 
 
 def _covers(embedder: Embedder, text: str) -> bool:

@@ -22,6 +22,9 @@ _UNITS = (r"(?:week|weekend|month|year|night|time|day|season|summer|winter|sprin
 _FIRST = LazyPattern(r"\b(?:first|earliest|initially|originally|at the (?:start|beginning)|to begin with"
                      r"|start(?:ed)? (?:with|out))\b"
                      r"|最早|最初|第一次|一开始|起初|当初")
+# "first," opening a sentence ("First, fix the db config", "First, what do we use?") orders the work or the
+# questions, not the memories: it is taken out before _FIRST looks (首先, "first of all", is not in _FIRST at all)
+_SEQUENCING = LazyPattern(r"(?:^|(?<=[.!?;:\n]))\s*first(?:ly| of all| off)?\s*[,:]")
 _LAST = LazyPattern(r"\b(?:latest|most recent(?:ly)?|newest|current(?:ly)?|now|nowadays|these days"
                     rf"|last(?!\s+{_UNITS}\b))\b"
                     r"|最近|最新|最后|目前|现在|如今")
@@ -55,7 +58,7 @@ if TYPE_CHECKING:
 #: the kinds a past state answers: the first state of a subject, what came before a change
 HISTORY = ("first", "before")
 #: how many of the most similar candidates the order is taken among (and how many superseded memories a
-#: question about the past takes as candidates: each costs a stored document's read)
+#: question about the past takes as candidates: the order is taken among no more)
 AMONG = 20
 
 
@@ -98,7 +101,7 @@ def _order(question: str) -> Order | None:
     cjk = _CJK_BEFORE_AFTER.search(question)
     if cjk and not _DATE_ANCHOR.search(cjk.group(1)):
         return Order(kind="before" if cjk.group(2) in ("之前", "以前") else "after", anchor=cjk.group(1))
-    if _FIRST.search(text):
+    if _FIRST.search(_SEQUENCING.sub(" ", text)):
         return Order(kind="first")
     if _LAST.search(text):
         return Order(kind="last")

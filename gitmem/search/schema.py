@@ -26,12 +26,13 @@ _MEMORY_NAMES = tuple(f.name for f in docs.MEMORY_FIELDS)
 _TIMES = docs.TIME_FIELDS
 #: bump when the schema, the analyzer or what goes into a field changes: the index is then rebuilt (it also
 #: changes by itself with the fields of Memory, which the stored documents list in order)
-FORMAT = "7." + blake2b(",".join(_MEMORY_NAMES).encode(), digest_size=4).hexdigest()
+FORMAT = "8." + blake2b(",".join(_MEMORY_NAMES).encode(), digest_size=4).hexdigest()
 #: bump when the text given to the embedding model changes: vectors are then recomputed (3: a memory in a script
 #: the model does not cover is stored as a zero vector, see :func:`gitmem.embeddings.runtime.covers`; 4: a long memory's
 #: chunks instead of its sentences; 5: sentence and chunk vectors pooled from the memory's own model pass)
 VECTOR_RECIPE = 5
 GLOBAL_PROJECT = ranking.GLOBAL_PROJECT
+COMPACTED, REPLACED = ranking.COMPACTED, ranking.REPLACED
 TEXT_FIELDS = ("name", "description", "body", "tags", "ctx")
 
 
@@ -42,7 +43,7 @@ def schema() -> Any:
         b.add_text_field(name, stored=name in ("path", "sha"), tokenizer_name="raw", index_option="basic")
     for name in TEXT_FIELDS:
         b.add_text_field(name, tokenizer_name=ranking.TOKENIZER, index_option="position")
-    for name in ("deprecated", "importance", "grp", "seq", "sha64", "part", "standing"):
+    for name in ("deprecated", "importance", "grp", "seq", "sha64", "part", "standing", "superseded"):
         b.add_unsigned_field(name, indexed=True, fast=True)
     for name in ("created", "updated"):
         b.add_integer_field(name, indexed=True, fast=True)
@@ -134,22 +135,23 @@ def memory_from_json(raw: bytes) -> Memory:
     return memory
 
 
-def documents(memory: Memory, path: str, sha: str, grp: int, seq: int, ctx: str) -> list[Any]:
+def documents(memory: Memory, path: str, sha: str, grp: int, seq: int, ctx: str, superseded: int = 0) -> list[Any]:
     """The tantivy documents of one memory file: the memory itself (``part`` 0: every field, the whole body,
     the stored memory), then for a long memory one document per chunk (``part`` 1, 2, …: its name and that
     chunk as the body, with the same filter and ranking fields; a search scores the memory by its best
     document). ``grp``/``seq`` place it in its source, ``ctx`` is its neighbours' text. ``standing`` is 1 when
-    the memory states a standing instruction or preference (:func:`gitmem.search.standing.stands`)."""
-    standing = int(stands(memory))
+    the memory states a standing instruction or preference (:func:`gitmem.search.standing.stands`);
+    ``superseded`` says what replaced a deprecated memory (:data:`COMPACTED`, :data:`REPLACED`, 0: nothing)."""
+    flags = int(stands(memory)), superseded
     main = _document(memory, path, sha, grp, seq, {"description": memory.description, "body": body(memory),
-                                                    "tags": " ".join(memory.tags), "ctx": ctx}, 0, standing)
+                                                    "tags": " ".join(memory.tags), "ctx": ctx}, 0, flags)
     main.add_bytes("doc", memory_json(memory))
-    return [main, *(_document(memory, path, sha, grp, seq, {"body": chunk}, part, standing)
+    return [main, *(_document(memory, path, sha, grp, seq, {"body": chunk}, part, flags)
                     for part, chunk in enumerate(memory_chunks(memory), start=1))]
 
 
 def _document(memory: Memory, path: str, sha: str, grp: int, seq: int, text: dict[str, str], part: int,
-              standing: int) -> Any:
+              flags: tuple[int, int]) -> Any:
     d = tantivy.Document()
     for name, value in (("path", path), ("sha", sha), ("key", memory.id), ("type", memory.type),
                         ("category", memory.category), ("project", memory.project or GLOBAL_PROJECT),
@@ -166,7 +168,8 @@ def _document(memory: Memory, path: str, sha: str, grp: int, seq: int, text: dic
     d.add_unsigned("seq", seq)
     d.add_unsigned("sha64", sha64(sha))
     d.add_unsigned("part", part)
-    d.add_unsigned("standing", standing)
+    d.add_unsigned("standing", flags[0])
+    d.add_unsigned("superseded", flags[1])
     d.add_integer("created", int(memory.created.timestamp()))
     d.add_integer("updated", int(memory.updated.timestamp()))
     return d

@@ -258,10 +258,22 @@ def time_clause(schema: Any, when: TimeRange) -> tuple[Any, Any]:
     return tantivy.Occur.Must, tantivy.Query.const_score_query(q, 0.0)
 
 
+#: the ``superseded`` field of a deprecated memory replaced by another (0: current, or forgotten): compacted into a
+#: summary (a past fact, in no chain of changes), or replaced by a later state (a supersede chain's past state)
+COMPACTED, REPLACED = 1, 2
+
+
 def deprecated_clause(schema: Any) -> tuple[Any, Any]:
-    """A clause keeping only deprecated memories (with the filters of ``include_deprecated=True``: superseded
-    memories are among them, :mod:`gitmem.search.order`); it adds nothing to their BM25."""
-    return tantivy.Occur.Must, tantivy.Query.const_score_query(tantivy.Query.term_query(schema, "deprecated", 1), 0.0)
+    """A clause keeping only the memories replaced by another (with the filters of ``include_deprecated=True``:
+    the past states :mod:`gitmem.search.order` looks among; not the forgotten ones); it adds nothing to their BM25."""
+    Q, should = tantivy.Query, tantivy.Occur.Should
+    either = Q.boolean_query([(should, Q.term_query(schema, "superseded", value)) for value in (COMPACTED, REPLACED)])
+    return tantivy.Occur.Must, Q.const_score_query(either, 0.0)
+
+
+def key_clause(schema: Any, memory_id: str) -> tuple[Any, Any]:
+    """A clause keeping only the memory ``memory_id`` (and its chunks); it adds nothing to its BM25."""
+    return tantivy.Occur.Must, tantivy.Query.const_score_query(tantivy.Query.term_query(schema, "key", memory_id), 0.0)
 
 
 def standing_clause(schema: Any) -> tuple[Any, Any]:

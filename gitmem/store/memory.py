@@ -31,9 +31,9 @@ SOURCES = ("cli", "hook", "commit", "import", "capture", "sync", "api")
 #: Largest memory text accepted, in UTF-8 bytes: a memory is a rule or a fact, not a document.
 MAX_TEXT_BYTES = 16 * 1024
 MAX_TAGS = 32
+MAX_TAG_LENGTH = 64
 #: the tag of a memory that compaction wrote in place of a cluster of others (each then superseded by it)
 SUMMARY_TAG = "summary"
-MAX_TAG_LENGTH = 64
 GLOBAL_DIR = "global"
 MEMORIES_DIR = "memories"
 

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gitmem.search import schema as idoc
 from gitmem.search.index import Index
 from gitmem.search.order import Order, parse_order
 from gitmem.search.scoring import DEFAULT_TUNING
 from gitmem.store.memories import MemoryRepo
+from gitmem.store.memory import Memory
 from tests.helpers import FakeEmbedder
 
 LOG = [
@@ -34,6 +37,13 @@ def test_parse_order() -> None:
     for question in ("What did we decide last week?", "What changed before May 2023?",
                      "What happened after 8 May?", "Why did we drop MySQL?"):
         assert parse_order(question) is None, question
+    # "first," opening a sentence orders the work or the questions, not the memories; 首先 is "first of all" too
+    for question in ("First, what frontend framework do we use?", "First, fix the db config", "Firstly: the tests.",
+                     "Run the tests. First, fix the db config!", "First of all, which queue do we use?",
+                     "首先，修复数据库配置"):
+        assert parse_order(question) is None, question
+    assert parse_order("First, which database did we choose first?") == Order(kind="first")
+    assert parse_order("Which came first, MySQL or Postgres?") == Order(kind="first")
 
 
 def _index(repo: MemoryRepo) -> Index:
@@ -98,7 +108,7 @@ def test_the_latest_in_a_named_period_is_taken_among_that_periods_memories(repo:
     assert [h.id for h in hits[:2]] == ["actions", "jenkins"], [(h.id, round(h.score, 3)) for h in hits]
 
 
-def _chained(repo: MemoryRepo) -> Index:
+def _chained(repo: MemoryRepo, embedder: FakeEmbedder | None = None) -> Index:
     """The log with its supersede chains recorded as ``gitmem remember --auto --supersede`` records them, and an
     early frontend note forgotten as wrong (deprecated, replaced by nothing)."""
     repo.import_records([{"id": i, "text": t, "created": f"{d}T10:00:00Z"} for d, i, t in LOG]
@@ -107,7 +117,7 @@ def _chained(repo: MemoryRepo) -> Index:
     for old, new in (("db1", "db2"), ("fe1", "fe2"), ("fe2", "fe3")):
         repo.forget(old, f"superseded by {new}", superseded_by=new)
     repo.forget("fe0", "never true: the prototype was not ours")
-    return Index(repo, embedder=None)
+    return Index(repo, embedder=embedder)
 
 
 def test_a_supersede_chain_answers_first_and_before(repo: MemoryRepo) -> None:
@@ -124,18 +134,59 @@ def test_a_supersede_chain_answers_first_and_before(repo: MemoryRepo) -> None:
     assert ids("What did we use for the frontend before Nuxt?")[0] == "fe2"
     # "after X" finds X among the replaced states, and the chain gives what replaced it
     assert ids("What did we use for the shop database after MySQL?")[0] == "db2"
+    # and when that successor was itself replaced since, it is still what came right after X
+    assert ids("What did we use for the frontend after Vuex?")[0] == "fe2"
     # "the latest" and plain questions still meet the current states only; a forgotten memory never comes back
     assert ids("What is the latest frontend framework?")[0] == "fe3"
     for question in ("What is the latest frontend framework?", "Which frontend framework do we use?",
+                     "First, which frontend framework do we use?",
                      "Which frontend framework did we use first?"):
         found = ids(question)
         assert "fe0" not in found, question
         assert question.endswith("first?") or not {"fe1", "fe2"} & set(found), (question, found)
 
 
-def test_a_chain_answers_first_in_a_hybrid_search_too(repo: MemoryRepo) -> None:
+def test_the_anchor_of_after_x_is_read_once(repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    # each stored document read costs a search time (a JSON parse): X's memory, found among the replaced states,
+    # is read once to follow its chain, and no compaction summary is looked for on the way
     index = _chained(repo)
-    index = Index(repo, embedder=FakeEmbedder())
+    read: list[str] = []
+
+    def reading(text: str) -> Memory:
+        memory = from_json(text)
+        read.append(memory.id)
+        return memory
+
+    from_json = idoc.memory_from_json
+    monkeypatch.setattr(idoc, "memory_from_json", reading)
+    hits = index.search("What did we use for the frontend after Vuex?", k=5, now=datetime(2024, 9, 1, tzinfo=UTC))
+    assert hits[0].id == "fe2"
+    assert read.count("fe1") == 1, read  # Vue 2 with Vuex, replaced by fe2
+
+
+def test_forgotten_memories_do_not_crowd_the_past_states_out(repo: MemoryRepo) -> None:
+    # thirty notes forgotten as wrong, each naming the frontend framework more often than the chain's states do:
+    # they are not past states, and the first frontend is still found among those
+    repo.import_records([{"id": f"wrong{i}", "text": f"Frontend framework draft {i}: which frontend framework?",
+                          "created": "2024-05-01T10:00:00Z", "deprecated": True,
+                          "deprecated_reason": "never true"} for i in range(30)])
+    hits = _chained(repo).search("Which frontend framework did we use first?", k=5,
+                                 now=datetime(2024, 9, 1, tzinfo=UTC))
+    assert hits[0].id == "fe1", [(h.id, round(h.score, 3)) for h in hits]
+
+
+def test_a_chain_answers_before_and_after_when_deprecated_memories_are_searched_too(repo: MemoryRepo) -> None:
+    index = _chained(repo)  # ``gitmem search --include-deprecated``: the chain still says what came right before/after
+
+    def top(question: str) -> str:
+        return index.search(question, k=5, now=datetime(2024, 9, 1, tzinfo=UTC), include_deprecated=True)[0].id
+
+    assert top("What did we use for the frontend before Nuxt?") == "fe2"
+    assert top("What did we use for the frontend after Vuex?") == "fe2"
+
+
+def test_a_chain_answers_first_in_a_hybrid_search_too(repo: MemoryRepo) -> None:
+    index = _chained(repo, embedder=FakeEmbedder())
     hits = index.search("Which frontend framework did we use first?", k=5, now=datetime(2024, 9, 1, tzinfo=UTC))
     assert hits[0].id == "fe1", [(h.id, round(h.score, 3)) for h in hits]
     assert hits[0].memory.superseded_by == "fe2"  # shown as what it is: a past state, replaced by fe2
@@ -151,16 +202,24 @@ def test_a_replaced_state_reaches_a_prompt_marked_as_replaced(repo: MemoryRepo) 
     assert "The frontend is written in Vue 2 with Vuex for state (id: fe1, replaced by fe2)" in text
 
 
-def test_a_compaction_summary_is_no_chain_of_changes(repo: MemoryRepo) -> None:
+@pytest.mark.parametrize("indexed_before", [False, True])
+def test_a_compaction_summary_is_no_chain_of_changes(repo: MemoryRepo, indexed_before: bool) -> None:
     # compaction replaces a cluster at once (each member superseded by the summary): the members are past facts,
-    # not successive states, so the earliest of them is not "the first" of whatever the nearest one is about
+    # not successive states, so the earliest of them is not "the first" of whatever the nearest one is about;
+    # so too when the summary was indexed before its members were replaced (the index reads it to know)
     members = [("2024-01-05", "c1", "Backups of the database run nightly to S3 with pgBackRest, kept thirty days and "
                                     "restored once a month as a drill"),
                ("2024-03-01", "c2", "We picked MySQL for the shop database because the team knows it")]
-    repo.import_records([{"id": i, "text": t, "created": f"{d}T10:00:00Z", "deprecated": True,
-                          "superseded_by": "sum1", "deprecated_reason": "compacted into sum1"} for d, i, t in members]
+    compacted = {"deprecated": True, "superseded_by": "sum1", "deprecated_reason": "compacted into sum1"}
+    repo.import_records([{"id": i, "text": t, "created": f"{d}T10:00:00Z", **({} if indexed_before else compacted)}
+                         for d, i, t in members]
                         + [{"id": "sum1", "text": "Shop database notes: MySQL; nightly backups to S3",
                             "tags": ["summary"], "created": "2024-04-01T10:00:00Z"}])
-    hits = Index(repo, embedder=None).search("Which database did we pick first for the shop?", k=3,
-                                             now=datetime(2024, 9, 1, tzinfo=UTC))
+    index = Index(repo, embedder=None)
+    question, now = "Which database did we pick first for the shop?", datetime(2024, 9, 1, tzinfo=UTC)
+    if indexed_before:
+        index.search(question, k=3, now=now)
+        for member in ("c1", "c2"):
+            repo.forget(member, "compacted into sum1", superseded_by="sum1")
+    hits = index.search(question, k=3, now=now)
     assert hits[0].id == "c2", [(h.id, round(h.score, 3)) for h in hits]
