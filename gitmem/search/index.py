@@ -36,7 +36,7 @@ from gitmem.errors import SearchError, ValidationError
 from gitmem.files.atomic import settled
 from gitmem.search import schema as idoc
 from gitmem.search import scoring as ranking
-from gitmem.search.order import AMONG, Order, chain_firsts, order_bonus, parse_order
+from gitmem.search.order import AMONG, FLOOR, Order, chain_firsts, order_bonus, parse_order
 from gitmem.search.scoring import DEFAULT_TUNING, QueryTerms, ScoreParts, Tuning
 from gitmem.search.snapshot import Key, Snapshot
 from gitmem.search.standing import asks_help
@@ -45,6 +45,8 @@ from gitmem.store import memory as docs
 from gitmem.text.records import Record, replace
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
+#: the best matches of the X in "before/after X" the memory about X is chosen among
+_ANCHORS = 5
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path
@@ -423,12 +425,17 @@ class Index:
         linked: set[Key] = set()
         if order is not None and order.anchor:  # "before X": when was the memory about X created?
             said = ranking.analyze_query(order.anchor, self._analyzer)
-            found = self._bm25(searcher, said, filters, 1, tuning, {})
+            found = self._bm25(searcher, said, filters, _ANCHORS, tuning, {})
             if past is not None:  # X may be a state replaced since ("what did we use after MySQL?")
-                found.update(self._superseded(searcher, said, past, 1, tuning, {}))
+                found.update(self._superseded(searcher, said, past, _ANCHORS, tuning, {}))
             if found:
-                key = max(found, key=found.__getitem__)
-                anchor = float(searcher.fast_field_values("created", [tantivy.DocAddress(*key)])[0] or 0)
+                # X's memory is where X first appears among the good matches: later ones that name X say what
+                # replaced it ("migrated from Vue 2 to Vue 3" names Vue 2 more often than "written in Vue 2")
+                best = max(found.values())
+                near = [key for key, score in found.items() if score >= FLOOR * best]
+                made = searcher.fast_field_values("created", [tantivy.DocAddress(*key) for key in near])
+                created, key = min(zip(made, near, strict=True), key=lambda pair: (pair[0] or 0, -found[pair[1]]))
+                anchor = float(created or 0)
                 linked, later = self._chain_links(searcher, _stored(searcher, key), order, replaced_by)
                 if later and past is not None and linked - set(bm25) - set(vector):
                     # the successor was replaced since ("after Vuex" when Vue 3 gave way to Nuxt): a candidate all

@@ -28,10 +28,13 @@ _SEQUENCING = LazyPattern(r"(?:^|(?<=[.!?;:\n]))\s*first(?:ly| of all| off)?\s*[
 _LAST = LazyPattern(r"\b(?:latest|most recent(?:ly)?|newest|current(?:ly)?|now|nowadays|these days"
                     rf"|last(?!\s+{_UNITS}\b))\b"
                     r"|最近|最新|最后|目前|现在|如今")
-_BEFORE_AFTER = LazyPattern(r"(?i)\b(before|after|prior to)\s+([^?.!,;]{3,80})")
+# the anchor runs to the end of the clause; a dot between digits is a version's ("before Python 3.11")
+_BEFORE_AFTER = LazyPattern(r"(?i)\b(before|after|prior to)\s+((?:[^?.!,;]|(?<=\d)\.(?=\d)){3,80})")
 _CJK_BEFORE_AFTER = LazyPattern(r"([\u4e00-\u9fff\w]{2,20}?)(之前|以前|之后|以后)")
-# an anchor that is a date or a period ("before May 2023", "two weeks after 8 May") is the time parser's
-_DATE_ANCHOR = LazyPattern(r"(?i)\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
+# an anchor that is a date or a period ("before May 2023", "two weeks after 8 May", "after 2023-05", "before the
+# 3rd", "after 10am") is the time parser's; a number alone is not ("after Vue 2", "before Python 3.11": versions)
+_DATE_ANCHOR = LazyPattern(r"(?i)\b(?:19|20)\d\d\b|\d+\s*[/-]\s*\d+|\b\d+(?:st|nd|rd|th|\s*[ap]\.?m)\b"
+                           r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
                            rf"|\b(?:the |this |last |next )?{_UNITS}\b|年|月|周|天")
 
 #: words one of which every English form above needs ("prior", "begin": prior to, to begin with; "recent",
@@ -60,6 +63,8 @@ HISTORY = ("first", "before")
 #: how many of the most similar candidates the order is taken among (and how many superseded memories a
 #: question about the past takes as candidates: the order is taken among no more)
 AMONG = 20
+#: a memory is about the subject (or about X) when it scores at least this share of the best match
+FLOOR = 0.5
 
 
 class Order(Record):
@@ -109,7 +114,7 @@ def _order(question: str) -> Order | None:
 
 
 def order_bonus(order: Order, similarity: Sequence[float], created: Sequence[float], *, weight: float,
-                floor: float = 0.5, among: int = AMONG, anchor_at: float | None = None,
+                floor: float = FLOOR, among: int = AMONG, anchor_at: float | None = None,
                 within: Sequence[bool] | None = None, linked: Sequence[bool] | None = None) -> list[float]:
     """A bonus per candidate (aligned with ``similarity`` and ``created``, epoch seconds): among the ``among``
     most similar candidates whose similarity is at least ``floor`` times the best, ``weight`` for the earliest

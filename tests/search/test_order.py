@@ -35,8 +35,12 @@ def test_parse_order() -> None:
     assert parse_order("数据库最早用的是什么？") == Order(kind="first")
     # periods are the time parser's, not an order: last week, before May 2023, two weeks after 8 May
     for question in ("What did we decide last week?", "What changed before May 2023?",
-                     "What happened after 8 May?", "Why did we drop MySQL?"):
+                     "What happened after 8 May?", "What changed after 2023-05?", "What did we ship before the 3rd?",
+                     "What broke after 10am?", "Why did we drop MySQL?"):
         assert parse_order(question) is None, question
+    # a number alone is a version, not a date
+    assert parse_order("What did we use for the frontend after Vue 2?") == Order(kind="after", anchor="vue 2")
+    assert parse_order("What did we run before Python 3.11?") == Order(kind="before", anchor="python 3.11")
     # "first," opening a sentence orders the work or the questions, not the memories; 首先 is "first of all" too
     for question in ("First, what frontend framework do we use?", "First, fix the db config", "Firstly: the tests.",
                      "Run the tests. First, fix the db config!", "First of all, which queue do we use?",
@@ -136,6 +140,7 @@ def test_a_supersede_chain_answers_first_and_before(repo: MemoryRepo) -> None:
     assert ids("What did we use for the shop database after MySQL?")[0] == "db2"
     # and when that successor was itself replaced since, it is still what came right after X
     assert ids("What did we use for the frontend after Vuex?")[0] == "fe2"
+    assert ids("What did we use for the frontend after Vue 2?")[0] == "fe2"  # a version, not a date
     # "the latest" and plain questions still meet the current states only; a forgotten memory never comes back
     assert ids("What is the latest frontend framework?")[0] == "fe3"
     for question in ("What is the latest frontend framework?", "Which frontend framework do we use?",
