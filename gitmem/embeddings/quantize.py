@@ -33,6 +33,7 @@ from __future__ import annotations
 import struct
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TypeGuard
 
 from gitmem.embeddings import onnxproto as proto
 
@@ -51,8 +52,7 @@ class _Node:
     outputs: list[str]
     ints: dict[str, list[int]]  # integer attributes (perm, axis...)
     subgraph: bool  # has a graph attribute (If, Loop, Scan): its body may read any name of this graph
-    raw: bytes | memoryview  # the NodeProto, written back as it is
-    field: memoryview | None = None  # the graph's field holding it (tag included), for a node read from the model
+    encoded: bytes | memoryview  # the graph's field holding the NodeProto (tag included), written back as it is
 
 
 @dataclass
@@ -87,7 +87,7 @@ class _Graph:
     def replace(self, old: _Node, *new: bytes) -> None:
         """Put the nodes ``new`` (``NodeProto`` bytes) where ``old`` was."""
         i = next(k for k, n in enumerate(self.nodes) if n is old)
-        self.nodes[i : i + 1] = [_node(b) for b in new]
+        self.nodes[i : i + 1] = [_node(b, proto.field(1, b)) for b in new]
 
     def constant(self, name: str) -> list[int] | None:
         """The values of an int64 initializer, or None."""
@@ -101,7 +101,7 @@ class _Graph:
         return list(struct.unpack(f"<{len(init.payload) // 8}q", init.payload))
 
 
-def _node(data: bytes | memoryview, wrapped: memoryview | None = None) -> _Node:
+def _node(data: bytes | memoryview, encoded: bytes | memoryview) -> _Node:
     op_type = domain = name = ""
     inputs: list[str] = []
     outputs: list[str] = []
@@ -122,17 +122,13 @@ def _node(data: bytes | memoryview, wrapped: memoryview | None = None) -> _Node:
                 if a.num == 1:
                     attr_name = a.string
                 elif a.num in (3, 8):  # i, ints
-                    values.extend(_signed(v) for v in proto.packed_ints(a))
+                    values.extend(proto.packed_ints(a))
                 elif a.num in (6, 11):  # g, graphs
                     subgraph = True
             ints[attr_name] = values
         elif f.num == 7:
             domain = f.string
-    return _Node(op_type, domain, name, inputs, outputs, ints, subgraph, data, wrapped)
-
-
-def _signed(v: int) -> int:
-    return v - (1 << 64) if v >= 1 << 63 else v
+    return _Node(op_type, domain, name, inputs, outputs, ints, subgraph, encoded)
 
 
 def _init(data: memoryview) -> tuple[str, _Init]:
@@ -143,7 +139,7 @@ def _init(data: memoryview) -> tuple[str, _Init]:
         elif f.num == 2 and isinstance(f.value, int):
             data_type = f.value
         elif f.num == 7:  # int64_data
-            int64s = [*(int64s or []), *(_signed(v) for v in proto.packed_ints(f))]
+            int64s = [*(int64s or []), *proto.packed_ints(f)]
         elif f.num == 8:
             name = f.string
         elif f.num == 9 or (f.num == 4 and f.wire == 2):  # raw_data, or packed float_data (same bytes)
@@ -197,8 +193,8 @@ def int8_activations(model: bytes, *, trim: bool = True) -> tuple[bytes, int]:
 
 def _write(graph: _Graph, fields: list[proto.Field]) -> list[bytes | memoryview]:
     """The graph's fields with its nodes, without the nodes and initializers nothing reads any more."""
-    nodes = graph.nodes
-    if not any(n.subgraph for n in nodes):  # a subgraph may read names no input lists: then keep everything
+    nodes, subgraphs = graph.nodes, any(n.subgraph for n in graph.nodes)
+    if not subgraphs:  # a subgraph may read names no input lists: then keep everything
         needed = set(graph.outputs)
         kept = []
         for n in reversed(nodes):
@@ -207,14 +203,14 @@ def _write(graph: _Graph, fields: list[proto.Field]) -> list[bytes | memoryview]
                 needed.update(n.inputs)
         nodes = kept[::-1]
     still_used = {i for n in nodes for i in n.inputs} | {_text(f) for f in fields if f.num == 11}
-    if any(n.subgraph for n in nodes):
+    if subgraphs:
         still_used.update(graph.inits)
     parts: list[bytes | memoryview] = []
     nodes_written = False
     for f in fields:
         if f.num == 1:
             if not nodes_written:  # the nodes go where the first one was, in their (topological) order
-                parts.extend(n.field if n.field is not None else proto.field(1, bytes(n.raw)) for n in nodes)
+                parts.extend(n.encoded for n in nodes)
                 nodes_written = True
         elif f.num == 5:
             if _text(f, 8) in still_used:
@@ -231,13 +227,13 @@ def _int8_products(graph: _Graph) -> int:
     consumer = {i: n for n in graph.nodes for i in n.inputs}  # meaningful only where uses[i] == 1
     count = 0
     for mm in list(graph.nodes):
-        if mm.op_type != "MatMul" or mm.domain or len(mm.inputs) != 2:
+        if not _is(mm, "MatMul", 2):
             continue
         mul = producer.get(mm.inputs[1])
-        if mul is None or (mul.op_type, mul.domain) != ("Mul", "") or len(mul.inputs) != 2 or uses[mm.inputs[1]] != 1:
+        if not _is(mul, "Mul", 2) or uses[mm.inputs[1]] != 1:
             continue
         cast = producer.get(mul.inputs[0])
-        if cast is None or (cast.op_type, cast.domain) != ("Cast", "") or uses[mul.inputs[0]] != 1:
+        if not _is(cast, "Cast") or uses[mul.inputs[0]] != 1:
             continue
         weight, scale = graph.inits.get(cast.inputs[0]), graph.inits.get(mul.inputs[1])
         if weight is None or scale is None:
@@ -331,14 +327,14 @@ def _drop_nan_guards(graph: _Graph) -> None:
     On the packaged model the guards cost ~10% of a 256-token call."""
     producer, uses = graph.producers(), graph.uses()
     for where in list(graph.nodes):
-        if (where.op_type, where.domain) != ("Where", "") or len(where.inputs) != 3:
+        if not _is(where, "Where", 3):
             continue
-        cond, _fill, probs = where.inputs
-        isnan, softmax = producer.get(cond), producer.get(probs)
-        if isnan is None or softmax is None or uses[cond] != 1 or _fill not in graph.inits:
+        cond, fill, probs = where.inputs
+        isnan, constant = producer.get(cond), graph.inits.get(fill)
+        if not _is(producer.get(probs), "Softmax") or not _is(isnan, "IsNaN") or isnan.inputs != [probs]:
             continue
-        if (isnan.op_type, isnan.domain, isnan.inputs) != ("IsNaN", "", [probs]) or softmax.op_type != "Softmax":
-            continue
+        if uses[cond] != 1 or constant is None or constant.dims not in ([], [1]):
+            continue  # a fill of any other shape could broadcast the output to a shape other than ``p``'s
         graph.replace(where, proto.node("Identity", [probs], where.outputs, name=where.name))
 
 
@@ -348,17 +344,17 @@ def _transpose_keys(graph: _Graph) -> None:
     for the attention scores, in 11 nodes a layer (``Shape``, ``Slice``, ``Concat``...) where one will do."""
     producer = graph.producers()
     for outer in list(graph.nodes):
-        if (outer.op_type, outer.domain) != ("Reshape", "") or len(outer.inputs) != 2:
+        if not _is(outer, "Reshape", 2):
             continue
         flip = producer.get(outer.inputs[0])
-        if flip is None or (flip.op_type, flip.domain, flip.ints.get("perm")) != ("Transpose", "", [0, 2, 1]):
+        if not _is(flip, "Transpose") or flip.ints.get("perm") != [0, 2, 1]:
             continue
         inner = producer.get(flip.inputs[0])
-        if inner is None or (inner.op_type, inner.domain) != ("Reshape", "") or len(inner.inputs) != 2:
+        if not _is(inner, "Reshape", 2):
             continue
         keys = inner.inputs[0]
         made_by = producer.get(keys)
-        if made_by is None or made_by.op_type != "Transpose" or len(made_by.ints.get("perm", [])) != 4:
+        if not _is(made_by, "Transpose") or len(made_by.ints.get("perm", [])) != 4:
             continue  # the rank of ``keys`` must be known to be 4
         dims: list[int | str] = ["b", "n", "s", "h"]
         if _shape_of(graph, producer, inner.inputs[1], keys, dims) != [-1, "s", "h"]:
@@ -400,6 +396,11 @@ def _shape_of(graph: _Graph, producer: dict[str, _Node], name: str, of: str,
     return None
 
 
+def _is(n: _Node | None, op_type: str, inputs: int | None = None) -> TypeGuard[_Node]:
+    """``n`` is an ``op_type`` node of the default domain (with that many inputs, if given)."""
+    return n is not None and (n.op_type, n.domain) == (op_type, "") and inputs in (None, len(n.inputs))
+
+
 def _text(f: proto.Field, num: int = 1) -> str:
     """The string field ``num`` of the message in ``f``: a value info's or an opset's name (1), a tensor's (8)."""
     return next((g.string for g in proto.fields(f.data) if g.num == num), "")
@@ -412,7 +413,7 @@ def _opset_version(f: proto.Field) -> int:
 def _bias_add(mm: _Node, add: _Node | None, inits: dict[str, _Init], uses: Counter[str], columns: int) -> _Node | None:
     """``add`` if it adds a float bias vector to ``mm``'s output and is its only consumer, else None."""
     out = mm.outputs[0]
-    if uses[out] != 1 or add is None or add.op_type != "Add" or add.domain or len(add.inputs) != 2:
+    if uses[out] != 1 or not _is(add, "Add", 2):
         return None
     bias = inits.get(next(i for i in add.inputs if i != out) if add.inputs.count(out) == 1 else "")
     if bias is None or bias.data_type != proto.FLOAT or bias.dims != [columns]:
