@@ -103,10 +103,7 @@ class _Graph:
 
 def _node(data: bytes | memoryview, encoded: bytes | memoryview) -> _Node:
     op_type = domain = name = ""
-    inputs: list[str] = []
-    outputs: list[str] = []
-    ints: dict[str, list[int]] = {}
-    subgraph = False
+    inputs, outputs, ints, subgraph = list[str](), list[str](), dict[str, list[int]](), False
     for f in proto.fields(data):
         if f.num == 1:
             inputs.append(f.string)
@@ -161,12 +158,11 @@ def int8_activations(model: bytes, *, trim: bool = True) -> tuple[bytes, int]:
     if graph_field is None:
         return model, 0
     fields = list(proto.fields(graph_field.data))
-    opset = next((_opset_version(f) for f in top if f.num == 8 and _text(f) in ("", "ai.onnx")), 1)
     graph = _Graph(
         nodes=[_node(f.data, f.raw) for f in fields if f.num == 1],
         inits=dict(_init(f.data) for f in fields if f.num == 5),
         outputs={_text(f) for f in fields if f.num == 12},
-        opset=opset,
+        opset=next((_opset_version(f) for f in top if f.num == 8 and _text(f) in ("", "ai.onnx")), 1),
     )
     rewritten = _int8_products(graph)
     if not rewritten:
@@ -177,16 +173,8 @@ def int8_activations(model: bytes, *, trim: bool = True) -> tuple[bytes, int]:
         _transpose_keys(graph)
 
     new_graph = b"".join(_write(graph, fields))
-    out: list[bytes | memoryview] = []
-    has_ms = False
-    for f in top:
-        if f.num == 7:
-            out.append(proto.field(7, new_graph))
-            continue
-        if f.num == 8:
-            has_ms = has_ms or _text(f) == _MS_DOMAIN
-        out.append(f.raw)
-    if not has_ms:
+    out = [proto.field(7, new_graph) if f.num == 7 else f.raw for f in top]
+    if not any(f.num == 8 and _text(f) == _MS_DOMAIN for f in top):
         out.append(proto.field(8, proto.opset(_MS_DOMAIN, 1)))
     return b"".join(out), rewritten
 
@@ -205,17 +193,12 @@ def _write(graph: _Graph, fields: list[proto.Field]) -> list[bytes | memoryview]
     still_used = {i for n in nodes for i in n.inputs} | {_text(f) for f in fields if f.num == 11}
     if subgraphs:
         still_used.update(graph.inits)
+    first = next(f for f in fields if f.num == 1)  # the nodes go where the first one was, in their (topological) order
     parts: list[bytes | memoryview] = []
-    nodes_written = False
     for f in fields:
-        if f.num == 1:
-            if not nodes_written:  # the nodes go where the first one was, in their (topological) order
-                parts.extend(n.encoded for n in nodes)
-                nodes_written = True
-        elif f.num == 5:
-            if _text(f, 8) in still_used:
-                parts.append(f.raw)
-        else:
+        if f is first:
+            parts.extend(n.encoded for n in nodes)
+        elif f.num != 1 and (f.num != 5 or _text(f, 8) in still_used):
             parts.append(f.raw)
     parts.extend(proto.field(5, t) for name, t in graph.added.items() if name in still_used)
     return parts
@@ -236,12 +219,10 @@ def _int8_products(graph: _Graph) -> int:
         if not _is(cast, "Cast") or uses[mul.inputs[0]] != 1:
             continue
         weight, scale = graph.inits.get(cast.inputs[0]), graph.inits.get(mul.inputs[1])
-        if weight is None or scale is None:
-            continue
-        if weight.data_type != proto.INT8 or len(weight.dims) != 2 or scale.data_type != proto.FLOAT:
+        if weight is None or scale is None or weight.data_type != proto.INT8 or len(weight.dims) != 2:
             continue
         columns = weight.dims[1]
-        if scale.dims not in ([1, columns], [columns]) or scale.payload is None:
+        if scale.data_type != proto.FLOAT or scale.dims not in ([1, columns], [columns]) or scale.payload is None:
             continue
         scale_name = graph.add_init(f"{mul.inputs[1]}/column_scales", proto.FLOAT, [columns], bytes(scale.payload))
         inputs, outputs = [mm.inputs[0], cast.inputs[0], scale_name], mm.outputs
@@ -301,21 +282,21 @@ class _Parts:
 def _product_parts(graph: _Graph, n: _Node) -> _Parts | None:
     """A ``DynamicQuantizeMatMul``'s int8 weight, column scales and bias, when it has exactly those."""
     names = [*n.inputs, "", ""][:5]
-    weight, scale = graph.inits.get(names[1]), graph.inits.get(names[2])
-    bias = graph.inits.get(names[4]) if names[4] else None
-    if names[3] or len(n.inputs) > 5 or weight is None or scale is None or (names[4] and bias is None):
-        return None
-    if weight.data_type != proto.INT8 or len(weight.dims) != 2 or weight.payload is None:
+    weight = graph.inits.get(names[1])
+    if names[3] or len(n.inputs) > 5 or weight is None or weight.data_type != proto.INT8 or len(weight.dims) != 2:
         return None
     rows, columns = weight.dims
-    if len(weight.payload) != rows * columns or scale.data_type != proto.FLOAT or scale.dims != [columns]:
+    scale, bias = (_float_vector(graph.inits.get(names[k]), columns) for k in (2, 4))
+    if weight.payload is None or len(weight.payload) != rows * columns or scale is None or (names[4] and bias is None):
         return None
-    if scale.payload is None or len(scale.payload) != 4 * columns:
+    return _Parts(n, rows, columns, weight.payload, scale, bias)
+
+
+def _float_vector(init: _Init | None, size: int) -> memoryview | None:
+    """The bytes of a float initializer of shape ``[size]``, or None."""
+    if init is None or init.data_type != proto.FLOAT or init.dims != [size] or init.payload is None:
         return None
-    if bias is not None and (bias.data_type != proto.FLOAT or bias.dims != [columns] or bias.payload is None
-                             or len(bias.payload) != 4 * columns):
-        return None
-    return _Parts(n, rows, columns, weight.payload, scale.payload, bias.payload if bias is not None else None)
+    return init.payload if len(init.payload) == 4 * size else None
 
 
 def _drop_nan_guards(graph: _Graph) -> None:
@@ -416,6 +397,4 @@ def _bias_add(mm: _Node, add: _Node | None, inits: dict[str, _Init], uses: Count
     if uses[out] != 1 or not _is(add, "Add", 2):
         return None
     bias = inits.get(next(i for i in add.inputs if i != out) if add.inputs.count(out) == 1 else "")
-    if bias is None or bias.data_type != proto.FLOAT or bias.dims != [columns]:
-        return None
-    return add
+    return add if bias is not None and bias.data_type == proto.FLOAT and bias.dims == [columns] else None
