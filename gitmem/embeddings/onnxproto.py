@@ -160,11 +160,16 @@ def fields(data: bytes | memoryview) -> Iterator[Field]:
 
 
 def packed_ints(f: Field) -> list[int]:
-    """A repeated int64 field, packed (one length-delimited field) or not (one varint)."""
+    """A repeated int64 field, packed (one length-delimited field) or not (one varint), as signed values (a
+    negative int64 is written as its 64-bit two's complement)."""
     if isinstance(f.value, int):
-        return [f.value]
+        return [_int64(f.value)]
     out, pos, buf = [], 0, f.value
     while pos < len(buf):
         value, pos = _read_varint(buf, pos)
-        out.append(value)
+        out.append(_int64(value))
     return out
+
+
+def _int64(v: int) -> int:
+    return v - (1 << 64) if v >= 1 << 63 else v

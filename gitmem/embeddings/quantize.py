@@ -33,6 +33,7 @@ from __future__ import annotations
 import struct
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TypeGuard
 
 from gitmem.embeddings import onnxproto as proto
 
@@ -51,8 +52,7 @@ class _Node:
     outputs: list[str]
     ints: dict[str, list[int]]  # integer attributes (perm, axis...)
     subgraph: bool  # has a graph attribute (If, Loop, Scan): its body may read any name of this graph
-    raw: bytes | memoryview  # the NodeProto, written back as it is
-    field: memoryview | None = None  # the graph's field holding it (tag included), for a node read from the model
+    encoded: bytes | memoryview  # the graph's field holding the NodeProto (tag included), written back as it is
 
 
 @dataclass
@@ -87,7 +87,7 @@ class _Graph:
     def replace(self, old: _Node, *new: bytes) -> None:
         """Put the nodes ``new`` (``NodeProto`` bytes) where ``old`` was."""
         i = next(k for k, n in enumerate(self.nodes) if n is old)
-        self.nodes[i : i + 1] = [_node(b) for b in new]
+        self.nodes[i : i + 1] = [_node(b, proto.field(1, b)) for b in new]
 
     def constant(self, name: str) -> list[int] | None:
         """The values of an int64 initializer, or None."""
@@ -101,12 +101,9 @@ class _Graph:
         return list(struct.unpack(f"<{len(init.payload) // 8}q", init.payload))
 
 
-def _node(data: bytes | memoryview, wrapped: memoryview | None = None) -> _Node:
+def _node(data: bytes | memoryview, encoded: bytes | memoryview) -> _Node:
     op_type = domain = name = ""
-    inputs: list[str] = []
-    outputs: list[str] = []
-    ints: dict[str, list[int]] = {}
-    subgraph = False
+    inputs, outputs, ints, subgraph = list[str](), list[str](), dict[str, list[int]](), False
     for f in proto.fields(data):
         if f.num == 1:
             inputs.append(f.string)
@@ -122,17 +119,13 @@ def _node(data: bytes | memoryview, wrapped: memoryview | None = None) -> _Node:
                 if a.num == 1:
                     attr_name = a.string
                 elif a.num in (3, 8):  # i, ints
-                    values.extend(_signed(v) for v in proto.packed_ints(a))
+                    values.extend(proto.packed_ints(a))
                 elif a.num in (6, 11):  # g, graphs
                     subgraph = True
             ints[attr_name] = values
         elif f.num == 7:
             domain = f.string
-    return _Node(op_type, domain, name, inputs, outputs, ints, subgraph, data, wrapped)
-
-
-def _signed(v: int) -> int:
-    return v - (1 << 64) if v >= 1 << 63 else v
+    return _Node(op_type, domain, name, inputs, outputs, ints, subgraph, encoded)
 
 
 def _init(data: memoryview) -> tuple[str, _Init]:
@@ -143,7 +136,7 @@ def _init(data: memoryview) -> tuple[str, _Init]:
         elif f.num == 2 and isinstance(f.value, int):
             data_type = f.value
         elif f.num == 7:  # int64_data
-            int64s = [*(int64s or []), *(_signed(v) for v in proto.packed_ints(f))]
+            int64s = [*(int64s or []), *proto.packed_ints(f)]
         elif f.num == 8:
             name = f.string
         elif f.num == 9 or (f.num == 4 and f.wire == 2):  # raw_data, or packed float_data (same bytes)
@@ -165,12 +158,11 @@ def int8_activations(model: bytes, *, trim: bool = True) -> tuple[bytes, int]:
     if graph_field is None:
         return model, 0
     fields = list(proto.fields(graph_field.data))
-    opset = next((_opset_version(f) for f in top if f.num == 8 and _text(f) in ("", "ai.onnx")), 1)
     graph = _Graph(
         nodes=[_node(f.data, f.raw) for f in fields if f.num == 1],
         inits=dict(_init(f.data) for f in fields if f.num == 5),
         outputs={_text(f) for f in fields if f.num == 12},
-        opset=opset,
+        opset=next((_opset_version(f) for f in top if f.num == 8 and _text(f) in ("", "ai.onnx")), 1),
     )
     rewritten = _int8_products(graph)
     if not rewritten:
@@ -181,24 +173,16 @@ def int8_activations(model: bytes, *, trim: bool = True) -> tuple[bytes, int]:
         _transpose_keys(graph)
 
     new_graph = b"".join(_write(graph, fields))
-    out: list[bytes | memoryview] = []
-    has_ms = False
-    for f in top:
-        if f.num == 7:
-            out.append(proto.field(7, new_graph))
-            continue
-        if f.num == 8:
-            has_ms = has_ms or _text(f) == _MS_DOMAIN
-        out.append(f.raw)
-    if not has_ms:
+    out = [proto.field(7, new_graph) if f.num == 7 else f.raw for f in top]
+    if not any(f.num == 8 and _text(f) == _MS_DOMAIN for f in top):
         out.append(proto.field(8, proto.opset(_MS_DOMAIN, 1)))
     return b"".join(out), rewritten
 
 
 def _write(graph: _Graph, fields: list[proto.Field]) -> list[bytes | memoryview]:
     """The graph's fields with its nodes, without the nodes and initializers nothing reads any more."""
-    nodes = graph.nodes
-    if not any(n.subgraph for n in nodes):  # a subgraph may read names no input lists: then keep everything
+    nodes, subgraphs = graph.nodes, any(n.subgraph for n in graph.nodes)
+    if not subgraphs:  # a subgraph may read names no input lists: then keep everything
         needed = set(graph.outputs)
         kept = []
         for n in reversed(nodes):
@@ -207,19 +191,14 @@ def _write(graph: _Graph, fields: list[proto.Field]) -> list[bytes | memoryview]
                 needed.update(n.inputs)
         nodes = kept[::-1]
     still_used = {i for n in nodes for i in n.inputs} | {_text(f) for f in fields if f.num == 11}
-    if any(n.subgraph for n in nodes):
+    if subgraphs:
         still_used.update(graph.inits)
+    first = next(f for f in fields if f.num == 1)  # the nodes go where the first one was, in their (topological) order
     parts: list[bytes | memoryview] = []
-    nodes_written = False
     for f in fields:
-        if f.num == 1:
-            if not nodes_written:  # the nodes go where the first one was, in their (topological) order
-                parts.extend(n.field if n.field is not None else proto.field(1, bytes(n.raw)) for n in nodes)
-                nodes_written = True
-        elif f.num == 5:
-            if _text(f, 8) in still_used:
-                parts.append(f.raw)
-        else:
+        if f is first:
+            parts.extend(n.encoded for n in nodes)
+        elif f.num != 1 and (f.num != 5 or _text(f, 8) in still_used):
             parts.append(f.raw)
     parts.extend(proto.field(5, t) for name, t in graph.added.items() if name in still_used)
     return parts
@@ -231,21 +210,19 @@ def _int8_products(graph: _Graph) -> int:
     consumer = {i: n for n in graph.nodes for i in n.inputs}  # meaningful only where uses[i] == 1
     count = 0
     for mm in list(graph.nodes):
-        if mm.op_type != "MatMul" or mm.domain or len(mm.inputs) != 2:
+        if not _is(mm, "MatMul", 2):
             continue
         mul = producer.get(mm.inputs[1])
-        if mul is None or (mul.op_type, mul.domain) != ("Mul", "") or len(mul.inputs) != 2 or uses[mm.inputs[1]] != 1:
+        if not _is(mul, "Mul", 2) or uses[mm.inputs[1]] != 1:
             continue
         cast = producer.get(mul.inputs[0])
-        if cast is None or (cast.op_type, cast.domain) != ("Cast", "") or uses[mul.inputs[0]] != 1:
+        if not _is(cast, "Cast") or uses[mul.inputs[0]] != 1:
             continue
         weight, scale = graph.inits.get(cast.inputs[0]), graph.inits.get(mul.inputs[1])
-        if weight is None or scale is None:
-            continue
-        if weight.data_type != proto.INT8 or len(weight.dims) != 2 or scale.data_type != proto.FLOAT:
+        if weight is None or scale is None or weight.data_type != proto.INT8 or len(weight.dims) != 2:
             continue
         columns = weight.dims[1]
-        if scale.dims not in ([1, columns], [columns]) or scale.payload is None:
+        if scale.data_type != proto.FLOAT or scale.dims not in ([1, columns], [columns]) or scale.payload is None:
             continue
         scale_name = graph.add_init(f"{mul.inputs[1]}/column_scales", proto.FLOAT, [columns], bytes(scale.payload))
         inputs, outputs = [mm.inputs[0], cast.inputs[0], scale_name], mm.outputs
@@ -305,21 +282,21 @@ class _Parts:
 def _product_parts(graph: _Graph, n: _Node) -> _Parts | None:
     """A ``DynamicQuantizeMatMul``'s int8 weight, column scales and bias, when it has exactly those."""
     names = [*n.inputs, "", ""][:5]
-    weight, scale = graph.inits.get(names[1]), graph.inits.get(names[2])
-    bias = graph.inits.get(names[4]) if names[4] else None
-    if names[3] or len(n.inputs) > 5 or weight is None or scale is None or (names[4] and bias is None):
-        return None
-    if weight.data_type != proto.INT8 or len(weight.dims) != 2 or weight.payload is None:
+    weight = graph.inits.get(names[1])
+    if names[3] or len(n.inputs) > 5 or weight is None or weight.data_type != proto.INT8 or len(weight.dims) != 2:
         return None
     rows, columns = weight.dims
-    if len(weight.payload) != rows * columns or scale.data_type != proto.FLOAT or scale.dims != [columns]:
+    scale, bias = (_float_vector(graph.inits.get(names[k]), columns) for k in (2, 4))
+    if weight.payload is None or len(weight.payload) != rows * columns or scale is None or (names[4] and bias is None):
         return None
-    if scale.payload is None or len(scale.payload) != 4 * columns:
+    return _Parts(n, rows, columns, weight.payload, scale, bias)
+
+
+def _float_vector(init: _Init | None, size: int) -> memoryview | None:
+    """The bytes of a float initializer of shape ``[size]``, or None."""
+    if init is None or init.data_type != proto.FLOAT or init.dims != [size] or init.payload is None:
         return None
-    if bias is not None and (bias.data_type != proto.FLOAT or bias.dims != [columns] or bias.payload is None
-                             or len(bias.payload) != 4 * columns):
-        return None
-    return _Parts(n, rows, columns, weight.payload, scale.payload, bias.payload if bias is not None else None)
+    return init.payload if len(init.payload) == 4 * size else None
 
 
 def _drop_nan_guards(graph: _Graph) -> None:
@@ -331,14 +308,14 @@ def _drop_nan_guards(graph: _Graph) -> None:
     On the packaged model the guards cost ~10% of a 256-token call."""
     producer, uses = graph.producers(), graph.uses()
     for where in list(graph.nodes):
-        if (where.op_type, where.domain) != ("Where", "") or len(where.inputs) != 3:
+        if not _is(where, "Where", 3):
             continue
-        cond, _fill, probs = where.inputs
-        isnan, softmax = producer.get(cond), producer.get(probs)
-        if isnan is None or softmax is None or uses[cond] != 1 or _fill not in graph.inits:
+        cond, fill, probs = where.inputs
+        isnan, constant = producer.get(cond), graph.inits.get(fill)
+        if not _is(producer.get(probs), "Softmax") or not _is(isnan, "IsNaN") or isnan.inputs != [probs]:
             continue
-        if (isnan.op_type, isnan.domain, isnan.inputs) != ("IsNaN", "", [probs]) or softmax.op_type != "Softmax":
-            continue
+        if uses[cond] != 1 or constant is None or constant.dims not in ([], [1]):
+            continue  # a fill of any other shape could broadcast the output to a shape other than ``p``'s
         graph.replace(where, proto.node("Identity", [probs], where.outputs, name=where.name))
 
 
@@ -348,17 +325,17 @@ def _transpose_keys(graph: _Graph) -> None:
     for the attention scores, in 11 nodes a layer (``Shape``, ``Slice``, ``Concat``...) where one will do."""
     producer = graph.producers()
     for outer in list(graph.nodes):
-        if (outer.op_type, outer.domain) != ("Reshape", "") or len(outer.inputs) != 2:
+        if not _is(outer, "Reshape", 2):
             continue
         flip = producer.get(outer.inputs[0])
-        if flip is None or (flip.op_type, flip.domain, flip.ints.get("perm")) != ("Transpose", "", [0, 2, 1]):
+        if not _is(flip, "Transpose") or flip.ints.get("perm") != [0, 2, 1]:
             continue
         inner = producer.get(flip.inputs[0])
-        if inner is None or (inner.op_type, inner.domain) != ("Reshape", "") or len(inner.inputs) != 2:
+        if not _is(inner, "Reshape", 2):
             continue
         keys = inner.inputs[0]
         made_by = producer.get(keys)
-        if made_by is None or made_by.op_type != "Transpose" or len(made_by.ints.get("perm", [])) != 4:
+        if not _is(made_by, "Transpose") or len(made_by.ints.get("perm", [])) != 4:
             continue  # the rank of ``keys`` must be known to be 4
         dims: list[int | str] = ["b", "n", "s", "h"]
         if _shape_of(graph, producer, inner.inputs[1], keys, dims) != [-1, "s", "h"]:
@@ -400,6 +377,11 @@ def _shape_of(graph: _Graph, producer: dict[str, _Node], name: str, of: str,
     return None
 
 
+def _is(n: _Node | None, op_type: str, inputs: int | None = None) -> TypeGuard[_Node]:
+    """``n`` is an ``op_type`` node of the default domain (with that many inputs, if given)."""
+    return n is not None and (n.op_type, n.domain) == (op_type, "") and inputs in (None, len(n.inputs))
+
+
 def _text(f: proto.Field, num: int = 1) -> str:
     """The string field ``num`` of the message in ``f``: a value info's or an opset's name (1), a tensor's (8)."""
     return next((g.string for g in proto.fields(f.data) if g.num == num), "")
@@ -412,9 +394,7 @@ def _opset_version(f: proto.Field) -> int:
 def _bias_add(mm: _Node, add: _Node | None, inits: dict[str, _Init], uses: Counter[str], columns: int) -> _Node | None:
     """``add`` if it adds a float bias vector to ``mm``'s output and is its only consumer, else None."""
     out = mm.outputs[0]
-    if uses[out] != 1 or add is None or add.op_type != "Add" or add.domain or len(add.inputs) != 2:
+    if uses[out] != 1 or not _is(add, "Add", 2):
         return None
     bias = inits.get(next(i for i in add.inputs if i != out) if add.inputs.count(out) == 1 else "")
-    if bias is None or bias.data_type != proto.FLOAT or bias.dims != [columns]:
-        return None
-    return add
+    return add if bias is not None and bias.data_type == proto.FLOAT and bias.dims == [columns] else None

@@ -84,11 +84,14 @@ def test_the_rewrite_computes_the_same_product_with_int8_activations() -> None:
     assert not np.array_equal(exact, fast)  # the activations really were quantised
 
 
-def tiny_attention(shared_input: bool = True, guard: bool = True, keys_transposed: bool = True) -> bytes:
+def tiny_attention(shared_input: bool = True, guard: bool = True, keys_transposed: bool = True,
+                   keys_4d: bool = True) -> bytes:
     """One attention layer as the packaged model's exporter writes it (2 heads of 4): query, key and value from
     int8 weights; ``Kᵀ`` through ``Shape``/``Slice``/``Concat``/``Reshape``/``Transpose``; a NaN guard after
     the softmax. Each flag off breaks one pattern the rewrite trims: the three products read different
-    activations; the ``Where`` after the softmax is no guard; the reshapes make something other than ``Kᵀ``."""
+    activations; the ``Where`` after the softmax is no guard; the reshapes make something other than ``Kᵀ``;
+    the keys have 5 dimensions (a ``Reshape`` puts a 1 in front, a ``Squeeze`` takes it off the scores), which
+    the same ``Shape``/``Slice`` nodes take apart as if they had 4."""
     rng = np.random.default_rng(3)
     hidden, heads = 8, 2
     inits = [proto.tensor("table", rng.normal(size=(30522, hidden)).astype(np.float32)),
@@ -112,17 +115,26 @@ def tiny_attention(shared_input: bool = True, guard: bool = True, keys_transpose
                   proto.node("Reshape", [p, "heads"], [f"{p}_4d"]),
                   proto.node("Transpose", [f"{p}_4d"], [f"{p}_t"], perm=[0, 2, 1, 3])]
     rows = ("s", "h") if keys_transposed else ("h", "s")  # [-1, h, s]: the same shape at the end, not Kᵀ
-    nodes += [proto.node("Shape", ["k_t"], ["shape"]),
+    keys, scores = ("k_t", "scores") if keys_4d else ("k_5d", "scores_5d")
+    if not keys_4d:  # [1, b, n, s, h]: the keys with a 1 in front, made by a 5-D Reshape and Transpose
+        inits += [proto.tensor(name, np.array([v], dtype=np.int64)) for name, v in (("one", 1), ("axis0", 0))]
+        nodes += [proto.node("Shape", ["k_4d"], ["k_shape"]),
+                  proto.node("Concat", ["one", "k_shape"], ["shape5"], axis=0),
+                  proto.node("Reshape", ["k_4d", "shape5"], ["k_5d_rows"]),
+                  proto.node("Transpose", ["k_5d_rows"], [keys], perm=[0, 1, 3, 2, 4])]
+    nodes += [proto.node("Shape", [keys], ["shape"]),
               proto.node("Slice", ["shape", "minus1", "last"], ["h"]),
               proto.node("Slice", ["shape", "minus2", "minus1"], ["s"]),
               proto.node("Slice", ["shape", "first", "minus2"], ["bn"]),
               proto.node("Concat", ["minus1", *rows], ["shape3"], axis=0),
-              proto.node("Reshape", ["k_t", "shape3"], ["k3"]),
+              proto.node("Reshape", [keys, "shape3"], ["k3"]),
               proto.node("Transpose", ["k3"], ["k3t"], perm=[0, 2, 1]),
               proto.node("Concat", ["bn", "h", "s"], ["shape4"], axis=0),
               proto.node("Reshape", ["k3t", "shape4"], ["k_tt"]),
-              proto.node("MatMul", ["q_t", "k_tt"], ["scores"]),
-              proto.node("Softmax", ["scores"], ["probs"], axis=-1),
+              proto.node("MatMul", ["q_t", "k_tt"], [scores])]
+    if not keys_4d:
+        nodes.append(proto.node("Squeeze", [scores, "axis0"], ["scores"]))
+    nodes += [proto.node("Softmax", ["scores"], ["probs"], axis=-1),
               proto.node("IsNaN", ["probs" if guard else "scores"], ["nan"]),
               proto.node("Where", ["nan", "zero", "probs"], ["guarded"]),
               proto.node("MatMul", ["guarded", "v_t"], ["ctx"]),
@@ -150,7 +162,7 @@ def test_the_graph_around_the_products_is_trimmed_without_changing_a_bit() -> No
 
 
 @pytest.mark.parametrize(("flag", "kept"), [("shared_input", "DynamicQuantizeMatMul"), ("guard", "IsNaN"),
-                                            ("keys_transposed", "Shape")])
+                                            ("keys_transposed", "Shape"), ("keys_4d", "Shape")])
 def test_a_graph_without_a_pattern_keeps_that_part(flag: str, kept: str) -> None:
     model = tiny_attention(**{flag: False})
     trimmed, count = int8_activations(model)
