@@ -19,9 +19,9 @@ development questions of three sets — LoCoMo conversations 0–2, the BEAM dev
 read on questions they never saw: LoCoMo conversations 3–4 and each BEAM chat left out of its own fit. ``cosine`` is
 nearly collinear with ``context_cosine`` (which includes the memory's own vector) and with ``sentence`` (equal to it
 for a one-sentence memory); its negative weight takes back part of what those give the memory's own vector, so the
-whole memory counts less than its best sentence and its neighbourhood. Its net weight stays positive: a memory
-nearer the question is not ranked lower. They are fitted per embedding model
-(:data:`MODEL_WEIGHTS`); a model without its own fit keeps the first stage.
+whole memory counts less than its best sentence and its neighbourhood. For a memory of one sentence or without
+neighbours its net weight stays positive, so such a memory nearer the question is not ranked lower. They are
+fitted per embedding model (:data:`MODEL_WEIGHTS`); a model without its own fit keeps the first stage.
 ``docs/search.md`` has the measurements. numpy is imported only here and only by a hybrid search.
 """
 
