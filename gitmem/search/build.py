@@ -30,7 +30,7 @@ from gitmem.files.locks import LockTimeout, file_lock
 from gitmem.search import schema as idoc
 from gitmem.search import scoring as ranking
 from gitmem.store import document as docs
-from gitmem.store.memory import SUMMARY_TAG
+from gitmem.store.memory import compacted_into
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -227,17 +227,13 @@ def _update(ix: Index, head: str, *, rebuild: bool) -> RefreshStats:
             loaded[path] = item
         return loaded[path]
 
-    ids: dict[str, str] = {}
-
     def superseded(mem: Memory) -> int:
-        """What replaced ``mem`` (:data:`idoc.COMPACTED`, :data:`idoc.REPLACED`; 0: nothing, it is current or was
-        forgotten): a compaction's summary, known by its tag, read when it was not loaded with ``mem``."""
+        """What replaced ``mem`` (:data:`ranking.COMPACTED`, :data:`ranking.REPLACED`; 0: nothing, it is current or
+        was forgotten), from ``mem`` alone (its deprecation reason), so a rebuild and a refresh that does not
+        re-read its successor agree."""
         if not (mem.deprecated and mem.superseded_by):
             return 0
-        if not ids:
-            ids.update((entry[ID], path) for path, entry in entries.items() if entry[OK])
-        later = memory(ids[mem.superseded_by]) if mem.superseded_by in ids else None
-        return idoc.COMPACTED if later is not None and SUMMARY_TAG in later.tags else idoc.REPLACED
+        return ranking.COMPACTED if mem.deprecated_reason == compacted_into(mem.superseded_by) else ranking.REPLACED
 
     writer = _writer(ix, index)
     try:

@@ -434,7 +434,8 @@ class Index:
                 best = max(found.values())
                 near = [key for key, score in found.items() if score >= FLOOR * best]
                 made = searcher.fast_field_values("created", [tantivy.DocAddress(*key) for key in near])
-                created, key = min(zip(made, near, strict=True), key=lambda pair: (pair[0] or 0, -found[pair[1]]))
+                created, key = min(zip(made, near, strict=True),
+                                   key=lambda pair: (pair[0] if pair[0] is not None else float("inf"), -found[pair[1]]))
                 anchor = float(created or 0)
                 linked, later = self._chain_links(searcher, _stored(searcher, key), order, replaced_by)
                 if later and past is not None and linked - set(bm25) - set(vector):
@@ -452,8 +453,8 @@ class Index:
         it (the one that replaced it, candidate or not, and its id), as ``order`` asks."""
         if order.kind == "before":
             return {key for key, (_id, by) in replaced_by.items() if by == memory.id}, ""
-        if not memory.superseded_by:
-            return set(), ""
+        if not memory.superseded_by or memory.deprecated_reason == docs.compacted_into(memory.superseded_by):
+            return set(), ""  # a compaction's summary is no next state of the fact
         Q, must = tantivy.Query, tantivy.Occur.Must
         found = searcher.search(Q.boolean_query([ranking.key_clause(self._schema, memory.superseded_by),
                                                  (must, Q.term_query(self._schema, "part", 0))]), limit=2).hits

@@ -31,9 +31,11 @@ _LAST = LazyPattern(r"\b(?:latest|most recent(?:ly)?|newest|current(?:ly)?|now|n
 # the anchor runs to the end of the clause; a dot between digits is a version's ("before Python 3.11")
 _BEFORE_AFTER = LazyPattern(r"(?i)\b(before|after|prior to)\s+((?:[^?.!,;]|(?<=\d)\.(?=\d)){3,80})")
 _CJK_BEFORE_AFTER = LazyPattern(r"([\u4e00-\u9fff\w]{2,20}?)(之前|以前|之后|以后)")
-# an anchor that is a date or a period ("before May 2023", "two weeks after 8 May", "after 2023-05", "before the
-# 3rd", "after 10am") is the time parser's; a number alone is not ("after Vue 2", "before Python 3.11": versions)
-_DATE_ANCHOR = LazyPattern(r"(?i)\b(?:19|20)\d\d\b|\d+\s*[/-]\s*\d+|\b\d+(?:st|nd|rd|th|\s*[ap]\.?m)\b"
+# an anchor that is a date, a time or a period ("before May 2023", "two weeks after 8 May", "after 2023-05", "before
+# the 3rd", "after 10am", "before 9:30", "after the 1990s", "5号之后", "下午3点之后") is the time parser's; a number
+# alone is not ("after Vue 2", "before Python 3.11": versions)
+_DATE_ANCHOR = LazyPattern(r"(?i)\b(?:19|20)\d\ds?\b|\d+\s*[/-]\s*\d+|\b\d+(?:st|nd|rd|th|\s*[ap]\.?m)\b|\d:\d\d"
+                           r"|\d\s*[号日点时]"
                            r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
                            rf"|\b(?:the |this |last |next )?{_UNITS}\b|年|月|周|天")
 

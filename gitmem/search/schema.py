@@ -32,7 +32,6 @@ FORMAT = "8." + blake2b(",".join(_MEMORY_NAMES).encode(), digest_size=4).hexdige
 #: chunks instead of its sentences; 5: sentence and chunk vectors pooled from the memory's own model pass)
 VECTOR_RECIPE = 5
 GLOBAL_PROJECT = ranking.GLOBAL_PROJECT
-COMPACTED, REPLACED = ranking.COMPACTED, ranking.REPLACED
 TEXT_FIELDS = ("name", "description", "body", "tags", "ctx")
 
 
@@ -141,7 +140,8 @@ def documents(memory: Memory, path: str, sha: str, grp: int, seq: int, ctx: str,
     chunk as the body, with the same filter and ranking fields; a search scores the memory by its best
     document). ``grp``/``seq`` place it in its source, ``ctx`` is its neighbours' text. ``standing`` is 1 when
     the memory states a standing instruction or preference (:func:`gitmem.search.standing.stands`);
-    ``superseded`` says what replaced a deprecated memory (:data:`COMPACTED`, :data:`REPLACED`, 0: nothing)."""
+    ``superseded`` says what replaced a deprecated memory (:data:`gitmem.search.scoring.COMPACTED`,
+    :data:`~gitmem.search.scoring.REPLACED`, 0: nothing)."""
     flags = int(stands(memory)), superseded
     main = _document(memory, path, sha, grp, seq, {"description": memory.description, "body": body(memory),
                                                     "tags": " ".join(memory.tags), "ctx": ctx}, 0, flags)

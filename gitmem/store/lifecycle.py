@@ -26,7 +26,7 @@ from gitmem.store import document as docs
 from gitmem.store.document import CATEGORY_ORDER, Memory
 from gitmem.store.local import read_usage
 from gitmem.store.memories import MemoryRepo
-from gitmem.store.memory import SUMMARY_TAG
+from gitmem.store.memory import SUMMARY_TAG, compacted_into
 from gitmem.text.records import replace
 from gitmem.text.tokens import count_tokens
 
@@ -193,7 +193,7 @@ def compact(repo: MemoryRepo, *, tag_limit: int = TAG_LIMIT, token_limit: int = 
     for cluster in result.clusters:
         cluster.summary = summarise(cluster)
         batch.append(cluster.summary)
-        batch.extend(replace(m, deprecated=True, deprecated_reason=f"compacted into {cluster.summary.id}",
+        batch.extend(replace(m, deprecated=True, deprecated_reason=compacted_into(cluster.summary.id),
                              superseded_by=cluster.summary.id, updated=now) for m in cluster.members)
     if dry_run or not batch:
         return result

@@ -38,6 +38,12 @@ GLOBAL_DIR = "global"
 MEMORIES_DIR = "memories"
 
 
+def compacted_into(summary_id: str) -> str:
+    """The deprecation reason of a memory that compaction folded into the summary ``summary_id``: what tells it from
+    a memory replaced by a later state of the same fact, from the memory alone."""
+    return f"compacted into {summary_id}"
+
+
 def utcnow() -> datetime:
     """The current time, UTC, to the second (what gets written to files)."""
     from datetime import UTC, datetime  # here: decoding a search hit's memory never takes the time

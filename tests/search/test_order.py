@@ -36,7 +36,8 @@ def test_parse_order() -> None:
     # periods are the time parser's, not an order: last week, before May 2023, two weeks after 8 May
     for question in ("What did we decide last week?", "What changed before May 2023?",
                      "What happened after 8 May?", "What changed after 2023-05?", "What did we ship before the 3rd?",
-                     "What broke after 10am?", "Why did we drop MySQL?"):
+                     "What broke after 10am?", "What ran before 9:30?", "What changed after the 1990s?",
+                     "5号之后改了什么", "下午3点之后谁部署了", "Why did we drop MySQL?"):
         assert parse_order(question) is None, question
     # a number alone is a version, not a date
     assert parse_order("What did we use for the frontend after Vue 2?") == Order(kind="after", anchor="vue 2")
@@ -228,3 +229,18 @@ def test_a_compaction_summary_is_no_chain_of_changes(repo: MemoryRepo, indexed_b
             repo.forget(member, "compacted into sum1", superseded_by="sum1")
     hits = index.search(question, k=3, now=now)
     assert hits[0].id == "c2", [(h.id, round(h.score, 3)) for h in hits]
+
+
+def test_after_a_compacted_memory_the_summary_is_no_next_state(repo: MemoryRepo) -> None:
+    """"After X" follows X's supersede link only to a later state of the fact, not to a compaction's summary."""
+    repo.import_records([
+        {"id": "o1", "text": "The cache moved from Redis to Valkey when the licence changed",
+         "created": "2024-05-01T10:00:00Z"},
+        {"id": "r1", "text": "The cache is Redis on a single node", "created": "2024-02-01T10:00:00Z",
+         "deprecated": True, "superseded_by": "sum1", "deprecated_reason": "compacted into sum1"},
+        {"id": "sum1", "text": "Notes on the servers: one node, its cache and its backups", "tags": ["summary"],
+         "created": "2024-06-01T10:00:00Z"}])
+    index = Index(repo, embedder=None)
+    question, now = "What cache did we use after Redis?", datetime(2024, 9, 1, tzinfo=UTC)
+    hits = index.search(question, k=3, now=now)
+    assert hits[0].id == "o1", [(h.id, round(h.score, 3)) for h in hits]
