@@ -361,11 +361,11 @@ class OnnxEmbedder:
 
     # -- internals --------------------------------------------------------------------------
     def _each(self, count: int, one: Callable[[int], None], lengths: Sequence[int]) -> None:
-        """``one(i)`` for each ``i < count``, longest first, ``threads`` calls side by side when each call runs on one
-        thread (int8 activations), else one after another (see :meth:`_one_by_one`)."""
+        """``one(i)`` for each ``i < count``, longest first, ``threads`` calls side by side (each call runs on one
+        thread: :meth:`_one_by_one`)."""
         # longest first: the calls left at the end are short ones, so the threads finish together
         order = sorted(range(count), key=lambda i: -lengths[i])
-        workers = min(max(1, self.threads if self.int8_activations else 1), count)
+        workers = min(max(1, self.threads), count)
         if workers <= 1:
             for i in order:
                 one(i)

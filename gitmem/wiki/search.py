@@ -482,7 +482,8 @@ def _fused(searcher: Any, schema: Any, filters: list[Any], best: _Best, chunk: _
             continue
         rows = {n: cos for n, cos in near[page][1].items() if n}
         if not rows:  # a short page: its only document
-            out[page] = (fused[page], addresses(page)[0], 0, True)
+            whole = page in best and best[page][2] == 0  # BM25 found that document already
+            out[page] = (fused[page], best[page][1] if whole else addresses(page)[0], 0, True)
             continue
         scores = {n: score for n, (score, _addr) in chunk.get(page, {}).items()}
         within = ranking.fuse(scores, rows, tuning)
