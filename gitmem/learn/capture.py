@@ -279,7 +279,10 @@ def _similar(repo: MemoryRepo, text: str, project: str, pool: list[Memory] | Non
                 from gitmem.search.index import open_index
 
                 cache["index"] = open_index(repo, embedder=None)
-            hits = cache["index"].search(text, k=8, mode="bm25", project=project or None)
+            index = cache["index"]
+            # a near-duplicate by its words: no question handling (order words, a request's standing memories)
+            plain = replace(index.tuning, order_weight=0.0, standing_weight=0.0)
+            hits = index.search(text, k=8, mode="bm25", project=project or None, tuning=plain)
             return [h.memory for h in hits if not h.memory.deprecated and h.memory.project in ("", project)]
         except Exception:  # the index is optional here: fall back to scanning
             cache["scan"] = repo.list()

@@ -30,7 +30,6 @@ from gitmem.files.locks import LockTimeout, file_lock
 from gitmem.search import schema as idoc
 from gitmem.search import scoring as ranking
 from gitmem.store import document as docs
-from gitmem.store.memory import compacted_into
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -227,14 +226,6 @@ def _update(ix: Index, head: str, *, rebuild: bool) -> RefreshStats:
             loaded[path] = item
         return loaded[path]
 
-    def superseded(mem: Memory) -> int:
-        """What replaced ``mem`` (:data:`ranking.COMPACTED`, :data:`ranking.REPLACED`; 0: nothing, it is current or
-        was forgotten), from ``mem`` alone (its deprecation reason), so a rebuild and a refresh that does not
-        re-read its successor agree."""
-        if not (mem.deprecated and mem.superseded_by):
-            return 0
-        return ranking.COMPACTED if mem.deprecated_reason == compacted_into(mem.superseded_by) else ranking.REPLACED
-
     writer = _writer(ix, index)
     try:
         for path in removed:
@@ -249,8 +240,7 @@ def _update(ix: Index, head: str, *, rebuild: bool) -> RefreshStats:
             entry = entries[path]
             # one string, not a tuple: marshal reads and writes 10k strings far faster than 10k tuples
             entry[TOKS] = " ".join(sorted(set(ix._analyzer.analyze(idoc.body(mem)))))
-            for doc in idoc.documents(mem, path, entry[SHA], idoc.grp_hash(entry[GROUP]), seq, ctx,
-                                      superseded(mem)):
+            for doc in idoc.documents(mem, path, entry[SHA], idoc.grp_hash(entry[GROUP]), seq, ctx):
                 writer.add_document(doc)
         writer.commit()
         # Waiting for merges costs up to ~0.4 s at 10k documents; a small refresh leaves them to run (or to

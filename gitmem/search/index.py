@@ -356,7 +356,8 @@ class Index:
         """The ``k`` best memories for ``query`` (a question or keywords, any language).
 
         Filters: ``type``, ``category``, ``tags`` (all must be present), ``project`` (that project's memories
-        plus the global ones). Deprecated memories only with ``include_deprecated``. ``mode``: ``hybrid``
+        plus the global ones). Deprecated memories only with ``include_deprecated``, or the replaced ones for a
+        question about a subject's past ("first", "before X": :mod:`gitmem.search.order`). ``mode``: ``hybrid``
         (BM25 + vectors; BM25 alone when no model), ``bm25``, ``vector``. ``now`` anchors recency and time
         expressions such as "last week". Raises :class:`SearchError` for an empty query."""
         tuning = tuning or self.tuning
@@ -453,8 +454,8 @@ class Index:
         it (the one that replaced it, candidate or not, and its id), as ``order`` asks."""
         if order.kind == "before":
             return {key for key, (_id, by) in replaced_by.items() if by == memory.id}, ""
-        if not memory.superseded_by or memory.deprecated_reason == docs.compacted_into(memory.superseded_by):
-            return set(), ""  # a compaction's summary is no next state of the fact
+        if idoc.superseded(memory) != ranking.REPLACED:
+            return set(), ""  # current, forgotten, or compacted: a compaction's summary is no next state of the fact
         Q, must = tantivy.Query, tantivy.Occur.Must
         found = searcher.search(Q.boolean_query([ranking.key_clause(self._schema, memory.superseded_by),
                                                  (must, Q.term_query(self._schema, "part", 0))]), limit=2).hits

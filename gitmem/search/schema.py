@@ -134,15 +134,25 @@ def memory_from_json(raw: bytes) -> Memory:
     return memory
 
 
-def documents(memory: Memory, path: str, sha: str, grp: int, seq: int, ctx: str, superseded: int = 0) -> list[Any]:
+def superseded(memory: Memory) -> int:
+    """What replaced ``memory``: :data:`~gitmem.search.scoring.COMPACTED` (compaction folded it into a summary),
+    :data:`~gitmem.search.scoring.REPLACED` (a later state of the same fact) or 0 (nothing: it is current, or was
+    forgotten). Read from the memory alone (its deprecation reason), so a rebuild and a refresh that does not
+    re-read its successor agree."""
+    if not (memory.deprecated and memory.superseded_by):
+        return 0
+    compacted = memory.deprecated_reason == docs.compacted_into(memory.superseded_by)
+    return ranking.COMPACTED if compacted else ranking.REPLACED
+
+
+def documents(memory: Memory, path: str, sha: str, grp: int, seq: int, ctx: str) -> list[Any]:
     """The tantivy documents of one memory file: the memory itself (``part`` 0: every field, the whole body,
     the stored memory), then for a long memory one document per chunk (``part`` 1, 2, …: its name and that
     chunk as the body, with the same filter and ranking fields; a search scores the memory by its best
-    document). ``grp``/``seq`` place it in its source, ``ctx`` is its neighbours' text. ``standing`` is 1 when
-    the memory states a standing instruction or preference (:func:`gitmem.search.standing.stands`);
-    ``superseded`` says what replaced a deprecated memory (:data:`gitmem.search.scoring.COMPACTED`,
-    :data:`~gitmem.search.scoring.REPLACED`, 0: nothing)."""
-    flags = int(stands(memory)), superseded
+    document). ``grp``/``seq`` place it in its source, ``ctx`` is its neighbours' text. The ``standing`` field is
+    1 when the memory states a standing instruction or preference (:func:`gitmem.search.standing.stands`); the
+    ``superseded`` field says what replaced a deprecated memory (:func:`superseded`)."""
+    flags = int(stands(memory)), superseded(memory)
     main = _document(memory, path, sha, grp, seq, {"description": memory.description, "body": body(memory),
                                                     "tags": " ".join(memory.tags), "ctx": ctx}, 0, flags)
     main.add_bytes("doc", memory_json(memory))

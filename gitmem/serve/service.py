@@ -147,7 +147,9 @@ class MemoryService:
                                        "tokens": cost, "title": memory.title, "type": memory.type,
                                        "category": memory.category, "importance": memory.importance,
                                        "tags": list(memory.tags), "project": memory.project, "why": memory.why,
-                                       "how": memory.how, "updated": memory.to_dict()["updated"]}
+                                       "how": memory.how, "updated": memory.to_dict()["updated"],
+                                       # a past state a question about order brings back: say what replaced it
+                                       **({"superseded_by": memory.superseded_by} if memory.deprecated else {})}
                 if explain:
                     row["explanation"] = {k: round(v, 6) for k, v in hit.parts.items()}
                 rows.append(row)

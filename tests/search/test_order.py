@@ -154,7 +154,7 @@ def test_a_supersede_chain_answers_first_and_before(repo: MemoryRepo) -> None:
 
 def test_the_anchor_of_after_x_is_read_once(repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> None:
     # each stored document read costs a search time (a JSON parse): X's memory, found among the replaced states,
-    # is read once to follow its chain, and no compaction summary is looked for on the way
+    # is read once to follow its chain
     index = _chained(repo)
     read: list[str] = []
 
@@ -212,7 +212,7 @@ def test_a_replaced_state_reaches_a_prompt_marked_as_replaced(repo: MemoryRepo) 
 def test_a_compaction_summary_is_no_chain_of_changes(repo: MemoryRepo, indexed_before: bool) -> None:
     # compaction replaces a cluster at once (each member superseded by the summary): the members are past facts,
     # not successive states, so the earliest of them is not "the first" of whatever the nearest one is about;
-    # so too when the summary was indexed before its members were replaced (the index reads it to know)
+    # so too when the summary was indexed before its members were replaced (the member's own reason says so)
     members = [("2024-01-05", "c1", "Backups of the database run nightly to S3 with pgBackRest, kept thirty days and "
                                     "restored once a month as a drill"),
                ("2024-03-01", "c2", "We picked MySQL for the shop database because the team knows it")]
