@@ -84,6 +84,18 @@ def test_retrieve_ranks_and_cuts_to_the_token_budget(client: TestClient) -> None
     assert "explanation" not in cut["memories"][0]
 
 
+
+def test_retrieve_says_what_replaced_a_past_state(client: TestClient, repo: MemoryRepo) -> None:
+    """A question about the past brings back a replaced memory: the row says what replaced it, so a client does
+    not take it for the current state."""
+    old = store(client, "The shop database is MySQL 5.7")["id"]
+    new = store(client, "The shop database moved from MySQL to PostgreSQL 16")["id"]
+    repo.forget(old, f"superseded by {new}", superseded_by=new)
+    rows = client.get("/memory/retrieve", params={"query": "which database did the shop use first"}).json()["memories"]
+    by_id = {row["id"]: row for row in rows}
+    assert by_id[old]["superseded_by"] == new
+    assert "superseded_by" not in by_id[new]
+
 def test_get_history_and_deprecate_through_the_api(client: TestClient, repo_path: Path) -> None:
     memory_id = store(client, "Release branches are cut on Mondays")["id"]
     assert client.get(f"/memory/{memory_id}").json()["text"] == "Release branches are cut on Mondays"
