@@ -427,13 +427,16 @@ class Index:
         if order is not None and order.anchor:  # "before X": when was the memory about X created?
             said = ranking.analyze_query(order.anchor, self._analyzer)
             found = self._bm25(searcher, said, filters, _ANCHORS, tuning, {})
-            if past is not None:  # X may be a state replaced since ("what did we use after MySQL?")
-                found.update(self._superseded(searcher, said, past, _ANCHORS, tuning, {}))
+            # X may be a state replaced since ("what did we use after MySQL?")
+            states = self._superseded(searcher, said, past, _ANCHORS, tuning, {}) if past is not None else {}
+            found.update(states)
             if found:
-                # X's memory is where X first appears among the good matches: later ones that name X say what
-                # replaced it ("migrated from Vue 2 to Vue 3" names Vue 2 more often than "written in Vue 2")
+                # where X is a state of a supersede chain, X's memory is where X first appears among the good
+                # matches: later ones that name X say what replaced it ("migrated from Vue 2 to Vue 3" names Vue 2
+                # more often than "written in Vue 2"); an event ("after I downloaded it") is its best match
                 best = max(found.values())
-                near = [key for key, score in found.items() if score >= FLOOR * best]
+                near = [key for key, score in found.items() if score >= FLOOR * best] if states else \
+                    [max(found, key=found.__getitem__)]
                 made = searcher.fast_field_values("created", [tantivy.DocAddress(*key) for key in near])
                 created, key = min(zip(made, near, strict=True),
                                    key=lambda pair: (pair[0] if pair[0] is not None else float("inf"), -found[pair[1]]))

@@ -31,13 +31,17 @@ _LAST = LazyPattern(r"\b(?:latest|most recent(?:ly)?|newest|current(?:ly)?|now|n
 # the anchor runs to the end of the clause; a dot between digits is a version's ("before Python 3.11")
 _BEFORE_AFTER = LazyPattern(r"(?i)\b(before|after|prior to)\s+((?:[^?.!,;]|(?<=\d)\.(?=\d)){3,80})")
 _CJK_BEFORE_AFTER = LazyPattern(r"([\u4e00-\u9fff\w]{2,20}?)(之前|以前|之后|以后)")
-# an anchor that is a date, a time or a period ("before May 2023", "two weeks after 8 May", "after 2023-05", "before
-# the 3rd", "after 10am", "before 9:30", "after the 1990s", "5号之后", "下午3点之后") is the time parser's; a number
-# alone is not ("after Vue 2", "before Python 3.11": versions)
+# an anchor that is a date, a time or a period ("before May 2023", "two weeks after 8 May", "after 2023-05",
+# "before the 3rd", "after 10am", "before 9:30", "after the 1990s", "5号之后", "下午3点之后", "after Q3") is the time
+# parser's, and so is one with any other number ("after I had saved $1,200", "after 3 retries") except a name's
+# version (_VERSION)
 _DATE_ANCHOR = LazyPattern(r"(?i)\b(?:19|20)\d\ds?\b|\d+\s*[/-]\s*\d+|\b\d+(?:st|nd|rd|th|\s*[ap]\.?m)\b|\d:\d\d"
-                           r"|\d\s*[号日点时]"
+                           r"|\d\s*[号日点时]|\b[qh][1-4]\b"  # a quarter or half of a year is no version
                            r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
                            rf"|\b(?:the |this |last |next )?{_UNITS}\b|年|月|周|天")
+# a name and its version ("Vue 2", "Python 3.11", "node v20"): what the anchor names, not when
+_VERSION = LazyPattern(r"(?i)\b[a-z][a-z.+#-]*\s*v?\d+(?:\.\d+)*\b")
+_DIGIT = LazyPattern(r"\d")
 
 #: words one of which every English form above needs ("prior", "begin": prior to, to begin with; "recent",
 #: "day": most recent, these days; "now": nowadays): ASCII text with none of them asks for no order
@@ -92,6 +96,12 @@ def asks_order(question: str) -> bool:
     return any(word in text for word in _ORDER_WORDS)
 
 
+def _names_time(anchor: str) -> bool:
+    """Whether the X of "before/after X" is a date, a time, a period or a quantity rather than a thing: a version of a
+    name does not count ("after Vue 2")."""
+    return bool(_DATE_ANCHOR.search(anchor) or _DIGIT.search(_VERSION.sub(" ", anchor)))
+
+
 def parse_order(question: str) -> Order | None:
     """The order a question asks for, or None (most questions)."""
     # most questions are answered by the cheap check, without compiling the patterns
@@ -102,11 +112,11 @@ def _order(question: str) -> Order | None:
     """:func:`parse_order` without the cheap check first."""
     text = question.lower()
     match = _BEFORE_AFTER.search(text)
-    if match and not _DATE_ANCHOR.search(match.group(2)):
+    if match and not _names_time(match.group(2)):
         return Order(kind="before" if match.group(1) in ("before", "prior to") else "after",
                      anchor=match.group(2).strip())
     cjk = _CJK_BEFORE_AFTER.search(question)
-    if cjk and not _DATE_ANCHOR.search(cjk.group(1)):
+    if cjk and not _names_time(cjk.group(1)):
         return Order(kind="before" if cjk.group(2) in ("之前", "以前") else "after", anchor=cjk.group(1))
     if _FIRST.search(_SEQUENCING.sub(" ", text)):
         return Order(kind="first")

@@ -37,7 +37,9 @@ def test_parse_order() -> None:
     for question in ("What did we decide last week?", "What changed before May 2023?",
                      "What happened after 8 May?", "What changed after 2023-05?", "What did we ship before the 3rd?",
                      "What broke after 10am?", "What ran before 9:30?", "What changed after the 1990s?",
-                     "5号之后改了什么", "下午3点之后谁部署了", "Why did we drop MySQL?"):
+                     "5号之后改了什么", "下午3点之后谁部署了", "What did we cut after Q3?",
+                     "How long did it take after I had saved $1,200 by June?", "What fails after 3 retries?",
+                     "Why did we drop MySQL?"):
         assert parse_order(question) is None, question
     # a number alone is a version, not a date
     assert parse_order("What did we use for the frontend after Vue 2?") == Order(kind="after", anchor="vue 2")
