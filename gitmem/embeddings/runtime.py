@@ -599,16 +599,9 @@ def _new_session(path: Path, threads: int, int8_activations: bool) -> tuple[Any,
     except ImportError as exc:
         raise EmbeddingError("the 'onnxruntime' package is not installed; install gitmem's embedding extra") from exc
     if int8_activations:
-        # one thread a call: the embedder runs ``threads`` one-text calls side by side instead
-        # (OnnxEmbedder._one_by_one), which is what keeps both cores busy with short texts
-        opts = _options(ort, 1)
-        # onnxruntime's fused SkipLayerNormalization kernel was 15-17% of an int8 call (36 and 256 tokens) on an
-        # AVX-512 machine, where the residual Add and its LayerNormalization kernel left unfused cost ~a fifth of
-        # that: the call runs 1.15-1.22x faster. The sums are rounded differently, so a value near a quantisation
-        # step may land on the other side: the vectors move by a cosine of < 1e-4 (docs/embeddings.md), within
-        # what two CPUs' kernels differ by, so the model id is kept.
-        opts.add_session_config_entry("optimization.disable_specified_optimizers", "SkipLayerNormFusion")
-        session = _int8_session(path, opts)
+        # one thread a call (_int8_options): ``threads`` one-text calls run side by side instead, which is what
+        # keeps both cores busy with short texts
+        session = _int8_session(path, _int8_options(ort))
         if session is not None:
             return session, True
     try:
@@ -632,6 +625,20 @@ def _options(ort: Any, threads: int) -> Any:
     # 10-25% more CPU per text for about the same wall time.
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     opts.log_severity_level = 3
+    return opts
+
+
+def _int8_options(ort: Any) -> Any:
+    """Session options for a rewritten int8 model: one thread a call (:meth:`OnnxEmbedder._one_by_one` runs
+    ``threads`` calls side by side), the residual ``Add`` and its ``LayerNormalization`` left unfused.
+
+    onnxruntime's fused ``SkipLayerNormalization`` kernel was 15-17% of a call (36 and 256 tokens, AVX-512
+    machine); with the ``Add`` and ``LayerNormalization`` kernels apart, a call runs 1.15-1.22x faster. The
+    sums are rounded differently, so now and then a value next to a quantisation step lands on its other side:
+    the vectors move by a cosine of < 1e-4 (``docs/embeddings.md``), less than the int8 products' own error and of
+    the order two CPUs' float kernels differ by, so the model id is kept."""
+    opts = _options(ort, 1)
+    opts.add_session_config_entry("optimization.disable_specified_optimizers", "SkipLayerNormFusion")
     return opts
 
 

@@ -217,7 +217,7 @@ def test_the_trimmed_graph_gives_the_packaged_model_the_same_bytes(embedder: Onn
     texts = [*DOCS[:10], *DOCS[20:24], "ok", "word " * 300, " ".join(DOCS[:20])]  # 1 to 256 tokens
     untrimmed = copy.copy(embedder)
     model, _ = int8_activations(embedder.model_path.read_bytes(), trim=False)
-    untrimmed._session = ort.InferenceSession(model, sess_options=embed_module._options(ort, 1),
+    untrimmed._session = ort.InferenceSession(model, sess_options=embed_module._int8_options(ort),
                                               providers=["CPUExecutionProvider"])
     assert np.array_equal(embedder.embed_documents(texts), untrimmed.embed_documents(texts))
 
