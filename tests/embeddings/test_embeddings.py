@@ -204,7 +204,7 @@ def test_vectors_have_the_right_shape_and_are_normalised(embedder: OnnxEmbedder)
     assert query.shape == (384,) and query.dtype == np.float32
     assert abs(float(np.linalg.norm(query)) - 1.0) < 1e-5
     assert embedder.embed_documents([]).shape == (0, 384)
-    assert embedder.model_id == PACKAGED_MODEL_ID == "minilm-l6-int8-a8" and embedder.dim == 384
+    assert embedder.model_id == PACKAGED_MODEL_ID == "minilm-l6-int8-a8r2" and embedder.dim == 384
 
 
 def test_similar_sentences_score_higher_than_unrelated(embedder: OnnxEmbedder) -> None:

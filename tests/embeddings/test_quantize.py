@@ -184,7 +184,7 @@ def test_a_graph_without_int8_weights_is_left_as_it_is() -> None:
 def test_the_model_id_says_whether_activations_are_int8(tmp_path: Path,
                                                        packaged: tuple[Path, Path, ModelConfig, str]) -> None:
     tokenizer = packaged[1]
-    for int8_weights, model_id in ((True, "tiny-a8"), (False, "tiny")):
+    for int8_weights, model_id in ((True, "tiny-a8r2"), (False, "tiny")):
         path = tmp_path / f"{int8_weights}.onnx"
         path.write_bytes(tiny_model(int8_weights)[0])
         emb = OnnxEmbedder(path, tokenizer, ModelConfig(name="tiny", int8_activations=True))
@@ -210,16 +210,83 @@ def test_the_packaged_model_runs_every_weight_product_on_int8(packaged: tuple[Pa
     assert op_types(untrimmed)["DynamicQuantizeMatMul"] == 36 and op_types(untrimmed)["IsNaN"] == 6
 
 
-def test_the_trimmed_graph_gives_the_packaged_model_the_same_bytes(embedder: OnnxEmbedder) -> None:
-    # The graph around the int8 products is trimmed only where no output bit changes, so the vectors cached
-    # under `minilm-l6-int8-a8` by the products-only graph stay valid: short texts and 256-token windows.
+def test_the_trimmed_graph_keeps_the_packaged_model_s_vectors_and_ranking(embedder: OnnxEmbedder) -> None:
+    # The trims change what onnxruntime runs, not the formula; GELU as one operator may round a value's last bit
+    # differently, which a later quantisation step can carry further (measured over 600 BEAM turns: mean cosine
+    # 0.99995), so the vectors are close, not equal: short texts and 256-token windows.
     assert embedder.int8_activations
     texts = [*DOCS[:10], *DOCS[20:24], "ok", "word " * 300, " ".join(DOCS[:20])]  # 1 to 256 tokens
     untrimmed = copy.copy(embedder)
     model, _ = int8_activations(embedder.model_path.read_bytes(), trim=False)
     untrimmed._session = ort.InferenceSession(model, sess_options=embed_module._int8_options(ort),
                                               providers=["CPUExecutionProvider"])
-    assert np.array_equal(embedder.embed_documents(texts), untrimmed.embed_documents(texts))
+    cos = (embedder.embed_documents(texts) * untrimmed.embed_documents(texts)).sum(axis=1)
+    assert cos.min() > 0.995 and cos.mean() > 0.999, cos
+    mrr_trimmed, _ = ranking_metrics(embedder, EN_QUERIES, embedder.embed_documents(DOCS))
+    mrr_untrimmed, _ = ranking_metrics(untrimmed, EN_QUERIES, untrimmed.embed_documents(DOCS))
+    assert abs(mrr_trimmed - mrr_untrimmed) <= 0.02, (mrr_trimmed, mrr_untrimmed)
+
+
+def tiny_gelu(divide: bool = True, sqrt2: float = 2 ** 0.5, shared: bool = False) -> bytes:
+    """An int8 product then GELU as an exporter writes it: ``y * (0.5 * (1 + Erf(y / √2)))`` (or ``y * 1/√2``
+    with ``divide`` off). ``sqrt2`` other than √2 makes it something else; ``shared`` makes the ``Erf`` output
+    a second graph output, so it cannot go."""
+    rng = np.random.default_rng(5)
+    hidden = 8
+    inits = [proto.tensor("table", rng.normal(size=(30522, hidden)).astype(np.float32)),
+             proto.tensor("w_q", rng.integers(-127, 128, size=(hidden, hidden), dtype=np.int8)),
+             proto.tensor("w_scale", (rng.random((1, hidden)) * 0.1 + 0.1).astype(np.float32)),
+             proto.tensor("c", np.array(sqrt2 if divide else 1 / sqrt2, dtype=np.float32)),
+             proto.tensor("one", np.array(1.0, dtype=np.float32)),
+             proto.tensor("half", np.array(0.5, dtype=np.float32))]
+    nodes = [proto.node("Gather", ["table", "input_ids"], ["x"], axis=0),
+             proto.node("Cast", ["w_q"], ["w_f"], to=proto.FLOAT), proto.node("Mul", ["w_f", "w_scale"], ["w"]),
+             proto.node("MatMul", ["x", "w"], ["y"]),
+             proto.node("Div" if divide else "Mul", ["y", "c"], ["scaled"]),
+             proto.node("Erf", ["scaled"], ["erf"]),
+             proto.node("Add", ["one", "erf"], ["plus1"]),
+             proto.node("Mul", ["plus1", "half"], ["halved"]),
+             proto.node("Mul", ["halved", "y"], ["last_hidden_state"])]
+    graph = b"".join(proto.field(1, n) for n in nodes) + proto.text(2, "gelu")
+    graph += b"".join(proto.field(5, t) for t in inits)
+    for name in ("input_ids", "attention_mask"):
+        graph += proto.field(11, proto.value_info(name, proto.INT64, ["b", "s"]))
+    graph += proto.field(12, proto.value_info("last_hidden_state", proto.FLOAT, ["b", "s", hidden]))
+    if shared:
+        graph += proto.field(12, proto.value_info("erf", proto.FLOAT, ["b", "s", hidden]))
+    return proto.integer(1, 8) + proto.field(7, graph) + proto.field(8, proto.opset("", 17))
+
+
+@pytest.mark.parametrize("divide", [True, False])
+def test_gelu_written_out_runs_as_one_operator(divide: bool) -> None:
+    ids = np.array([[101, 2023, 2003, 1037, 3231, 102]], dtype=np.int64)
+    trimmed, count = int8_activations(tiny_gelu(divide))
+    untrimmed, _ = int8_activations(tiny_gelu(divide), trim=False)
+    assert count == 1
+    assert op_types(trimmed) == Counter({"Gather": 1, "DynamicQuantizeMatMul": 1, "Gelu": 1})
+    assert op_types(untrimmed)["Erf"] == 1
+    fused, written_out = run(trimmed, ids), run(untrimmed, ids)
+    assert np.allclose(fused, written_out, rtol=1e-6, atol=1e-7)  # the last bit at most
+
+
+@pytest.mark.parametrize("variant", [{"sqrt2": 2.0}, {"shared": True}])
+def test_something_that_is_not_gelu_keeps_its_operators(variant: dict[str, object]) -> None:
+    model = tiny_gelu(**variant)  # type: ignore[arg-type]
+    trimmed, _ = int8_activations(model)
+    assert op_types(trimmed)["Erf"] == 1 and not op_types(trimmed)["Gelu"]
+    ids = np.array([[101, 2023, 2003, 1037, 3231, 102]], dtype=np.int64)
+    untrimmed, _ = int8_activations(model, trim=False)
+    assert np.array_equal(run(trimmed, ids), run(untrimmed, ids))
+
+
+def test_layer_norms_apart_keep_the_packaged_model_s_vectors(embedder: OnnxEmbedder) -> None:
+    # The int8 session leaves onnxruntime's SkipLayerNormalization unfused (faster); the vectors move a little,
+    # and the model id says so (`-a8r2`).
+    fused = copy.copy(embedder)
+    fused._session = embed_module._int8_session(embedder.model_path, embed_module._options(ort, 1))
+    texts = [*DOCS[:16], "word " * 300]
+    cos = (embedder.embed_documents(texts) * fused.embed_documents(texts)).sum(axis=1)
+    assert cos.min() > 0.995 and cos.mean() > 0.999, cos
 
 
 def test_int8_activations_keep_the_vectors_and_the_ranking(embedder: OnnxEmbedder) -> None:
@@ -240,7 +307,7 @@ def test_model_status_says_which_variant_runs() -> None:
     result = run_cli("model", "status", "--json")
     assert result.code == 0, result.err
     data = json.loads(result.out)
-    assert (data["in_use"], data["activations"]) == ("minilm-l6-int8-a8", "int8")
+    assert (data["in_use"], data["activations"]) == ("minilm-l6-int8-a8r2", "int8")
     assert "runs with:  int8 activations" in run_cli("model", "status").out
 
 
@@ -256,7 +323,7 @@ def test_texts_embedded_side_by_side_get_the_bytes_of_one_call_each() -> None:
     one_thread = copy.copy(fast)
     one_thread.threads = 1
     before = copy.copy(fast)
-    before._session = embed_module._int8_session(fast.model_path, embed_module._options(ort, 2))
+    before._session = embed_module._int8_session(fast.model_path, embed_module._int8_options(ort, 2))
     assert before._session is not None
     assert np.array_equal(side_by_side, one_thread.embed_documents(texts))
     assert np.array_equal(side_by_side, np.stack([before.embed_documents([t])[0] for t in texts]))
