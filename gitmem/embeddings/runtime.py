@@ -32,6 +32,7 @@ __all__ = [
     "INT8_ACTIVATIONS_SUFFIX",
     "PACKAGED_DEFAULT",
     "PACKAGED_MODEL_ID",
+    "REPLACED_IDS",
     "EmbedSpec",
     "Embedder",
     "EmbeddingError",
@@ -66,6 +67,9 @@ PACKAGED_DEFAULT = "minilm-l6-int8"
 INT8_ACTIVATIONS_SUFFIX = "-a8r2"
 #: Model id of the packaged default as it runs (int8 activations): the key of its cached vectors.
 PACKAGED_MODEL_ID = PACKAGED_DEFAULT + INT8_ACTIVATIONS_SUFFIX
+#: model id → the ids the same model ran under before its vectors changed: once a cache under the new id is
+#: complete, the old caches are deleted (``search.vectors.drop_replaced``).
+REPLACED_IDS: dict[str, tuple[str, ...]] = {PACKAGED_MODEL_ID: (PACKAGED_DEFAULT + "-a8",)}
 
 _DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -253,6 +257,8 @@ class OnnxEmbedder:
     _pad_id: int = field(init=False, repr=False, default=0)
     int8_activations: bool = field(init=False, default=False)
     """Whether the session runs with int8 activations (asked for by the config and the graph allowed it)."""
+    replaces: tuple[str, ...] = field(init=False, default=())
+    """Model ids whose cached vectors this model's make obsolete (:data:`REPLACED_IDS`)."""
 
     def __post_init__(self) -> None:
         self.model_path = Path(self.model_path)
@@ -277,6 +283,7 @@ class OnnxEmbedder:
             self.model_id = _model_id(self.config, self.dim, native)
             if self.int8_activations:
                 self.model_id += INT8_ACTIVATIONS_SUFFIX
+        self.replaces = REPLACED_IDS.get(self.model_id, ())
 
     # -- public API -------------------------------------------------------------------------
     @property

@@ -305,6 +305,7 @@ def _writer(ix: Index, index: Any) -> Any:
 def ensure_vectors(ix: Index, head: str, progress: Progress | None = None, total: Progress | None = None) -> int:
     """Embed every indexed memory whose blob SHA has no vector yet; returns how many were embedded."""
     from gitmem.search.semantic import store
+    from gitmem.search.vectors import drop_replaced
 
     embedder = ix.embedder
     if embedder is None:
@@ -370,6 +371,7 @@ def ensure_vectors(ix: Index, head: str, progress: Progress | None = None, total
         sentences.compact(live)
         if complete:
             atomic_write(vectors.complete, head.encode())
+            drop_replaced(vectors.root.parent, vectors.root.name, getattr(embedder, "replaces", ()))
         ix._vectors = ix._sentences = None
         return done
     finally:

@@ -24,7 +24,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from gitmem.search.vectors import VectorStore, model_folder
+from gitmem.search.vectors import VectorStore, drop_replaced, model_folder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -160,6 +160,7 @@ class PageVectors:
             if progress:
                 progress(len(batch))
         self.store.compact(live, prune=True)
+        drop_replaced(self.store.root.parent, self.store.root.name, getattr(embedder, "replaces", ()))
         return read
 
     def _loaded(self) -> tuple[dict[str, dict[int, int]], Any]:

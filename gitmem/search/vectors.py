@@ -18,10 +18,12 @@ from typing import TYPE_CHECKING
 from gitmem.files.atomic import atomic_write
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["MAX_SHARDS", "VectorStore", "model_folder"]
+__all__ = ["MAX_SHARDS", "VectorStore", "drop_replaced", "model_folder"]
 
 #: shards beyond this many are merged into one (the caller holds the index lock)
 MAX_SHARDS = 8
@@ -32,6 +34,28 @@ def model_folder(model_id: str) -> str:
     import re
 
     return re.sub(r"[^A-Za-z0-9._@-]+", "_", model_id)
+
+
+def drop_replaced(root: Path, keep: str, replaced: Iterable[str]) -> None:
+    """Delete the vector caches under ``root`` that the folder ``keep`` (just completed) makes obsolete: those of
+    the model ids in ``replaced`` (the ids the same model had before its vectors changed), with any recipe
+    suffix (``.r<n>``) or none, and ``keep``'s own older recipes. A newer recipe is left alone: another
+    gitmem version on this machine may be using it. The caller holds the index lock."""
+    import shutil
+
+    names = {model_folder(m) for m in replaced}
+    own, recipe = _recipe(keep)
+    for folder in root.iterdir() if root.is_dir() else ():
+        name, its = _recipe(folder.name)
+        older = name == own and its is not None and recipe is not None and its < recipe
+        if folder.name != keep and (name in names or older) and folder.is_dir():
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _recipe(folder: str) -> tuple[str, int | None]:
+    """A cache folder's model part and recipe number (``minilm.r3`` → ``("minilm", 3)``; no suffix: None)."""
+    base, sep, number = folder.rpartition(".r")
+    return (base, int(number)) if sep and number.isdigit() else (folder, None)
 
 
 class VectorStore:
@@ -99,8 +123,6 @@ class VectorStore:
         metas = sorted(self.root.glob("*.json"))
         if len(metas) <= MAX_SHARDS and not (prune and any(k.split("#", 1)[0] not in live for k in self.shas())):
             return
-        import numpy as np
-
         shas, matrix = self.load()
         if matrix is None:
             return
@@ -108,7 +130,8 @@ class VectorStore:
         for row, sha in enumerate(shas):
             if sha.split("#", 1)[0] in live:  # sentence rows are keyed "<blob sha>#<n>"
                 keep[sha] = row
-        self.add(list(keep), matrix[list(keep.values())] if keep else np.zeros((0, matrix.shape[1]), np.float32))
+        if keep:  # none left: no shard at all, so a folder whose pages are all gone reads as having no vectors
+            self.add(list(keep), matrix[list(keep.values())])
         for meta in metas:
             meta.unlink(missing_ok=True)
             meta.with_suffix(".npy").unlink(missing_ok=True)

@@ -180,6 +180,16 @@ def test_a_search_ranks_pages_without_vectors_by_bm25_and_embeds_none(wiki: Wiki
     assert _rows(wiki, embedder) == rows
 
 
+def test_once_every_page_is_deleted_a_query_loads_no_model_again(wiki: Wiki, embedder: OnnxEmbedder,
+                                                                  repo: MemoryRepo) -> None:
+    wiki.embed(CountingEmbedder(embedder, embedder.scripts))
+    assert _index(wiki).has_vectors()
+    for page in (repo.path / wp.WIKI_DIR / "shop").glob("*.md"):
+        page.unlink()
+    wiki.embed(CountingEmbedder(embedder, embedder.scripts))
+    assert not _index(wiki).has_vectors()  # no empty shard left behind to make a search load the model
+
+
 def test_without_vectors_a_query_loads_no_model(wiki: Wiki) -> None:
     assert not _index(wiki).has_vectors()
     assert wiki.query("idempotency keys")[0].name == "payments"

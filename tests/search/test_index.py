@@ -357,6 +357,26 @@ def test_vectors_are_cached_by_blob_sha(filled: tuple[MemoryRepo, str], model: A
     assert_clean(repo.path)
 
 
+def test_the_vectors_of_the_model_s_previous_id_go_once_the_new_ones_are_complete(repo: MemoryRepo,
+                                                                                model: Any) -> None:
+    from gitmem.embeddings.runtime import REPLACED_IDS
+
+    repo.remember("Deploys go through the staging cluster first")
+    vectors = repo.path / ".cache" / "vectors"
+    Index(repo, embedder=model).rebuild()
+    (current,) = vectors.iterdir()
+    recipe = current.name.rpartition(".r")[2]
+    old = [vectors / f"{replaced}.r{recipe}" for replaced in REPLACED_IDS[model.model_id]]
+    kept = vectors / f"another-model.r{recipe}"
+    for folder in (*old, kept):
+        (folder / "sentences").mkdir(parents=True)
+        (folder / "COMPLETE").write_text("abc")
+    repo.remember("Feature flags live in LaunchDarkly")
+    Index(repo, embedder=model).search("feature flags")  # embeds the new memory: the cache is complete again
+    assert sorted(p.name for p in vectors.iterdir()) == sorted([current.name, kept.name])
+    assert_clean(repo.path)
+
+
 def test_progress_is_reported_while_embedding(repo: MemoryRepo) -> None:
     repo.import_records({"text": f"memory number {i} about topic {i % 7}"} for i in range(150))
     fake = FakeEmbedder()
