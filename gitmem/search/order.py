@@ -102,6 +102,13 @@ def _names_time(anchor: str) -> bool:
     return bool(_DATE_ANCHOR.search(anchor) or _DIGIT.search(_VERSION.sub(" ", anchor)))
 
 
+def _sets_a_condition(text: str, start: int, end: int) -> bool:
+    """Whether the "before/after X" at ``text[start:end]`` opens a text that asks nothing and ends at a comma:
+    "Before you commit, run the tests" (提交之前，先跑测试) is an instruction with its condition, not a question
+    about what came before a commit, so nothing in it is read as an order."""
+    return not text[:start].strip() and text[end:end + 1] in (",", "，") and "?" not in text and "？" not in text
+
+
 def parse_order(question: str) -> Order | None:
     """The order a question asks for, or None (most questions)."""
     # most questions are answered by the cheap check, without compiling the patterns
@@ -112,10 +119,14 @@ def _order(question: str) -> Order | None:
     """:func:`parse_order` without the cheap check first."""
     text = question.lower()
     match = _BEFORE_AFTER.search(text)
+    if match and _sets_a_condition(text, match.start(), match.end()):
+        return None
     if match and not _names_time(match.group(2)):
         return Order(kind="before" if match.group(1) in ("before", "prior to") else "after",
                      anchor=match.group(2).strip())
     cjk = _CJK_BEFORE_AFTER.search(question)
+    if cjk and _sets_a_condition(question, cjk.start(), cjk.end()):
+        return None
     if cjk and not _names_time(cjk.group(1)):
         return Order(kind="before" if cjk.group(2) in ("之前", "以前") else "after", anchor=cjk.group(1))
     if _FIRST.search(_SEQUENCING.sub(" ", text)):

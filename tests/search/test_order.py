@@ -49,6 +49,12 @@ def test_parse_order() -> None:
                      "Run the tests. First, fix the db config!", "First of all, which queue do we use?",
                      "首先，修复数据库配置"):
         assert parse_order(question) is None, question
+    # a before/after clause opening an instruction is its condition, not a question about order
+    for prompt in ("Before you commit, run the tests", "After you push, open a PR and ask for a review first",
+                   "before deploying, check the latest migration", "提交之前，先跑测试"):
+        assert parse_order(prompt) is None, prompt
+    assert parse_order("Before we moved to Postgres, what did we use?") == Order(kind="before",
+                                                                                 anchor="we moved to postgres")
     assert parse_order("First, which database did we choose first?") == Order(kind="first")
     assert parse_order("Which came first, MySQL or Postgres?") == Order(kind="first")
 
