@@ -33,7 +33,12 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# The installed package when there is one (a regular `pip install .`, as a user runs it); this checkout only when
+# gitmem is not installed. Putting the checkout first unconditionally made two venvs' runs time the same code.
+try:
+    import gitmem  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 LOCOMO = Path("/work/shared/bench/locomo-dev/turns.jsonl")
 _TEXT = ("the build cache deploy branch commit review release database schema index query latency user prefers "
@@ -136,6 +141,9 @@ def main() -> None:
     if args.child is not None:
         child(args.child, args.model, args.threads, args.models_dir, args.float32_activations)
         return
+    import gitmem
+
+    print(f"gitmem from {Path(gitmem.__file__).parent}", flush=True)  # which code is timed
     short, long = corpus(max(args.short, args.big), args.long)
     common = (args.model, args.threads, args.models_dir, args.float32_activations)
     if args.short:
