@@ -1,4 +1,4 @@
-"""Trims of a rewritten embedding graph that change what onnxruntime runs, not what the model computes.
+"""Trims of a rewritten embedding graph that change what onnxruntime runs, not the formula the model computes.
 
 :func:`trim` runs each of these on a graph :mod:`gitmem.embeddings.quantize` has rewritten; onnxruntime's own
 fusions leave this work in the packaged export (profile and figures in ``docs/embeddings.md``, "Where the time

@@ -63,7 +63,7 @@ WINDOW_OVERLAP = 32
 PACKAGED_DEFAULT = "minilm-l6-int8"
 #: Appended to the model id of a model run with int8 activations (its vectors differ from the float32 run's).
 #: ``r2``: the rewrite's second form (GELU as one operator, layer norms apart from the residual ``Add``), whose
-#: vectors moved from the first's by a mean cosine of 0.9992 (min 0.995): the cache is rebuilt once.
+#: vectors moved from the first's by a mean cosine of 0.9993 (min 0.995): the cache is rebuilt once.
 INT8_ACTIVATIONS_SUFFIX = "-a8r2"
 #: Model id of the packaged default as it runs (int8 activations): the key of its cached vectors.
 PACKAGED_MODEL_ID = PACKAGED_DEFAULT + INT8_ACTIVATIONS_SUFFIX
@@ -642,8 +642,8 @@ def _int8_options(ort: Any, threads: int = 1) -> Any:
     (:meth:`OnnxEmbedder._one_by_one` runs ``threads`` calls side by side), the residual ``Add`` and its
     ``LayerNormalization`` left unfused.
 
-    onnxruntime's fused ``SkipLayerNormalization`` kernel was 15-17% of a call (36 and 256 tokens, AVX-512
-    machine); with the ``Add`` and ``LayerNormalization`` kernels apart, a call runs 1.15-1.22x faster. The
+    onnxruntime's fused ``SkipLayerNormalization`` kernel was 16-17% of a call (36 and 256 tokens, AVX-512
+    machine); with the ``Add`` and ``LayerNormalization`` kernels apart, a call runs about 1.2x faster. The
     sums are rounded differently, so now and then a value next to a quantisation step lands on its other side:
     the vectors move (mean cosine 0.9992 to the fused run's, ``docs/embeddings.md``), which
     :data:`INT8_ACTIVATIONS_SUFFIX` says."""
