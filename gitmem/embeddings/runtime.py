@@ -32,7 +32,7 @@ __all__ = [
     "INT8_ACTIVATIONS_SUFFIX",
     "PACKAGED_DEFAULT",
     "PACKAGED_MODEL_ID",
-    "REPLACED_IDS",
+    "REPLACED_INT8_SUFFIXES",
     "EmbedSpec",
     "Embedder",
     "EmbeddingError",
@@ -67,9 +67,9 @@ PACKAGED_DEFAULT = "minilm-l6-int8"
 INT8_ACTIVATIONS_SUFFIX = "-a8r2"
 #: Model id of the packaged default as it runs (int8 activations): the key of its cached vectors.
 PACKAGED_MODEL_ID = PACKAGED_DEFAULT + INT8_ACTIVATIONS_SUFFIX
-#: model id → the ids the same model ran under before its vectors changed: once a cache under the new id is
-#: complete, the old caches are deleted (``search.vectors.drop_replaced``).
-REPLACED_IDS: dict[str, tuple[str, ...]] = {PACKAGED_MODEL_ID: (PACKAGED_DEFAULT + "-a8",)}
+#: The suffixes an int8 run's model id had before :data:`INT8_ACTIVATIONS_SUFFIX`: once a cache under the current
+#: id is complete, the caches under the earlier ones are deleted (``search.vectors.drop_replaced``).
+REPLACED_INT8_SUFFIXES: tuple[str, ...] = ("-a8",)
 
 _DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -258,7 +258,7 @@ class OnnxEmbedder:
     int8_activations: bool = field(init=False, default=False)
     """Whether the session runs with int8 activations (asked for by the config and the graph allowed it)."""
     replaces: tuple[str, ...] = field(init=False, default=())
-    """Model ids whose cached vectors this model's make obsolete (:data:`REPLACED_IDS`)."""
+    """Model ids whose cached vectors this model's make obsolete (:data:`REPLACED_INT8_SUFFIXES`)."""
 
     def __post_init__(self) -> None:
         self.model_path = Path(self.model_path)
@@ -282,8 +282,9 @@ class OnnxEmbedder:
         if not self.model_id:
             self.model_id = _model_id(self.config, self.dim, native)
             if self.int8_activations:
+                base = self.model_id
                 self.model_id += INT8_ACTIVATIONS_SUFFIX
-        self.replaces = REPLACED_IDS.get(self.model_id, ())
+                self.replaces = tuple(base + suffix for suffix in REPLACED_INT8_SUFFIXES)
 
     # -- public API -------------------------------------------------------------------------
     @property

@@ -29,7 +29,7 @@ _LAST = LazyPattern(r"\b(?:latest|most recent(?:ly)?|newest|current(?:ly)?|now|n
                     rf"|last(?!\s+{_UNITS}\b))\b"
                     r"|最近|最新|最后|目前|现在|如今")
 # the anchor runs to the end of the clause; a dot between digits is a version's ("before Python 3.11")
-_BEFORE_AFTER = LazyPattern(r"(?i)\b(before|after|prior to)\s+((?:[^?.!,;]|(?<=\d)\.(?=\d)){3,80})")
+_BEFORE_AFTER = LazyPattern(r"(?i)\b(before|after|prior to)\s+((?:[^?.!,;，。？！；]|(?<=\d)\.(?=\d)){3,80})")
 _CJK_BEFORE_AFTER = LazyPattern(r"([\u4e00-\u9fff\w]{2,20}?)(之前|以前|之后|以后)")
 # an anchor that is a date, a time or a period ("before May 2023", "two weeks after 8 May", "after 2023-05",
 # "before the 3rd", "after 10am", "before 9:30", "after the 1990s", "5号之后", "下午3点之后", "after Q3") is the time
@@ -42,6 +42,11 @@ _DATE_ANCHOR = LazyPattern(r"(?i)\b(?:19|20)\d\ds?\b|\d+\s*[/-]\s*\d+|\b\d+(?:st
 # a name and its version ("Vue 2", "Python 3.11", "node v20"): what the anchor names, not when
 _VERSION = LazyPattern(r"(?i)\b[a-z][a-z.+#-]*\s*v?\d+(?:\.\d+)*\b")
 _DIGIT = LazyPattern(r"\d")
+#: words that open a question (or a request for one) after "Before X, …" (:func:`_sets_a_condition`)
+_QUESTION_WORDS = frozenset(("what", "which", "when", "who", "whom", "whose", "where", "why", "how", "did", "do",
+                             "does", "was", "were", "is", "are", "have", "has", "had", "can", "could", "should",
+                             "would", "will", "tell", "remind"))
+_CJK_QUESTION_WORDS = ("什么", "哪", "谁", "怎么", "吗", "呢", "多少", "几")
 
 #: words one of which every English form above needs ("prior", "begin": prior to, to begin with; "recent",
 #: "day": most recent, these days; "now": nowadays): ASCII text with none of them asks for no order
@@ -103,10 +108,15 @@ def _names_time(anchor: str) -> bool:
 
 
 def _sets_a_condition(text: str, start: int, end: int) -> bool:
-    """Whether the "before/after X" at ``text[start:end]`` opens a text that asks nothing and ends at a comma:
-    "Before you commit, run the tests" (提交之前，先跑测试) is an instruction with its condition, not a question
-    about what came before a commit, so nothing in it is read as an order."""
-    return not text[:start].strip() and text[end:end + 1] in (",", "，") and "?" not in text and "？" not in text
+    """Whether the "before/after X" at ``text[start:end]`` opens an instruction as its condition: it opens the text
+    and ends at a comma, and what follows asks nothing (no question mark, no question word after the comma, no
+    Chinese question word). "Before you commit, run the tests" (提交之前，先跑测试) is not a question about what came
+    before a commit; "Before we moved to Postgres, what did we use" is one, with or without its "?"."""
+    if text[:start].strip() or text[end:end + 1] not in (",", "，") or "?" in text or "？" in text:
+        return False
+    rest = text[end + 1:].lstrip()
+    first = rest.split(maxsplit=1)[0].lower() if rest.split() else ""
+    return first not in _QUESTION_WORDS and not any(word in rest for word in _CJK_QUESTION_WORDS)
 
 
 def parse_order(question: str) -> Order | None:

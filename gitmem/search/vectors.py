@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["MAX_SHARDS", "VectorStore", "drop_replaced", "model_folder"]
+__all__ = ["MAX_SHARDS", "REPLACED_UNUSED_DAYS", "VectorStore", "drop_replaced", "model_folder"]
 
 #: shards beyond this many are merged into one (the caller holds the index lock)
 MAX_SHARDS = 8
@@ -36,20 +36,45 @@ def model_folder(model_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9._@-]+", "_", model_id)
 
 
-def drop_replaced(root: Path, keep: str, replaced: Iterable[str]) -> None:
+#: a replaced cache is deleted once nothing has written to it for this long: a gitmem process started before an
+#: upgrade (an MCP server, a second install) may still be using it, and deleting it under that process would make
+#: it embed everything again, holding the index lock while it does
+REPLACED_UNUSED_DAYS = 7
+
+
+def drop_replaced(root: Path, keep: str, replaced: Iterable[str], *, now: float | None = None) -> None:
     """Delete the vector caches under ``root`` that the folder ``keep`` (just completed) makes obsolete: those of
     the model ids in ``replaced`` (the ids the same model had before its vectors changed), with any recipe
-    suffix (``.r<n>``) or none, and ``keep``'s own older recipes. A newer recipe is left alone: another
-    gitmem version on this machine may be using it. The caller holds the index lock."""
+    suffix (``.r<n>``) or none, and ``keep``'s own older recipes, each once nothing has written to it for
+    :data:`REPLACED_UNUSED_DAYS`. A newer recipe is left alone: a newer gitmem version may be using it. A folder
+    is renamed away before it is deleted, so no reader sees half of it. The caller holds the index lock."""
     import shutil
 
     names = {model_folder(m) for m in replaced}
     own, recipe = _recipe(keep)
+    cutoff = (time.time() if now is None else now) - REPLACED_UNUSED_DAYS * 86400
     for folder in root.iterdir() if root.is_dir() else ():
         name, its = _recipe(folder.name)
         older = name == own and its is not None and recipe is not None and its < recipe
-        if folder.name != keep and (name in names or older) and folder.is_dir():
-            shutil.rmtree(folder, ignore_errors=True)
+        if folder.name == keep or not (name in names or older) or not folder.is_dir():
+            continue
+        if _last_written(folder) > cutoff:
+            continue
+        gone = root / f".{folder.name}.deleting-{os.getpid()}"
+        try:
+            os.replace(folder, gone)
+        except OSError:
+            continue
+        shutil.rmtree(gone, ignore_errors=True)
+
+
+def _last_written(folder: Path) -> float:
+    """When anything in a cache folder (shards, COMPLETE, its sentences' folder) was last written."""
+    times = [folder.stat().st_mtime]
+    for path in (*folder.iterdir(), *(folder / "sentences").glob("*")):
+        with contextlib.suppress(OSError):
+            times.append(path.stat().st_mtime)
+    return max(times)
 
 
 def _recipe(folder: str) -> tuple[str, int | None]:

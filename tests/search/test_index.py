@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -359,18 +360,24 @@ def test_vectors_are_cached_by_blob_sha(filled: tuple[MemoryRepo, str], model: A
 
 def test_the_vectors_of_the_model_s_previous_id_go_once_the_new_ones_are_complete(repo: MemoryRepo,
                                                                                 model: Any) -> None:
-    from gitmem.embeddings.runtime import REPLACED_IDS
+    from gitmem.search.vectors import REPLACED_UNUSED_DAYS
 
     repo.remember("Deploys go through the staging cluster first")
     vectors = repo.path / ".cache" / "vectors"
     Index(repo, embedder=model).rebuild()
     (current,) = vectors.iterdir()
     recipe = current.name.rpartition(".r")[2]
-    old = [vectors / f"{replaced}.r{recipe}" for replaced in REPLACED_IDS[model.model_id]]
+    assert model.replaces == (model.model_id.removesuffix("r2"),)  # minilm-l6-int8-a8r2 replaces ...-a8
+    old = vectors / f"{model.replaces[0]}.r{recipe}"
     kept = vectors / f"another-model.r{recipe}"
-    for folder in (*old, kept):
+    unused = time.time() - REPLACED_UNUSED_DAYS * 86400 - 3600
+    for folder in (old, kept):
         (folder / "sentences").mkdir(parents=True)
-        (folder / "COMPLETE").write_text("abc")
+        for path in (folder / "COMPLETE", folder / "sentences" / "1.json"):
+            path.write_text("abc")
+            os.utime(path, (unused, unused))
+        for path in (folder / "sentences", folder):
+            os.utime(path, (unused, unused))
     repo.remember("Feature flags live in LaunchDarkly")
     Index(repo, embedder=model).search("feature flags")  # embeds the new memory: the cache is complete again
     assert sorted(p.name for p in vectors.iterdir()) == sorted([current.name, kept.name])

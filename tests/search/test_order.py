@@ -53,8 +53,11 @@ def test_parse_order() -> None:
     for prompt in ("Before you commit, run the tests", "After you push, open a PR and ask for a review first",
                    "before deploying, check the latest migration", "提交之前，先跑测试"):
         assert parse_order(prompt) is None, prompt
-    assert parse_order("Before we moved to Postgres, what did we use?") == Order(kind="before",
-                                                                                 anchor="we moved to postgres")
+    for question in ("Before we moved to Postgres, what did we use?", "Before we moved to Postgres, what did we use",
+                     "before we moved to postgres, which database did we use"):
+        assert parse_order(question) == Order(kind="before", anchor="we moved to postgres"), question
+    assert parse_order("迁移到Postgres之前，我们用的什么数据库") == Order(kind="before", anchor="迁移到Postgres")
+    assert parse_order("Before you commit，run the tests") is None  # a full-width comma ends the clause too
     assert parse_order("First, which database did we choose first?") == Order(kind="first")
     assert parse_order("Which came first, MySQL or Postgres?") == Order(kind="first")
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import numpy as np
 
-from gitmem.search.vectors import MAX_SHARDS, VectorStore, drop_replaced
+from gitmem.search.vectors import MAX_SHARDS, REPLACED_UNUSED_DAYS, VectorStore, drop_replaced
 
 
 def _rows(n: int, start: int = 0) -> np.ndarray:
@@ -57,13 +59,19 @@ def test_few_shards_are_left_as_they_are(tmp_path: Path) -> None:
     assert store.shas() == {"a", "b"}
 
 
-def test_a_completed_cache_deletes_the_caches_it_makes_obsolete(tmp_path: Path) -> None:
+def test_a_completed_cache_deletes_the_caches_it_makes_obsolete_once_unused(tmp_path: Path) -> None:
     names = ["m-a8r2.r5", "m-a8r2.r4", "m-a8r2.r6", "m-a8.r5", "m-a8.r3", "m-a8", "m.r5", "other.r5", "m-a8.txt"]
     for name in names:
-        (tmp_path / name).mkdir()
+        (tmp_path / name / "sentences").mkdir(parents=True)
         (tmp_path / name / "1.json").write_text("[]")
     drop_replaced(tmp_path, "m-a8r2.r5", ["m-a8"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)  # just written: maybe still in use
+    (tmp_path / "m-a8.r3" / "sentences" / "2.json").write_text("[]")
+    week_later = time.time() + REPLACED_UNUSED_DAYS * 86400 + 60
+    os.utime(tmp_path / "m-a8.r3" / "sentences" / "2.json", (week_later, week_later))  # written again since
+    drop_replaced(tmp_path, "m-a8r2.r5", ["m-a8"], now=week_later + 60)
     left = sorted(p.name for p in tmp_path.iterdir())
-    # kept: itself, a newer recipe (another gitmem version may use it), other models, the float32 run's "m"
-    assert left == ["m-a8.txt", "m-a8r2.r5", "m-a8r2.r6", "m.r5", "other.r5"]
+    # kept: itself, a newer recipe (a newer gitmem may use it), other models, the float32 run's "m", a cache
+    # written to within the week
+    assert left == ["m-a8.r3", "m-a8.txt", "m-a8r2.r5", "m-a8r2.r6", "m.r5", "other.r5"]
     drop_replaced(tmp_path / "missing", "m-a8r2.r5", ["m-a8"])  # no folder: nothing to do
