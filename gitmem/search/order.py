@@ -42,11 +42,16 @@ _DATE_ANCHOR = LazyPattern(r"(?i)\b(?:19|20)\d\ds?\b|\d+\s*[/-]\s*\d+|\b\d+(?:st
 # a name and its version ("Vue 2", "Python 3.11", "node v20"): what the anchor names, not when
 _VERSION = LazyPattern(r"(?i)\b[a-z][a-z.+#-]*\s*v?\d+(?:\.\d+)*\b")
 _DIGIT = LazyPattern(r"\d")
-#: words that open a question (or a request for one) after "Before X, …" (:func:`_sets_a_condition`)
-_QUESTION_WORDS = frozenset(("what", "which", "when", "who", "whom", "whose", "where", "why", "how", "did", "do",
-                             "does", "was", "were", "is", "are", "have", "has", "had", "can", "could", "should",
-                             "would", "will", "tell", "remind"))
-_CJK_QUESTION_WORDS = ("什么", "哪", "谁", "怎么", "吗", "呢", "多少", "几")
+# After "Before X, …": a question about the past (:func:`_condition`). "do", "can", "tell" open requests and
+# instructions as often ("Before you deploy, do a dry run"), so a question word must come with a past form.
+_ASKS_PAST = LazyPattern(r"^[\W_]*(?:(?:what|which|when|who|whom|whose|where|why|how)\b.*\b(?:did|was|were|had|used)\b"
+                         r"|(?:did|was|were|had)\b)")
+_CJK_ASKS = LazyPattern(r"什么|哪|谁|怎么|吗|呢|多少|几[个次种天年]")
+_CJK_COMMANDS = ("先", "请", "记得", "帮我", "务必", "一定要", "别", "不要")
+_CLAUSE_END = LazyPattern(r"[，。！；,.!;]")
+# "before you commit": the agent's own next step, which no memory can be ("before you suggested Redis" is past)
+_YOUR_NEXT_STEP = LazyPattern(r"^you (?!(?:did|was|were|had)\b)[a-z]+(?<!ed)\b")
+_INSTRUCTION, _SKIP = "instruction", "skip"
 
 #: words one of which every English form above needs ("prior", "begin": prior to, to begin with; "recent",
 #: "day": most recent, these days; "now": nowadays): ASCII text with none of them asks for no order
@@ -61,6 +66,7 @@ _FOLDED = str.maketrans({"\u0131": "i", "\u017f": "s"})
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
 if TYPE_CHECKING:
+    import re
     from collections.abc import Mapping, Sequence
     from typing import Literal, TypeVar
 
@@ -107,16 +113,22 @@ def _names_time(anchor: str) -> bool:
     return bool(_DATE_ANCHOR.search(anchor) or _DIGIT.search(_VERSION.sub(" ", anchor)))
 
 
-def _sets_a_condition(text: str, start: int, end: int) -> bool:
-    """Whether the "before/after X" at ``text[start:end]`` opens an instruction as its condition: it opens the text
-    and ends at a comma, and what follows asks nothing (no question mark, no question word after the comma, no
-    Chinese question word). "Before you commit, run the tests" (提交之前，先跑测试) is not a question about what came
-    before a commit; "Before we moved to Postgres, what did we use" is one, with or without its "?"."""
-    if text[:start].strip() or text[end:end + 1] not in (",", "，") or "?" in text or "？" in text:
-        return False
-    rest = text[end + 1:].lstrip()
-    first = rest.split(maxsplit=1)[0].lower() if rest.split() else ""
-    return first not in _QUESTION_WORDS and not any(word in rest for word in _CJK_QUESTION_WORDS)
+def _condition(text: str, match: re.Match[str], anchor: str, cjk: bool) -> str:
+    """Whether the "before/after X" ``match`` is a condition rather than a question about order: ``_INSTRUCTION``
+    when it opens the text and ends at a comma and what follows asks nothing about the past ("Before you commit,
+    run the tests", 提交之前，先跑测试: the whole text is an instruction); ``_SKIP`` for "before you <do something>",
+    the agent's own next step; "" when it asks ("Before we moved to Postgres, what did we use")."""
+    start, end = match.span()
+    if not text[:start].strip() and text[end:end + 1] in (",", "，") and "?" not in text and "？" not in text:
+        rest = text[end + 1:].lstrip()
+        if cjk:
+            clause = _CLAUSE_END.split(rest, maxsplit=1)[0]
+            asks = not clause.startswith(_CJK_COMMANDS) and bool(_CJK_ASKS.search(clause))
+        else:
+            asks = bool(_ASKS_PAST.search(rest))
+        if not asks:
+            return _INSTRUCTION
+    return _SKIP if not cjk and _YOUR_NEXT_STEP.search(anchor) else ""
 
 
 def parse_order(question: str) -> Order | None:
@@ -128,17 +140,22 @@ def parse_order(question: str) -> Order | None:
 def _order(question: str) -> Order | None:
     """:func:`parse_order` without the cheap check first."""
     text = question.lower()
-    match = _BEFORE_AFTER.search(text)
-    if match and _sets_a_condition(text, match.start(), match.end()):
-        return None
-    if match and not _names_time(match.group(2)):
-        return Order(kind="before" if match.group(1) in ("before", "prior to") else "after",
-                     anchor=match.group(2).strip())
-    cjk = _CJK_BEFORE_AFTER.search(question)
-    if cjk and _sets_a_condition(question, cjk.start(), cjk.end()):
-        return None
-    if cjk and not _names_time(cjk.group(1)):
-        return Order(kind="before" if cjk.group(2) in ("之前", "以前") else "after", anchor=cjk.group(1))
+    for match in _BEFORE_AFTER.finditer(text):
+        anchor = match.group(2).strip()
+        condition = _condition(text, match, anchor, cjk=False)
+        if condition == _INSTRUCTION:
+            return None
+        if condition == _SKIP:
+            continue
+        if not _names_time(anchor):
+            return Order(kind="before" if match.group(1) in ("before", "prior to") else "after", anchor=anchor)
+        break
+    for cjk in _CJK_BEFORE_AFTER.finditer(question):
+        if _condition(question, cjk, cjk.group(1), cjk=True) == _INSTRUCTION:
+            return None
+        if not _names_time(cjk.group(1)):
+            return Order(kind="before" if cjk.group(2) in ("之前", "以前") else "after", anchor=cjk.group(1))
+        break
     if _FIRST.search(_SEQUENCING.sub(" ", text)):
         return Order(kind="first")
     if _LAST.search(text):

@@ -102,7 +102,8 @@ class PageVectors:
     @staticmethod
     def exist(root: Path) -> bool:
         """Whether any model has vectors under ``root`` (a search loads no model when none has)."""
-        return root.is_dir() and any(root.glob("*/*.json"))
+        # a hidden folder is a cache being deleted (``vectors.drop_replaced``), not vectors
+        return root.is_dir() and any(not p.parent.name.startswith(".") for p in root.glob("*/*.json"))
 
     def missing(self, pages: Iterable[str]) -> set[str]:
         """The page hashes among ``pages`` that have no vector yet."""

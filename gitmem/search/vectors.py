@@ -38,33 +38,42 @@ def model_folder(model_id: str) -> str:
 
 #: a replaced cache is deleted once nothing has written to it for this long: a gitmem process started before an
 #: upgrade (an MCP server, a second install) may still be using it, and deleting it under that process would make
-#: it embed everything again, holding the index lock while it does
+#: it embed everything again, holding the index lock while it does (one that only reads it is not seen: after the
+#: week it re-embeds once)
 REPLACED_UNUSED_DAYS = 7
+_DELETING = ".deleting-"
 
 
 def drop_replaced(root: Path, keep: str, replaced: Iterable[str], *, now: float | None = None) -> None:
     """Delete the vector caches under ``root`` that the folder ``keep`` (just completed) makes obsolete: those of
     the model ids in ``replaced`` (the ids the same model had before its vectors changed), with any recipe
-    suffix (``.r<n>``) or none, and ``keep``'s own older recipes, each once nothing has written to it for
+    suffix (``.r<n>``) or none, and ``keep``'s own older recipes, each once nothing has been written to it for
     :data:`REPLACED_UNUSED_DAYS`. A newer recipe is left alone: a newer gitmem version may be using it. A folder
-    is renamed away before it is deleted, so no reader sees half of it. The caller holds the index lock."""
+    is renamed away (``.<name>.deleting-<random>``) before it is deleted, so no reader sees half of it; one a
+    crash left behind is deleted on the next call. The caller holds the index lock."""
+    import secrets
     import shutil
 
+    if not root.is_dir():
+        return
     names = {model_folder(m) for m in replaced}
     own, recipe = _recipe(keep)
     cutoff = (time.time() if now is None else now) - REPLACED_UNUSED_DAYS * 86400
-    for folder in root.iterdir() if root.is_dir() else ():
-        name, its = _recipe(folder.name)
-        older = name == own and its is not None and recipe is not None and its < recipe
-        if folder.name == keep or not (name in names or older) or not folder.is_dir():
-            continue
-        if _last_written(folder) > cutoff:
-            continue
-        gone = root / f".{folder.name}.deleting-{os.getpid()}"
+    for folder in list(root.iterdir()):
         try:
+            if folder.name.startswith(".") and _DELETING in folder.name:
+                shutil.rmtree(folder, ignore_errors=True)  # a deletion a crash interrupted
+                continue
+            name, its = _recipe(folder.name)
+            older = name == own and its is not None and recipe is not None and its < recipe
+            if folder.name == keep or not (name in names or older) or not folder.is_dir():
+                continue
+            if _last_written(folder) > cutoff:
+                continue
+            gone = root / f".{folder.name}{_DELETING}{secrets.token_hex(4)}"
             os.replace(folder, gone)
         except OSError:
-            continue
+            continue  # gone already, or not ours to touch: the next completed pass tries again
         shutil.rmtree(gone, ignore_errors=True)
 
 
@@ -80,7 +89,7 @@ def _last_written(folder: Path) -> float:
 def _recipe(folder: str) -> tuple[str, int | None]:
     """A cache folder's model part and recipe number (``minilm.r3`` → ``("minilm", 3)``; no suffix: None)."""
     base, sep, number = folder.rpartition(".r")
-    return (base, int(number)) if sep and number.isdigit() else (folder, None)
+    return (base, int(number)) if sep and number.isascii() and number.isdecimal() else (folder, None)
 
 
 class VectorStore:

@@ -362,6 +362,8 @@ def test_the_vectors_of_the_model_s_previous_id_go_once_the_new_ones_are_complet
                                                                                 model: Any) -> None:
     from gitmem.search.vectors import REPLACED_UNUSED_DAYS
 
+    if not model.int8_activations:
+        pytest.skip("this onnxruntime runs the packaged model with float32 activations: no -a8 cache to replace")
     repo.remember("Deploys go through the staging cluster first")
     vectors = repo.path / ".cache" / "vectors"
     Index(repo, embedder=model).rebuild()

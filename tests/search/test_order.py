@@ -58,6 +58,20 @@ def test_parse_order() -> None:
         assert parse_order(question) == Order(kind="before", anchor="we moved to postgres"), question
     assert parse_order("迁移到Postgres之前，我们用的什么数据库") == Order(kind="before", anchor="迁移到Postgres")
     assert parse_order("Before you commit，run the tests") is None  # a full-width comma ends the clause too
+    # an instruction may open with a word that can also ask: only a question about the past makes it one
+    for prompt in ("Before you deploy, do a dry run", "After the build passes, do a release",
+                   "Before merging, have someone review it", "Before you answer, tell me which DB we use",
+                   "Before merging, what do I need to check", "Run the tests before you commit",
+                   "Can you run the tests before you commit?", "上线之前，几乎所有测试都要跑",
+                   "提交之前，先跑测试，然后告诉我有几个失败"):
+        assert parse_order(prompt) is None, prompt
+    for question in ("Before we moved to Postgres, what's the DB we used", "After the outage, what did we change"):
+        assert parse_order(question) is not None and parse_order(question).kind in ("before", "after"), question
+    # "before you <do>" is skipped, and the question after it is read
+    assert parse_order("Before you commit, run the tests. What did we use before Postgres?") == Order(
+        kind="before", anchor="postgres")
+    assert parse_order("What did we use before you suggested Redis?") == Order(kind="before",
+                                                                               anchor="you suggested redis")
     assert parse_order("First, which database did we choose first?") == Order(kind="first")
     assert parse_order("Which came first, MySQL or Postgres?") == Order(kind="first")
 

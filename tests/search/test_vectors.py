@@ -75,3 +75,17 @@ def test_a_completed_cache_deletes_the_caches_it_makes_obsolete_once_unused(tmp_
     # written to within the week
     assert left == ["m-a8.r3", "m-a8.txt", "m-a8r2.r5", "m-a8r2.r6", "m.r5", "other.r5"]
     drop_replaced(tmp_path / "missing", "m-a8r2.r5", ["m-a8"])  # no folder: nothing to do
+
+
+def test_a_deletion_a_crash_interrupted_is_finished_and_reads_as_no_vectors(tmp_path: Path) -> None:
+    from gitmem.search.pagevectors import PageVectors
+
+    left = tmp_path / ".m-a8.deleting-1a2b3c4d"  # renamed away, then the process died
+    left.mkdir()
+    (left / "1.json").write_text("[]")
+    assert not PageVectors.exist(tmp_path)  # a wiki query loads no model for it
+    (tmp_path / "m.r2" / "odd.r²").mkdir(parents=True)  # not a recipe number: no error, left alone
+    drop_replaced(tmp_path, "m.r2", [])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.r2"]
+    drop_replaced(tmp_path / "m.r2", "x.r²", ["odd"], now=time.time() + 10**7)
+    assert (tmp_path / "m.r2" / "odd.r²").is_dir()  # "odd.r²" is no recipe of "odd" (and no error)
