@@ -420,7 +420,7 @@ class Index:
 
             admitted = snap.admits((type, category, tuple(tag_list), project, include_deprecated), filters)
             vector, vectors = semantic.nearest(self, snap, embedder, query, admitted, n)
-        model = _model_weights(embedder.model_id) if embedder is not None else None
+        model = _model_weights(embedder.model_id, query) if embedder is not None else None
         second = vectors is not None and model is not None and mode == "hybrid" and tuning.fusion == "ltr"
         anchor: float | None = None
         linked: set[Key] = set()
@@ -578,10 +578,10 @@ def _covers(embedder: Embedder, text: str) -> bool:
     return covers(getattr(embedder, "scripts", ()), text)
 
 
-def _model_weights(model_id: str) -> dict[str, float] | None:
+def _model_weights(model_id: str, question: str = "") -> dict[str, float] | None:
     from gitmem.search import rerank
 
-    return rerank.weights_for(model_id)
+    return rerank.weights_for(model_id, question)
 
 
 def open_index(repo: IndexedRepo, *, embedder: Embedder | str | None = "auto", lock_wait: float = 2.0,

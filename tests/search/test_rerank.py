@@ -150,6 +150,14 @@ def test_a_model_without_fitted_weights_keeps_the_first_stage(tmp_path: Path) ->
 
     assert weights_for("minilm-l6-int8") is not None and weights_for("multilingual-e5-small-q4") is not None
     assert weights_for("fake-letters") is None
+    # BM25 weighs less for a question in Chinese when the model reads it; MiniLM never reads it (BM25 alone ranks)
+    e5 = weights_for("multilingual-e5-small-q4")
+    assert e5 is not None
+    in_chinese = weights_for("multilingual-e5-small-q4", "我们最后用的是哪个数据库？")
+    assert in_chinese is not None and in_chinese["bm25"] < e5["bm25"]
+    assert {k: v for k, v in in_chinese.items() if k != "bm25"} == {k: v for k, v in e5.items() if k != "bm25"}
+    assert weights_for("multilingual-e5-small-q4", "which database did we pick?") == e5
+    assert weights_for("minilm-l6-int8-a8r2", "我们用哪个数据库") == weights_for("minilm-l6-int8-a8r2")
     repo = _repo(tmp_path)
     repo.remember("Backups are restored and verified every Sunday")
     (hit,) = Index(repo, embedder=FakeEmbedder()).search("backups verified", k=1)
