@@ -76,6 +76,9 @@ class Question:
     """(candidates, len(NAMES)) float64, or None: the second stage did not run"""
     extra: Any = None
     """(candidates,) what the search added to the model's score (order, standing)"""
+    question: str = ""
+    model: str = ""
+    """the question and the model id: the search adjusts the weights to the question's script"""
 
 
 def _dev_queries(name: str) -> tuple[dict[int, list[dict[str, Any]]], dict[int, list[dict[str, Any]]]]:
@@ -122,11 +125,12 @@ def capture(name: str, work: Path, embedder: Any) -> list[Question]:
                 seen.clear()
                 hits = index.search(q["question"], k=10, mode="hybrid", now=now)
                 row = Question(name, conv, str(q.get("kind", q["category"])), list(q["evidence"]),
-                               [h.id for h in hits])
+                               [h.id for h in hits], question=q["question"], model=embedder.model_id)
                 if seen:
                     keys, fused, signals, codes = seen[-1]
                     matrix = np.array([signals[n] for n in NAMES], dtype=np.float64).T
-                    base = np.array(rerank.combine(signals, model))
+                    base = np.array(rerank.combine(signals, rerank.for_question(model, embedder.model_id,
+                                                                                q["question"])))
                     row.ids = [id_of.get(c, "") for c in codes]
                     row.signals = matrix
                     row.extra = np.array([fused[k] for k in keys]) - base
@@ -145,7 +149,8 @@ def _order(q: Question, weights: dict[str, float]) -> Any:
 
     assert q.signals is not None
     values = {name: q.signals[:, j] for j, name in enumerate(NAMES)}
-    return np.argsort(-(np.array(rerank.combine(values, weights)) + q.extra), kind="stable")
+    asked = rerank.for_question(weights, q.model, q.question)  # as the search weighs this question
+    return np.argsort(-(np.array(rerank.combine(values, asked)) + q.extra), kind="stable")
 
 
 def replay(q: Question, weights: dict[str, float], k: int = 10) -> list[str]:

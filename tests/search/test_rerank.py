@@ -150,15 +150,42 @@ def test_a_model_without_fitted_weights_keeps_the_first_stage(tmp_path: Path) ->
 
     assert weights_for("minilm-l6-int8") is not None and weights_for("multilingual-e5-small-q4") is not None
     assert weights_for("fake-letters") is None
-    # BM25 weighs less for a question in Chinese when the model reads it; MiniLM never reads it (BM25 alone ranks)
-    e5 = weights_for("multilingual-e5-small-q4")
-    assert e5 is not None
-    in_chinese = weights_for("multilingual-e5-small-q4", "我们最后用的是哪个数据库？")
-    assert in_chinese is not None and in_chinese["bm25"] < e5["bm25"]
-    assert {k: v for k, v in in_chinese.items() if k != "bm25"} == {k: v for k, v in e5.items() if k != "bm25"}
-    assert weights_for("multilingual-e5-small-q4", "which database did we pick?") == e5
-    assert weights_for("minilm-l6-int8-a8r2", "我们用哪个数据库") == weights_for("minilm-l6-int8-a8r2")
     repo = _repo(tmp_path)
     repo.remember("Backups are restored and verified every Sunday")
     (hit,) = Index(repo, embedder=FakeEmbedder()).search("backups verified", k=1)
     assert hit.parts.vector is not None and not hit.parts.signals
+
+
+def test_a_cjk_question_weighs_bm25_less_with_a_model_that_reads_it(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    e5 = weights_for("multilingual-e5-small-q4")
+    assert e5 is not None
+    in_chinese = weights_for("multilingual-e5-small-q4", "我们最后用的是哪个数据库？")
+    assert in_chinese == {**e5, "bm25": e5["bm25"] / 2}
+    for japanese_or_korean in ("データベースはどれ？", "어떤 데이터베이스를 썼지?"):
+        assert weights_for("multilingual-e5-small-q4", japanese_or_korean) == in_chinese
+    assert weights_for("multilingual-e5-small-q4", "which database did we pick?") == e5
+    # MiniLM never reads these scripts (BM25 alone ranks such a question): nothing to adjust
+    assert weights_for("minilm-l6-int8-a8r2", "我们用哪个数据库") == weights_for("minilm-l6-int8-a8r2")
+
+    # and the search weighs each question so: the weights that reach the second stage
+    from gitmem.search import rerank
+    from tests.helpers import FakeEmbedder
+
+    class Multilingual(FakeEmbedder):
+        model_id = "multilingual-e5-small-fake"
+
+    used: list[float] = []
+
+    def combine(values: Any, weights: Any = rerank.WEIGHTS) -> list[float]:
+        used.append(weights["bm25"])
+        return rerank_combine(values, weights)
+
+    rerank_combine = rerank.combine
+    monkeypatch.setattr(rerank, "combine", combine)
+    repo = _repo(tmp_path)
+    repo.remember("Backups are restored and verified every Sunday; 备份每周日恢复并校验")
+    index = Index(repo, embedder=Multilingual())
+    index.search("backups verified", k=1)
+    index.search("备份 校验", k=1)
+    assert used == [e5["bm25"], e5["bm25"] / 2]
