@@ -52,6 +52,7 @@ _CLAUSE_END = LazyPattern(r"[，。！；,.!;]")
 # "before you commit": the agent's own next step, which no memory can be ("before you suggested Redis" is past)
 _YOUR_NEXT_STEP = LazyPattern(r"^you (?!(?:did|was|were|had)\b)[a-z]+(?<!ed)\b")
 _INSTRUCTION, _SKIP = "instruction", "skip"
+_BEFORE_WORDS = ("before", "prior to", "之前", "以前")
 
 #: words one of which every English form above needs ("prior", "begin": prior to, to begin with; "recent",
 #: "day": most recent, these days; "now": nowadays): ASCII text with none of them asks for no order
@@ -140,22 +141,18 @@ def parse_order(question: str) -> Order | None:
 def _order(question: str) -> Order | None:
     """:func:`parse_order` without the cheap check first."""
     text = question.lower()
-    for match in _BEFORE_AFTER.finditer(text):
-        anchor = match.group(2).strip()
-        condition = _condition(text, match, anchor, cjk=False)
-        if condition == _INSTRUCTION:
-            return None
-        if condition == _SKIP:
-            continue
-        if not _names_time(anchor):
-            return Order(kind="before" if match.group(1) in ("before", "prior to") else "after", anchor=anchor)
-        break
-    for cjk in _CJK_BEFORE_AFTER.finditer(question):
-        if _condition(question, cjk, cjk.group(1), cjk=True) == _INSTRUCTION:
-            return None
-        if not _names_time(cjk.group(1)):
-            return Order(kind="before" if cjk.group(2) in ("之前", "以前") else "after", anchor=cjk.group(1))
-        break
+    for cjk in (False, True):  # "before X" in English first; the CJK pattern compiles only when that finds none
+        source = question if cjk else text
+        for match in (_CJK_BEFORE_AFTER if cjk else _BEFORE_AFTER).finditer(source):
+            word, anchor = (match.group(2), match.group(1)) if cjk else (match.group(1), match.group(2).strip())
+            condition = _condition(source, match, anchor, cjk)
+            if condition == _INSTRUCTION:
+                return None
+            if condition == _SKIP:
+                continue
+            if not _names_time(anchor):
+                return Order(kind="before" if word in _BEFORE_WORDS else "after", anchor=anchor)
+            break  # a date or a period: the time parser's; look no further in this language
     if _FIRST.search(_SEQUENCING.sub(" ", text)):
         return Order(kind="first")
     if _LAST.search(text):

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gitmem.text import scripts
 from gitmem.text.lazyre import LazyPattern
@@ -67,16 +67,24 @@ CJK_BM25_SHARE: dict[str, float] = {"multilingual-e5-small": 0.5}
 def weights_for(model_id: str, question: str = "") -> dict[str, float] | None:
     """The second stage's weights for an embedding model (and, when it matters, the question's script), or None when
     none were fitted for the model."""
-    weights = next((w for prefix, w in MODEL_WEIGHTS.items() if model_id.startswith(prefix)), None)
+    weights = _by_prefix(MODEL_WEIGHTS, model_id)
     return None if weights is None else for_question(weights, model_id, question)
 
 
 def for_question(weights: Mapping[str, float], model_id: str, question: str) -> dict[str, float]:
     """``weights`` as a search by ``model_id`` uses them for ``question`` (:data:`CJK_BM25_SHARE`)."""
-    share = next((s for prefix, s in CJK_BM25_SHARE.items() if model_id.startswith(prefix)), None)
+    share = _by_prefix(CJK_BM25_SHARE, model_id)
     if share is not None and not question.isascii() and _CJK.search(question):  # isascii: no pattern for English
         return {**weights, "bm25": weights["bm25"] * share}
     return dict(weights)
+
+
+T = TypeVar("T")
+
+
+def _by_prefix(table: Mapping[str, T], model_id: str) -> T | None:
+    """The entry of ``table`` whose key ``model_id`` starts with (a model id carries variant suffixes)."""
+    return next((value for prefix, value in table.items() if model_id.startswith(prefix)), None)
 
 
 _MAX_POSTINGS = 4096
