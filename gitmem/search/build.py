@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 
     # a state entry (see SHA, GROUP, … below)
     Entry = list[Any]
+    # what ensure_vectors has embedded and not yet written: memory SHAs and their vector blocks, sentence or chunk
+    # keys and theirs, SHAs of the rules that name a subject and the blocks of those subjects' vectors
+    _Pending = tuple[list[str], list[Any], list[str], list[Any], list[str], list[Any]]
 
 __all__ = ["CREATED", "GROUP", "ID", "OK", "SEQ", "SHA", "SIG", "TOKS", "embed", "ensure_vectors", "load_state",
            "rebuild", "refresh"]
@@ -313,6 +316,7 @@ def ensure_vectors(ix: Index, head: str, progress: Progress | None = None, total
     scripts = getattr(embedder, "scripts", ())
     vectors = store(ix, embedder.model_id)
     sentences = store(ix, embedder.model_id, "sentences")
+    conditions = store(ix, embedder.model_id, "conditions")
     with contextlib.suppress(OSError):
         if vectors.complete.read_text("utf-8") == head:
             return 0
@@ -334,7 +338,7 @@ def ensure_vectors(ix: Index, head: str, progress: Progress | None = None, total
         if missing:
             ix._reload()  # another Index object of this process may have just added them
             searcher = ix._snapshot().searcher
-            pending: tuple[list[str], list[Any], list[str], list[Any]] = ([], [], [], [])
+            pending: _Pending = ([], [], [], [], [], [])
             import numpy as np
 
             from gitmem.embeddings.runtime import embed_with_spans, readable
@@ -361,18 +365,25 @@ def ensure_vectors(ix: Index, head: str, progress: Progress | None = None, total
                     pending[1].append(np.stack([rows.get(s, zero) for s in shas]))
                     pending[2].extend(k for parts in said for k, _span in parts)
                     pending[3].append(part_vecs)
+                    # a rule's subject ("when I ask about scheduling") is embedded alone: read inside the rule, its
+                    # words lean toward what the rule says to do (docs/search.md, "Rules that name their subject")
+                    ruled = [s for s in seen if texts[s][2] and readable(scripts, texts[s][2]) == texts[s][2]]
+                    if ruled:
+                        pending[4].extend(ruled)
+                        pending[5].append(embedder.embed_documents([texts[s][2] for s in ruled]))
                 done += len(shas)
                 if pending[0] and (len(pending[0]) >= _SHARD or start + _EMBED_CHUNK >= len(missing)):
-                    _write_vectors(vectors, sentences, *pending)
-                    pending = ([], [], [], [])
+                    _write_vectors(vectors, sentences, conditions, pending)
+                    pending = ([], [], [], [], [], [])
                 if progress:
                     progress(len(chunk))
         vectors.compact(live)
         sentences.compact(live)
+        conditions.compact(live)
         if complete:
             atomic_write(vectors.complete, head.encode())
             drop_replaced(vectors.root.parent, vectors.root.name, getattr(embedder, "replaces", ()))
-        ix._vectors = ix._sentences = None
+        ix._vectors = ix._sentences = ix._conditions = None
         return done
     finally:
         lock.close()
@@ -400,17 +411,19 @@ def _contrast(parts: Any, own: Any, said: list[list[tuple[str, Span]]]) -> Any:
     return out
 
 
-def _texts_for(ix: Index, searcher: Any, shas: list[str]) -> dict[str, tuple[str, list[tuple[str, Span]]]]:
-    """What to embed for each blob: the memory's :func:`~gitmem.search.schema.embedding_text`, then the character
-    spans of its parts in that text with their cache keys: the chunks of a long memory (``<sha>#c<n>``), else its
-    sentences if several (``<sha>#<n>``)."""
+def _texts_for(ix: Index, searcher: Any, shas: list[str]) -> dict[str, tuple[str, list[tuple[str, Span]], str]]:
+    """What to embed for each blob: the memory's :func:`~gitmem.search.schema.embedding_text`, the character
+    spans of its parts in that text with their cache keys (the chunks of a long memory, ``<sha>#c<n>``, else its
+    sentences if several, ``<sha>#<n>``), and the subject a standing rule names (:func:`~gitmem.search.standing.
+    condition`) or ""."""
     from gitmem.search import rerank
     from gitmem.search.chunks import labelled_chunks, locate
+    from gitmem.search.standing import condition, stands
 
     query = tantivy.Query.boolean_query([
         (tantivy.Occur.Must, tantivy.Query.term_set_query(ix._schema, "sha", shas)),
         (tantivy.Occur.Must, tantivy.Query.term_query(ix._schema, "part", 0))])
-    texts: dict[str, tuple[str, list[tuple[str, Span]]]] = {}
+    texts: dict[str, tuple[str, list[tuple[str, Span]], str]] = {}
     for _score, addr in searcher.search(query, limit=max(1, len(shas))).hits:
         doc = searcher.doc(addr)
         memory = idoc.memory_from_json(doc["doc"][0])
@@ -425,7 +438,7 @@ def _texts_for(ix: Index, searcher: Any, shas: list[str]) -> dict[str, tuple[str
             keys = [f"{sha}#{n}" for n in range(len(chunks))]
         parts = [(key, tuple((_embedded(a, layout), _embedded(b, layout)) for a, b in found))
                  for key, found in zip(keys, locate(body, chunks), strict=True) if found is not None]
-        texts[sha] = (text, parts)
+        texts[sha] = (text, parts, condition(memory.text) if stands(memory) else "")
     return texts
 
 
@@ -439,10 +452,13 @@ def _embedded(pos: int, layout: list[tuple[int, int, int]]) -> int:
     return text_at + length
 
 
-def _write_vectors(store: VectorStore, sentences: VectorStore, shas: list[str], blocks: list[Any],
-                   keys: list[str], parts: list[Any]) -> None:
+def _write_vectors(store: VectorStore, sentences: VectorStore, conditions: VectorStore, pending: _Pending) -> None:
     import numpy as np
 
-    if keys:  # sentences first: a memory with a vector is never embedded again
+    shas, blocks, keys, parts, ruled, subjects = pending
+    # the parts first: a memory with a vector is never embedded again
+    if keys:
         sentences.add(keys, np.concatenate(parts))
+    if ruled:
+        conditions.add(ruled, np.concatenate(subjects))
     store.add(shas, np.concatenate(blocks))

@@ -213,6 +213,7 @@ class Index:
         #: sha64 of the memories stored with a zero vector (a script the model does not cover)
         self._blind: frozenset[int] = frozenset()
         self._sentences: tuple[str, Any, Any, dict[int, int], Any, Any] | None = None
+        self._conditions: tuple[str, list[int], Any] | None = None  # marker, sha64 of each row, matrix
         self._hood: tuple[str, rerank.Neighbourhood] | None = None
         # the HEAD, ref and index-marker files as they were when the index was last found current
         self._fresh: tuple[list[StrPath], tuple[tuple[int, int, int], ...]] | None = None
@@ -415,11 +416,17 @@ class Index:
                 bm25.update(self._superseded(searcher, terms, past, AMONG, tuning, best_chunk, replaced_by))
         vector: dict[tuple[int, int], float] = {}
         vectors: rerank.QueryVectors | None = None
+        governed: dict[Key, float] = {}
         if embedder is not None and mode != "bm25":
             from gitmem.search import semantic
 
             admitted = snap.admits((type, category, tuple(tag_list), project, include_deprecated), filters)
             vector, vectors = semantic.nearest(self, snap, embedder, query, admitted, n)
+            if vectors is not None and mode == "hybrid" and tuning.standing_weight > 0:
+                # the rules that name this question's subject ("when I ask about deadlines": "when is it due?")
+                governed = semantic.governing(self, snap, embedder, vectors, admitted)
+                for key, cosine in governed.items():
+                    vector.setdefault(key, cosine)
         model = _model_weights(embedder.model_id, query) if embedder is not None else None
         second = vectors is not None and model is not None and mode == "hybrid" and tuning.fusion == "ltr"
         anchor: float | None = None
@@ -449,7 +456,8 @@ class Index:
                                            tuning, best_chunk))
                 linked &= set(bm25) | set(vector)
         return self._rank(searcher, bm25, vector, k, now, when, terms, tuning, vectors if second else None, model,
-                          best_chunk, (order, anchor, linked, replaced_by) if order is not None else None, help_asked)
+                          best_chunk, (order, anchor, linked, replaced_by) if order is not None else None, help_asked,
+                          set(governed))
 
     def _chain_links(self, searcher: Any, memory: Memory, order: Order,
                      replaced_by: dict[Key, tuple[str, str]]) -> tuple[set[Key], str]:
@@ -513,7 +521,7 @@ class Index:
               vectors: rerank.QueryVectors | None = None, model: dict[str, float] | None = None,
               best_chunk: dict[Key, int] | None = None,
               order: tuple[Order, float | None, set[Key], dict[Key, tuple[str, str]]] | None = None,
-              help_asked: bool = False) -> list[Hit]:
+              help_asked: bool = False, governed: set[Key] | None = None) -> list[Hit]:
         blind: set[tuple[int, int]] = set()
         if vectors is not None and self._blind:  # matched words only: BM25 alone ranks them (``fuse``)
             rest = [key for key in bm25 if key not in vector]
@@ -554,6 +562,9 @@ class Index:
         if help_asked:  # a standing instruction or preference whose words the request matched governs the answer
             fused = {key: fused[key] + (tuning.standing_weight if flag and key in bm25 else 0.0)
                      for key, flag in zip(keys, columns["standing"], strict=True)}
+        if governed:  # so does a rule that names the question's subject (boosted once if both)
+            fused = {key: sim + (tuning.standing_weight if key in governed and not (help_asked and key in bm25)
+                                 else 0.0) for key, sim in fused.items()}
         scored = ranking.score(keys, fused, columns, bm25, vector, k=k, when=when, now=now,
                                weights=self.repo.config.ranking, tuning=tuning, signals=signals)
         highlight = frozenset(terms.highlight_terms())

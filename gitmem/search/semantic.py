@@ -29,7 +29,10 @@ if TYPE_CHECKING:
     from gitmem.search.snapshot import Key, Snapshot
     from gitmem.search.timeexpr import TimeRange
 
-__all__ = ["load_embedder", "nearest", "signals", "store", "vector_dir", "vectors_ready"]
+__all__ = ["governing", "load_embedder", "nearest", "signals", "store", "vector_dir", "vectors_ready"]
+
+#: the most standing rules one question brings along by their subject (:func:`governing`)
+GOVERNING = 2
 
 
 def load_embedder(ix: Index) -> Embedder | None:
@@ -179,6 +182,40 @@ def nearest(ix: Index, snap: Snapshot, embedder: Embedder, query: str, admitted:
         if len(scored) >= n:
             break
     return scored, vectors
+
+
+def governing(ix: Index, snap: Snapshot, embedder: Embedder, vectors: rerank.QueryVectors,
+              admitted: tuple[bool, frozenset[Key]]) -> dict[Key, float]:
+    """The standing rules whose subject (:func:`gitmem.search.standing.condition`: "when I ask about *deadlines*")
+    is near the question in meaning (:data:`gitmem.search.rerank.CONDITION_MATCH`), at most :data:`GOVERNING`,
+    the nearest first, among those the filters ``admitted``; each with its memory's own cosine."""
+    import numpy as np
+
+    floor = rerank.condition_match(embedder.model_id)
+    if floor is None:
+        return {}
+    if ix._conditions is None or ix._snapshot().vectors != embedder.model_id:  # as _load_sentences
+        conditions = store(ix, embedder.model_id, "conditions")
+        marker = conditions.marker()
+        if ix._conditions is None or ix._conditions[0] != marker:
+            keys, matrix = conditions.load()
+            ix._conditions = (marker, [idoc.sha64(k) for k in keys], matrix)
+    _marker, owners, matrix = ix._conditions
+    if matrix is None:
+        return {}
+    sims = np.einsum("ij,j->i", matrix, vectors.query)
+    rows = [row for row in np.argsort(-sims, kind="stable").tolist() if sims[row] >= floor]
+    exclude, admitted_keys = admitted
+    found: dict[Key, float] = {}
+    for row in rows:
+        code = owners[row]
+        at = vectors.row_of.get(code)
+        for key in snap.addresses(code):
+            if (key in admitted_keys) != exclude and key not in found:
+                found[key] = float(vectors.cosines[at]) if at is not None else float(sims[row])
+        if len(found) >= GOVERNING:
+            break
+    return found
 
 
 def signals(ix: Index, searcher: Any, keys: list[Key], columns: dict[str, list[Any]], fused: dict[Key, float],

@@ -47,6 +47,13 @@ _RECAP: tuple[tuple[tuple[str, ...], ...], ...] = (
     (("order",), ("in",), ("which",)), (("remind",), ("me",)),
 )
 _RECAP_CJK = ("总结", "回顾", "概括")
+# the subject of a conditional rule: "when(ever)/if I ask (you) about|for Y", "when I'm asking about Y",
+# "when it comes to Y"; 当/每当/每次我问(到|起|及)Y(的)时(候)
+_CONDITION = LazyPattern(
+    r"(?i)\b(?:when(?:ever)?|if|any\s?time)\s+(?:(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+(?:ask|inquire|request|talk|want"
+    r"\s+to\s+know|need\s+help)\w*\s+(?:you\s+)?(?:about|for|regarding|on|with)|it\s+comes\s+to)\s+"
+    r"(?P<en>[^.!?;,\n]{3,80})"
+    r"|(?:当|每当|每次|如果)?我(?:问到|问起|问及|询问|问你|问|提到)(?:关于)?(?P<zh>[^，。！？；,.!?\n]{1,20}?)的?(?:时候|时)")
 
 
 def stands(memory: Memory) -> bool:
@@ -59,6 +66,14 @@ def stands(memory: Memory) -> bool:
 
     text = memory.text
     return len(text) <= 2 * MAX_DIRECTIVE_CHARS and bool(detect_directives(text) or _PREFERS.search(text))
+
+
+def condition(text: str) -> str:
+    """The subject of the requests a rule governs ("when I ask about *scheduling details*"), or ""."""
+    found = _CONDITION.search(text)
+    if found is None:
+        return ""
+    return (found.group("en") or found.group("zh") or "").strip(" ,，:：\"'")
 
 
 def asks_help(question: str) -> bool:

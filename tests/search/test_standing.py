@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
+from gitmem.search.build import ID, SHA, load_state
 from gitmem.search.index import Index
 from gitmem.search.scoring import Tuning
-from gitmem.search.standing import asks_help, stands
+from gitmem.search.semantic import store
+from gitmem.search.standing import asks_help, condition, stands
 from gitmem.store.document import make_memory
 from gitmem.store.memories import MemoryRepo
 
@@ -34,8 +37,9 @@ def _index(repo: MemoryRepo) -> Index:
     return Index(repo, embedder=None)
 
 
-def _ids(index: Index, question: str, k: int = 3, **tuning: float) -> list[str]:
-    return [h.id for h in index.search(question, k=k, now=NOW, tuning=Tuning(**tuning) if tuning else None)]
+def _ids(index: Index, question: str, k: int = 3, mode: str = "hybrid", **tuning: float) -> list[str]:
+    return [h.id for h in index.search(question, k=k, now=NOW, mode=mode,
+                                       tuning=Tuning(**tuning) if tuning else None)]
 
 
 def test_asks_help() -> None:
@@ -93,3 +97,57 @@ def test_a_memory_stored_as_a_constraint_stands_without_rule_words(repo: MemoryR
     question = "How should I write the public export function?"
     assert _ids(index, question, k=1) == [rule.id]
     assert _ids(index, question, k=1, standing_weight=0.0) != [rule.id]
+
+
+# a chat about a personal statement: the submission discussed at length, one rule naming its subject ("deadlines")
+STATEMENT = [
+    ("s1", "I've completed three full drafts of my personal statement and had two peer reviews; the final version "
+           "goes in for submission with the application portal in May."),
+    ("s2", "The final submission needs the statement, two recommendation letters and the transcript uploaded to "
+           "the portal, and the portal closes at noon on the last day."),
+    ("s3", "For the final draft I cut the opening anecdote and moved the research project to the second "
+           "paragraph, so the submission reads better."),
+    ("rule", "Always format dates in the month-day-year style when I ask about deadlines."),
+    ("s4", "The writing workshop at the library meets on Thursdays; the tutor reads one statement per session "
+           "and gives written feedback before the final submission."),
+    ("s5", "My recommendation letters come from Professor Hale and my lab supervisor; both promised them a "
+           "week before the submission."),
+    ("s6", "The statement is 980 words now and the limit for the final submission is 1,000 words, so there "
+           "is little room left for the conclusion."),
+]
+
+
+def test_the_subject_a_rule_names() -> None:
+    subjects = {
+        "Always format dates in MM/DD/YYYY when I ask about scheduling details.": "scheduling details",
+        "Whenever we talk about deployment, list the rollback steps first": "deployment",
+        "If I ask you for a summary, keep it under five bullets.": "a summary",
+        "When it comes to tests, always use pytest.": "tests",
+        "当我问到部署的时候，先列出回滚步骤": "部署",
+        "每次我问起预算时，请给出具体数字。": "预算",
+    }
+    for text, subject in subjects.items():
+        assert condition(text) == subject, text
+    for text in ("Never use unittest.", "Always include version numbers.", "I always ask about it later."):
+        assert condition(text) == "", text
+
+
+def test_a_rule_comes_up_for_a_question_on_the_subject_it_names(repo: MemoryRepo, model: Any) -> None:
+    """"When is it due?" shares no word with "deadlines" and asks for no help: the rule's subject, embedded
+    alone, is near it in meaning."""
+    repo.import_records([{"id": i, "text": t, "created": f"2024-05-{n + 1:02d}T10:00:00Z", "source": "chat"}
+                         for n, (i, t) in enumerate(STATEMENT)])
+    index = Index(repo, embedder=model)
+    question = "When is the final submission due?"
+    assert not asks_help(question)
+    assert "rule" in _ids(index, question)
+    assert "rule" not in _ids(index, question, standing_weight=0.0)
+    assert "rule" not in _ids(index, question.replace("final submission", "statement"), k=3, mode="bm25")
+    # a question on another subject leaves the rule where its words and meaning put it
+    assert "rule" not in _ids(index, "Who writes my recommendation letters?")
+    # the subject is embedded once, beside the memory vectors, keyed by the rule's blob
+    loaded = load_state(index)
+    assert loaded is not None
+    rule_sha = next(e[SHA] for e in loaded[0].values() if e[ID] == "rule")
+    keys, matrix = store(index, model.model_id, "conditions").load()
+    assert keys == [rule_sha] and matrix is not None and matrix.shape == (1, model.dim)
