@@ -83,7 +83,11 @@ def child(texts_file: Path, model: str, threads: int, models_dir: Path | None, f
                     "created": (start + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%SZ")}
                    for i, t in enumerate(texts)]
         MemoryRepo(config).import_records(records, origin="bench")
-        from gitmem.embeddings.runtime import EmbedSpec, OnnxEmbedder, load_embedder
+        from gitmem.embeddings.runtime import EmbedSpec, load_embedder
+        try:
+            from gitmem.embeddings.onnxembedder import OnnxEmbedder
+        except ImportError:  # an install from before the class had a module of its own, timed for comparison
+            from gitmem.embeddings.runtime import OnnxEmbedder  # type: ignore[attr-defined,no-redef]
 
         embedder = load_embedder(EmbedSpec(model=model, threads=threads, models_dir=models_dir))
         if embedder is None:

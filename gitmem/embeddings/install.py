@@ -34,7 +34,8 @@ from gitmem.embeddings.catalogue import (
     files_for_path,
     model_status,
 )
-from gitmem.embeddings.runtime import EmbeddingError, ModelConfig, OnnxEmbedder
+from gitmem.embeddings.onnxembedder import OnnxEmbedder
+from gitmem.embeddings.runtime import EmbeddingError, ModelConfig
 
 __all__ = [
     "Progress",
@@ -319,9 +320,9 @@ def _verify(path: Path, rf: RemoteFile, user_sums: Mapping[str, str], origin: st
 
 
 def _validate(staging: Path, config: ModelConfig, vocab_size: int | None) -> tuple[int, str]:
-    from gitmem.embeddings.runtime import _load_tokenizer
+    from gitmem.embeddings.sessions import load_tokenizer
 
-    got = int(_load_tokenizer(staging / "tokenizer.json", config.max_len).get_vocab_size())
+    got = int(load_tokenizer(staging / "tokenizer.json", config.max_len).get_vocab_size())
     if (vocab_size is not None and got != vocab_size) or got < 2:
         raise EmbeddingError(f"tokenizer.json has {got} tokens, expected {vocab_size}: wrong tokenizer; not installed")
     emb = OnnxEmbedder(staging / "model.onnx", staging / "tokenizer.json", config)

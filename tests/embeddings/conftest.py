@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from gitmem.embeddings.catalogue import PACKAGED_DEFAULT, ModelConfig, packaged_model_files
-from gitmem.embeddings.runtime import EmbedSpec, OnnxEmbedder, load_embedder
+from gitmem.embeddings.onnxembedder import OnnxEmbedder
+from gitmem.embeddings.runtime import EmbedSpec, load_embedder
 
 
 @pytest.fixture(scope="session")

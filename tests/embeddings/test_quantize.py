@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-import gitmem.embeddings.runtime as embed_module
+import gitmem.embeddings.sessions as embed_module
 from gitmem.embeddings import onnxproto as proto
+from gitmem.embeddings.onnxembedder import OnnxEmbedder
 from gitmem.embeddings.quantize import int8_activations
 from gitmem.embeddings.runtime import (
     PACKAGED_DEFAULT,
     EmbedSpec,
     ModelConfig,
-    OnnxEmbedder,
     load_embedder,
 )
 
@@ -226,7 +226,7 @@ def test_the_trimmed_graph_keeps_the_packaged_model_s_vectors_and_ranking(embedd
     texts = [*DOCS[:10], *DOCS[20:24], "ok", "word " * 300, " ".join(DOCS[:20])]  # 1 to 256 tokens
     untrimmed = copy.copy(embedder)
     model, _ = int8_activations(embedder.model_path.read_bytes(), trim=False)
-    untrimmed._session = ort.InferenceSession(model, sess_options=embed_module._int8_options(ort),
+    untrimmed._session = ort.InferenceSession(model, sess_options=embed_module.int8_options(ort),
                                               providers=["CPUExecutionProvider"])
     cos = (embedder.embed_documents(texts) * untrimmed.embed_documents(texts)).sum(axis=1)
     assert cos.min() > 0.995 and cos.mean() > 0.999, cos
@@ -286,13 +286,13 @@ def test_layer_norms_apart_keep_the_packaged_model_s_vectors(embedder: OnnxEmbed
     # The int8 session leaves onnxruntime's SkipLayerNormalization unfused (faster): the graph it runs has none,
     # and the vectors move a little, which the model id says (`-a8r2`).
     model, _ = int8_activations(embedder.model_path.read_bytes())
-    opts = embed_module._int8_options(ort)
+    opts = embed_module.int8_options(ort)
     opts.optimized_model_filepath = str(tmp_path / "optimised.onnx")
     ort.InferenceSession(model, sess_options=opts, providers=["CPUExecutionProvider"])
     ran = op_types((tmp_path / "optimised.onnx").read_bytes())
     assert not ran["SkipLayerNormalization"] and ran["LayerNormalization"] == 13  # embeddings + 2 a layer
     fused = copy.copy(embedder)
-    fused._session = embed_module._int8_session(embedder.model_path, embed_module._options(ort, 1))
+    fused._session = embed_module.int8_session(embedder.model_path, embed_module.options(ort, 1))
     texts = [*DOCS[:16], "word " * 300]
     mine, theirs = embedder.embed_documents(texts), fused.embed_documents(texts)
     cos = (mine * theirs).sum(axis=1)
@@ -334,7 +334,7 @@ def test_texts_embedded_side_by_side_get_the_bytes_of_one_call_each() -> None:
     one_thread = copy.copy(fast)
     one_thread.threads = 1
     before = copy.copy(fast)
-    before._session = embed_module._int8_session(fast.model_path, embed_module._int8_options(ort, 2))
+    before._session = embed_module.int8_session(fast.model_path, embed_module.int8_options(ort, 2))
     assert before._session is not None
     assert np.array_equal(side_by_side, one_thread.embed_documents(texts))
     assert np.array_equal(side_by_side, np.stack([before.embed_documents([t])[0] for t in texts]))

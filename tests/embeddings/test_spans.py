@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer
 
-from gitmem.embeddings.runtime import WINDOW_OVERLAP, OnnxEmbedder, embed_with_spans
+from gitmem.embeddings.onnxembedder import OnnxEmbedder
+from gitmem.embeddings.runtime import WINDOW_OVERLAP, embed_with_spans
 
 TURN = "Caroline: I went to the LGBTQ support group yesterday. It was so powerful! The stories moved me."
 FILLER = ("The service keeps its configuration in one file that every worker reads at start. "

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from gitmem.embeddings.runtime import OnnxEmbedder
+from gitmem.embeddings.onnxembedder import OnnxEmbedder
 from gitmem.search import pagevectors
 from gitmem.search.pagevectors import PageVectors, page_input
 from gitmem.store import wikipage as wp
