@@ -342,6 +342,10 @@ def ensure_vectors(ix: Index, head: str, progress: Progress | None = None, total
             import numpy as np
 
             from gitmem.embeddings.runtime import embed_with_spans, readable
+            from gitmem.search.rerank import condition_match
+
+            # a model without a floor for subjects never compares them: nothing to embed
+            subjects_used = condition_match(embedder.model_id) is not None
             for start in range(0, len(missing), _EMBED_CHUNK):
                 chunk = missing[start:start + _EMBED_CHUNK]
                 texts = _texts_for(ix, searcher, chunk)
@@ -367,7 +371,8 @@ def ensure_vectors(ix: Index, head: str, progress: Progress | None = None, total
                     pending[3].append(part_vecs)
                     # a rule's subject ("when I ask about scheduling") is embedded alone: read inside the rule, its
                     # words lean toward what the rule says to do (docs/search.md, "Rules that name their subject")
-                    ruled = [s for s in seen if texts[s][2] and readable(scripts, texts[s][2]) == texts[s][2]]
+                    ruled = [s for s in seen if texts[s][2] and readable(scripts, texts[s][2]) == texts[s][2]] \
+                        if subjects_used else []
                     if ruled:
                         pending[4].extend(ruled)
                         pending[5].append(embedder.embed_documents([texts[s][2] for s in ruled]))

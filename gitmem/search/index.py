@@ -10,7 +10,8 @@ Everything lives under ``<repo>/.cache/`` (ignored by git, rebuildable at any ti
     .cache/vectors/<model-id>.r<recipe>/
                                     embedding shards: <name>.npy (float32, one row per memory) + <name>.json (the
                                     git blob SHAs of those rows); COMPLETE holds the commit they cover;
-                                    ``sentences/`` holds the sentence vectors the same way
+                                    ``sentences/`` holds the sentence vectors the same way, ``conditions/``
+                                    the vectors of the subjects standing rules name
 
 A refresh compares the HEAD commit with ``search/HEAD``; when they differ it walks the tree under
 ``memories/`` (blob SHAs only) and re-indexes the files whose SHA changed, plus their neighbours in the same
@@ -39,7 +40,7 @@ from gitmem.search import scoring as ranking
 from gitmem.search.order import AMONG, FLOOR, Order, chain_firsts, order_bonus, parse_order
 from gitmem.search.scoring import DEFAULT_TUNING, QueryTerms, ScoreParts, Tuning
 from gitmem.search.snapshot import Key, Snapshot
-from gitmem.search.standing import asks_help
+from gitmem.search.standing import GOVERNING, asks_help, condition
 from gitmem.search.timeexpr import TimeRange, in_period, parse_time_expression
 from gitmem.store import memory as docs
 from gitmem.text.records import Record, replace
@@ -404,6 +405,7 @@ class Index:
         replaced_by: dict[Key, tuple[str, str]] = {}
         bm25: dict[tuple[int, int], float] = {}
         best_chunk: dict[Key, int] = {}
+        governed: dict[Key, float] = {}  # the standing rules that name the question's subject
         if mode != "vector" and not terms.empty:
             bm25 = self._bm25(searcher, terms, filters, n, tuning, best_chunk)
             extra = [ranking.time_clause(self._schema, when)] if when is not None else []
@@ -414,19 +416,22 @@ class Index:
                     bm25[key] = max(score, bm25.get(key, 0.0))
             if past is not None and order is not None and order.history:
                 bm25.update(self._superseded(searcher, terms, past, AMONG, tuning, best_chunk, replaced_by))
+            if tuning.standing_weight > 0:  # "when I ask about the budget": the question holds the subject's words
+                governed = self._naming(searcher, terms, filters)
+                for key, score in governed.items():
+                    bm25.setdefault(key, score)
         vector: dict[tuple[int, int], float] = {}
         vectors: rerank.QueryVectors | None = None
-        governed: dict[Key, float] = {}
         if embedder is not None and mode != "bm25":
             from gitmem.search import semantic
 
             admitted = snap.admits((type, category, tuple(tag_list), project, include_deprecated), filters)
             vector, vectors = semantic.nearest(self, snap, embedder, query, admitted, n)
             if vectors is not None and mode == "hybrid" and tuning.standing_weight > 0:
-                # the rules that name this question's subject ("when I ask about deadlines": "when is it due?")
-                governed = semantic.governing(self, snap, embedder, vectors, admitted)
-                for key, cosine in governed.items():
+                # the rules that name this question's subject in other words ("deadlines": "when is it due?")
+                for key, cosine in semantic.governing(self, snap, embedder, vectors, admitted).items():
                     vector.setdefault(key, cosine)
+                    governed.setdefault(key, cosine)
         model = _model_weights(embedder.model_id, query) if embedder is not None else None
         second = vectors is not None and model is not None and mode == "hybrid" and tuning.fusion == "ltr"
         anchor: float | None = None
@@ -458,6 +463,25 @@ class Index:
         return self._rank(searcher, bm25, vector, k, now, when, terms, tuning, vectors if second else None, model,
                           best_chunk, (order, anchor, linked, replaced_by) if order is not None else None, help_asked,
                           set(governed))
+
+    def _naming(self, searcher: Any, terms: QueryTerms, filters: list[tuple[Any, Any]]) -> dict[Key, float]:
+        """The standing rules whose subject (:func:`~gitmem.search.standing.condition`) the question holds word for
+        word (:func:`~gitmem.search.scoring.names_subject`), at most :data:`~gitmem.search.standing.GOVERNING`, with
+        their BM25 over the subject; none, at the cost of one lookup in an almost empty field, in most
+        repositories."""
+        query = ranking.subject_query(self._schema, terms)
+        if query is None:
+            return {}
+        hits = searcher.search(tantivy.Query.boolean_query([(tantivy.Occur.Must, query), *filters]),
+                               limit=4 * GOVERNING, count=False).hits
+        found: dict[Key, float] = {}
+        for score, addr in hits:
+            subject = condition(_stored(searcher, (addr.segment_ord, addr.doc)).text)
+            if ranking.names_subject(terms, ranking.analyze_query(subject, self._analyzer)):
+                found[(addr.segment_ord, addr.doc)] = float(score)
+                if len(found) >= GOVERNING:
+                    break
+        return found
 
     def _chain_links(self, searcher: Any, memory: Memory, order: Order,
                      replaced_by: dict[Key, tuple[str, str]]) -> tuple[set[Key], str]:

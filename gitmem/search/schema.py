@@ -12,7 +12,7 @@ from datetime import datetime
 import tantivy
 
 from gitmem.search import scoring as ranking
-from gitmem.search.standing import stands
+from gitmem.search.standing import condition, stands
 from gitmem.store import memory as docs
 from gitmem.store.memory import Memory
 from gitmem.text import quickjson
@@ -26,7 +26,7 @@ _MEMORY_NAMES = tuple(f.name for f in docs.MEMORY_FIELDS)
 _TIMES = docs.TIME_FIELDS
 #: bump when the schema, the analyzer or what goes into a field changes: the index is then rebuilt (it also
 #: changes by itself with the fields of Memory, which the stored documents list in order)
-FORMAT = "8." + blake2b(",".join(_MEMORY_NAMES).encode(), digest_size=4).hexdigest()
+FORMAT = "9." + blake2b(",".join(_MEMORY_NAMES).encode(), digest_size=4).hexdigest()
 #: bump when the text given to the embedding model changes: vectors are then recomputed (3: a memory in a script
 #: the model does not cover is stored as a zero vector, see :func:`gitmem.embeddings.runtime.covers`; 4: a long memory's
 #: chunks instead of its sentences; 5: sentence and chunk vectors pooled from the memory's own model pass; 6: the
@@ -41,7 +41,7 @@ def schema() -> Any:
     b = tantivy.SchemaBuilder()
     for name in ("path", "sha", "key", "type", "category", "project", "scope", "tag"):
         b.add_text_field(name, stored=name in ("path", "sha"), tokenizer_name="raw", index_option="basic")
-    for name in TEXT_FIELDS:
+    for name in (*TEXT_FIELDS, ranking.SUBJECT_FIELD):
         b.add_text_field(name, tokenizer_name=ranking.TOKENIZER, index_option="position")
     for name in ("deprecated", "importance", "grp", "seq", "sha64", "part", "standing", "superseded"):
         b.add_unsigned_field(name, indexed=True, fast=True)
@@ -151,11 +151,14 @@ def documents(memory: Memory, path: str, sha: str, grp: int, seq: int, ctx: str)
     the stored memory), then for a long memory one document per chunk (``part`` 1, 2, …: its name and that
     chunk as the body, with the same filter and ranking fields; a search scores the memory by its best
     document). ``grp``/``seq`` place it in its source, ``ctx`` is its neighbours' text. The ``standing`` field is
-    1 when the memory states a standing instruction or preference (:func:`gitmem.search.standing.stands`); the
-    ``superseded`` field says what replaced a deprecated memory (:func:`superseded`)."""
+    1 when the memory states a standing instruction or preference (:func:`gitmem.search.standing.stands`), and
+    the ``cond`` field holds the subject such a rule names, if any; the ``superseded`` field says what replaced a
+    deprecated memory (:func:`superseded`)."""
     flags = int(stands(memory)), superseded(memory)
     main = _document(memory, path, sha, grp, seq, {"description": memory.description, "body": body(memory),
-                                                    "tags": " ".join(memory.tags), "ctx": ctx}, 0, flags)
+                                                    "tags": " ".join(memory.tags), "ctx": ctx,
+                                                    ranking.SUBJECT_FIELD: condition(memory.text) if flags[0] else ""},
+                     0, flags)
     main.add_bytes("doc", memory_json(memory))
     return [main, *(_document(memory, path, sha, grp, seq, {"body": chunk}, part, flags)
                     for part, chunk in enumerate(memory_chunks(memory), start=1))]

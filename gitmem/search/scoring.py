@@ -276,6 +276,30 @@ def key_clause(schema: Any, memory_id: str) -> tuple[Any, Any]:
     return tantivy.Occur.Must, tantivy.Query.const_score_query(tantivy.Query.term_query(schema, "key", memory_id), 0.0)
 
 
+#: the text field holding the subject a standing rule names (:func:`gitmem.search.standing.condition`), searched
+#: apart from the text fields
+SUBJECT_FIELD = "cond"
+
+
+def subject_query(schema: Any, terms: QueryTerms) -> Any | None:
+    """The rules whose subject holds a word or a CJK character of the question (None: nothing to look for); whether
+    the question holds the whole subject is :func:`names_subject`'s to say."""
+    Q, should = tantivy.Query, tantivy.Occur.Should
+    units = [*terms.words, *terms.chars]
+    if not units:
+        return None
+    return Q.boolean_query([(should, Q.term_query(schema, SUBJECT_FIELD, unit)) for unit in units])
+
+
+def names_subject(question: QueryTerms, subject: QueryTerms) -> bool:
+    """Whether ``question`` holds every word of ``subject`` and, of its CJK text, every pair of characters (every
+    character when it has one alone)."""
+    if subject.empty:
+        return False
+    return (set(subject.words) <= set(question.words) and set(subject.bigrams) <= set(question.bigrams)
+            and (bool(subject.bigrams) or set(subject.chars) <= set(question.chars)))
+
+
 def standing_clause(schema: Any) -> tuple[Any, Any]:
     """A clause keeping only the memories that state a standing instruction or preference
     (:mod:`gitmem.search.standing`); like the filters, it adds nothing to their BM25."""

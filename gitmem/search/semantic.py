@@ -16,6 +16,7 @@ from gitmem.search import rerank
 from gitmem.search import schema as idoc
 from gitmem.search import scoring as ranking
 from gitmem.search.build import GROUP, OK, SEQ, SHA, TOKS, ensure_vectors, load_state, missing_vectors
+from gitmem.search.standing import GOVERNING
 from gitmem.search.timeexpr import in_period
 from gitmem.search.vectors import VectorStore, model_folder
 
@@ -30,9 +31,6 @@ if TYPE_CHECKING:
     from gitmem.search.timeexpr import TimeRange
 
 __all__ = ["governing", "load_embedder", "nearest", "signals", "store", "vector_dir", "vectors_ready"]
-
-#: the most standing rules one question brings along by their subject (:func:`governing`)
-GOVERNING = 2
 
 
 def load_embedder(ix: Index) -> Embedder | None:
@@ -60,7 +58,8 @@ def vector_dir(ix: Index, model_id: str) -> Path:
 
 
 def store(ix: Index, model_id: str, part: str = "") -> VectorStore:
-    """The vector cache of a model (``part="sentences"``: of its sentence vectors)."""
+    """The vector cache of a model (``part="sentences"``: of its sentence and chunk vectors; ``"conditions"``: of
+    the subjects its standing rules name)."""
     folder = vector_dir(ix, model_id)
     return VectorStore(folder / part if part else folder)
 
@@ -78,6 +77,7 @@ def vectors_ready(ix: Index, embedder: Embedder) -> None:
         if head and vectors.complete.read_text("utf-8") == head:
             load_vectors(ix, embedder)
             _load_sentences(ix, embedder)
+            _load_conditions(ix, embedder)
             ix._snapshot().vectors = embedder.model_id
             ix.vectors_missing = 0
             return
@@ -126,6 +126,19 @@ def _load_sentences(ix: Index, embedder: Embedder) -> tuple[Any, Any, dict[int, 
             ix._sentences = (marker, matrix[order], starts, {int(u): i for i, u in enumerate(unique)},
                              unique[chunked], chunked)
     return ix._sentences[1:]
+
+
+def _load_conditions(ix: Index, embedder: Embedder) -> tuple[list[int], Any]:
+    """(sha64 of each row, matrix) of the vectors of the subjects standing rules name, kept while the shards do not
+    change (as :func:`_load_sentences`); the matrix is None when no rule names one."""
+    if ix._conditions is not None and ix._snapshot().vectors == embedder.model_id:
+        return ix._conditions[1:]
+    conditions = store(ix, embedder.model_id, "conditions")
+    marker = conditions.marker()
+    if ix._conditions is None or ix._conditions[0] != marker:
+        keys, matrix = conditions.load()
+        ix._conditions = (marker, [idoc.sha64(k) for k in keys], matrix)
+    return ix._conditions[1:]
 
 
 def _neighbourhood(ix: Index) -> rerank.Neighbourhood:
@@ -187,20 +200,15 @@ def nearest(ix: Index, snap: Snapshot, embedder: Embedder, query: str, admitted:
 def governing(ix: Index, snap: Snapshot, embedder: Embedder, vectors: rerank.QueryVectors,
               admitted: tuple[bool, frozenset[Key]]) -> dict[Key, float]:
     """The standing rules whose subject (:func:`gitmem.search.standing.condition`: "when I ask about *deadlines*")
-    is near the question in meaning (:data:`gitmem.search.rerank.CONDITION_MATCH`), at most :data:`GOVERNING`,
+    is near the question in meaning (:data:`gitmem.search.rerank.CONDITION_MATCH`), at most
+    :data:`~gitmem.search.standing.GOVERNING`,
     the nearest first, among those the filters ``admitted``; each with its memory's own cosine."""
     import numpy as np
 
     floor = rerank.condition_match(embedder.model_id)
     if floor is None:
         return {}
-    if ix._conditions is None or ix._snapshot().vectors != embedder.model_id:  # as _load_sentences
-        conditions = store(ix, embedder.model_id, "conditions")
-        marker = conditions.marker()
-        if ix._conditions is None or ix._conditions[0] != marker:
-            keys, matrix = conditions.load()
-            ix._conditions = (marker, [idoc.sha64(k) for k in keys], matrix)
-    _marker, owners, matrix = ix._conditions
+    owners, matrix = _load_conditions(ix, embedder)
     if matrix is None:
         return {}
     sims = np.einsum("ij,j->i", matrix, vectors.query)

@@ -47,13 +47,20 @@ _RECAP: tuple[tuple[tuple[str, ...], ...], ...] = (
     (("order",), ("in",), ("which",)), (("remind",), ("me",)),
 )
 _RECAP_CJK = ("总结", "回顾", "概括")
-# the subject of a conditional rule: "when(ever)/if I ask (you) about|for Y", "when I'm asking about Y",
-# "when it comes to Y"; 当/每当/每次我问(到|起|及)Y(的)时(候)
+#: the most rules one question brings along by the subject they name (:func:`condition`)
+GOVERNING = 2
+# the subject of a conditional rule: "when(ever)/if/any time I (or we) ask (you) about|for|regarding Y", "when I talk
+# with you about Y", "when it comes to Y"; Y ends at punctuation (a full stop only before a space: "Node.js") or
+# before an instruction's first word ("…about deadlines use MM/DD/YYYY"). 当/每当/每次/如果/只要我问到(起/及)Y的时候
+_SUBJECT_END = ("use", "always", "please", "never", "then", "do", "don't", "make", "give", "include", "list", "show",
+                "keep", "format", "answer", "reply", "respond", "write", "add", "put", "start", "mention", "be")
 _CONDITION = LazyPattern(
-    r"(?i)\b(?:when(?:ever)?|if|any\s?time)\s+(?:(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+(?:ask|inquire|request|talk|want"
-    r"\s+to\s+know|need\s+help)\w*\s+(?:you\s+)?(?:about|for|regarding|on|with)|it\s+comes\s+to)\s+"
-    r"(?P<en>[^.!?;,\n]{3,80})"
-    r"|(?:当|每当|每次|如果)?我(?:问到|问起|问及|询问|问你|问|提到)(?:关于)?(?P<zh>[^，。！？；,.!?\n]{1,20}?)的?(?:时候|时)")
+    r"(?i)\b(?:when(?:ever)?|if|any\s?time)\s+(?:(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+(?:ask|inquire|request|talk|"
+    r"want\s+to\s+know|need\s+help)\w*(?:\s+(?:with|to))?(?:\s+you)?\s+(?:about|for|regarding|on|with)|it\s+comes"
+    r"\s+to)\s+(?P<en>(?:[^.!?;:,\u2014\n]|\.(?=\w)){1,80}?)(?=\s*(?:[!?;:,\u2014\n]|\.(?!\w)|$)|\s+(?:"
+    + "|".join(_SUBJECT_END) + r")\b)"
+    r"|(?:当|每当|每次|如果|只要)我(?:问到|问起|问及|询问|问你|问|提到|提起)(?:关于)?"
+    r"(?P<zh>[^的你，。！？；：,.!?:\n][^，。！？；：,.!?:\n]{0,19}?)的?(?:时候|时)")
 
 
 def stands(memory: Memory) -> bool:

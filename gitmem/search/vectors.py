@@ -2,7 +2,8 @@
 
 ``.cache/vectors/<model-id>.r<recipe>/`` holds ``<name>.npy`` (one row per memory) with ``<name>.json`` (the blob
 SHAs of those rows, written last) and ``COMPLETE`` (the commit whose memories all have a vector); sentence vectors
-live the same way in ``sentences/`` with keys ``<blob sha>#<n>``. Shards are only added, and merged once there are
+live the same way in ``sentences/`` with keys ``<blob sha>#<n>``, and the vectors of the subjects standing rules
+name in ``conditions/``. Shards are only added, and merged once there are
 more than :data:`MAX_SHARDS`; another machine rebuilds its own cache from the same commits.
 """
 
@@ -78,9 +79,10 @@ def drop_replaced(root: Path, keep: str, replaced: Iterable[str], *, now: float 
 
 
 def _last_written(folder: Path) -> float:
-    """When anything in a cache folder (shards, COMPLETE, its sentences' folder) was last written."""
+    """When anything in a cache folder (shards, COMPLETE, its sentences' and conditions' folders) was last
+    written."""
     times = [folder.stat().st_mtime]
-    for path in (*folder.iterdir(), *(folder / "sentences").glob("*")):
+    for path in (*folder.iterdir(), *(folder / "sentences").glob("*"), *(folder / "conditions").glob("*")):
         with contextlib.suppress(OSError):
             times.append(path.stat().st_mtime)
     return max(times)
