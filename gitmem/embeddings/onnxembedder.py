@@ -83,7 +83,7 @@ class OnnxEmbedder:
     # -- public API -------------------------------------------------------------------------
     @property
     def scripts(self) -> tuple[str, ...]:
-        """The writing systems the model covers (empty: all), for :func:`covers`."""
+        """The writing systems the model covers (empty: all), for :func:`~gitmem.embeddings.runtime.covers`."""
         return self.config.scripts
 
     @property
@@ -203,8 +203,9 @@ class OnnxEmbedder:
         int8 activations are quantised with one range per model call: texts sharing a call would change each
         other's vectors (measured: up to 0.03 a component), so each text gets its own call (no padding either:
         long texts gain). One text is too little work to share between threads, so the session runs each call on
-        one thread (:func:`_new_session`) and several calls run side by side: onnxruntime releases the GIL while
-        it runs, and a call's result does not depend on which thread ran it or what ran beside it.
+        one thread (:func:`~gitmem.embeddings.sessions.int8_options`) and several calls run side by side:
+        onnxruntime releases the GIL while it runs, and a call's result does not depend on which thread ran it or
+        what ran beside it.
         """
 
         def one(i: int) -> None:
@@ -271,7 +272,6 @@ class OnnxEmbedder:
         return result
 
 
-
 def _stitch(windows: list[tuple[Any, NDArray[np.float32]]]) -> tuple[Any, Any, NDArray[np.float32]]:
     """(character starts, character ends, output) of each token of a text run as ``windows`` (its encoding and
     token outputs each, in order), special tokens left out; a token in two overlapping windows comes from the one
@@ -297,7 +297,6 @@ def _stitch(windows: list[tuple[Any, NDArray[np.float32]]]) -> tuple[Any, Any, N
     return start, end, vecs
 
 
-
 def _batches(lengths: Sequence[int], rows: int, tokens: int) -> list[list[int]]:
     """Indices of ``lengths`` grouped for model calls: sorted by length (little padding), at most ``rows`` texts
     and ``tokens`` padded tokens a call (a single longer text still gets its own call)."""
@@ -312,7 +311,6 @@ def _batches(lengths: Sequence[int], rows: int, tokens: int) -> list[list[int]]:
     if current:
         batches.append(current)
     return batches
-
 
 
 def _check_dim(config: ModelConfig, native: int, wanted: int | None, path: Path) -> int:

@@ -249,11 +249,9 @@ def embed_with_spans(
     return np.asarray(vecs[: len(texts)]), np.asarray(vecs[len(texts):]).reshape(len(flat), embedder.dim)
 
 
-
 def span_texts(texts: Sequence[str], spans: Sequence[Sequence[Span]]) -> list[str]:
     """The text of each span, its ranges joined by spaces, in order."""
     return [" ".join(t[a:b] for a, b in span) for t, mine in zip(texts, spans, strict=True) for span in mine]
-
 
 
 # ---------------------------------------------------------------------------------------------

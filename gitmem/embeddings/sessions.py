@@ -29,7 +29,6 @@ class Io:
     native_dim: int | None
 
 
-
 def first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     line = text[0] if text else type(exc).__name__
@@ -131,14 +130,14 @@ def options(ort: Any, threads: int) -> Any:
 
 def int8_options(ort: Any, threads: int = 1) -> Any:
     """Session options for a rewritten int8 model: one thread a call unless told otherwise
-    (:meth:`OnnxEmbedder._one_by_one` runs ``threads`` calls side by side), the residual ``Add`` and its
+    (``OnnxEmbedder._one_by_one`` runs ``threads`` calls side by side), the residual ``Add`` and its
     ``LayerNormalization`` left unfused.
 
     onnxruntime's fused ``SkipLayerNormalization`` kernel was 16-17% of a call (36 and 256 tokens, AVX-512
     machine); with the ``Add`` and ``LayerNormalization`` kernels apart, a call runs about 1.2x faster. The
     sums are rounded differently, so now and then a value next to a quantisation step lands on its other side:
     the vectors move (mean cosine 0.9992 to the fused run's, ``docs/embeddings.md``), which
-    :data:`INT8_ACTIVATIONS_SUFFIX` says."""
+    :data:`~gitmem.embeddings.runtime.INT8_ACTIVATIONS_SUFFIX` says."""
     opts = options(ort, threads)
     opts.add_session_config_entry("optimization.disable_specified_optimizers", "SkipLayerNormFusion")
     return opts

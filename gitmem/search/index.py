@@ -40,7 +40,7 @@ from gitmem.search import scoring as ranking
 from gitmem.search.order import AMONG, FLOOR, Order, chain_firsts, order_bonus, parse_order
 from gitmem.search.scoring import DEFAULT_TUNING, QueryTerms, ScoreParts, Tuning
 from gitmem.search.snapshot import Key, Snapshot
-from gitmem.search.standing import GOVERNING, asks_help, condition
+from gitmem.search.standing import GOVERNING, alternatives, asks_help, condition
 from gitmem.search.timeexpr import TimeRange, in_period, parse_time_expression
 from gitmem.store import memory as docs
 from gitmem.text.records import Record, replace
@@ -48,6 +48,8 @@ from gitmem.text.records import Record, replace
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
 #: the best matches of the X in "before/after X" the memory about X is chosen among
 _ANCHORS = 5
+#: the rules sharing a word with the question whose subjects a search reads to find the ones it names whole
+_SUBJECTS = 32
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path
@@ -417,7 +419,7 @@ class Index:
             if past is not None and order is not None and order.history:
                 bm25.update(self._superseded(searcher, terms, past, AMONG, tuning, best_chunk, replaced_by))
             if tuning.standing_weight > 0:  # "when I ask about the budget": the question holds the subject's words
-                governed = self._naming(searcher, terms, filters)
+                governed = self._naming(searcher, terms, filters, tuning, best_chunk)
                 for key, score in governed.items():
                     bm25.setdefault(key, score)
         vector: dict[tuple[int, int], float] = {}
@@ -430,6 +432,8 @@ class Index:
             if vectors is not None and mode == "hybrid" and tuning.standing_weight > 0:
                 # the rules that name this question's subject in other words ("deadlines": "when is it due?")
                 for key, cosine in semantic.governing(self, snap, embedder, vectors, admitted).items():
+                    if len(governed) >= GOVERNING:
+                        break
                     vector.setdefault(key, cosine)
                     governed.setdefault(key, cosine)
         model = _model_weights(embedder.model_id, query) if embedder is not None else None
@@ -464,21 +468,28 @@ class Index:
                           best_chunk, (order, anchor, linked, replaced_by) if order is not None else None, help_asked,
                           set(governed))
 
-    def _naming(self, searcher: Any, terms: QueryTerms, filters: list[tuple[Any, Any]]) -> dict[Key, float]:
-        """The standing rules whose subject (:func:`~gitmem.search.standing.condition`) the question holds word for
-        word (:func:`~gitmem.search.scoring.names_subject`), at most :data:`~gitmem.search.standing.GOVERNING`, with
-        their BM25 over the subject; none, at the cost of one lookup in an almost empty field, in most
-        repositories."""
+    def _naming(self, searcher: Any, terms: QueryTerms, filters: list[tuple[Any, Any]], tuning: Tuning,
+                best_chunk: dict[Key, int]) -> dict[Key, float]:
+        """The standing rules whose subject (:func:`~gitmem.search.standing.condition`), or one of the subjects it
+        lists, the question holds word for word (:func:`~gitmem.search.scoring.names_subject`), at most
+        :data:`~gitmem.search.standing.GOVERNING`, with their BM25 as any memory's; none, at the cost of one
+        lookup in an almost empty field, in most repositories."""
         query = ranking.subject_query(self._schema, terms)
         if query is None:
             return {}
+        # every rule whose subject shares a word with the question, best first (a full match may rank low among
+        # partial ones: a rare word of the question in many subjects)
         hits = searcher.search(tantivy.Query.boolean_query([(tantivy.Occur.Must, query), *filters]),
-                               limit=4 * GOVERNING, count=False).hits
+                               limit=_SUBJECTS, count=False).hits
         found: dict[Key, float] = {}
-        for score, addr in hits:
-            subject = condition(_stored(searcher, (addr.segment_ord, addr.doc)).text)
-            if ranking.names_subject(terms, ranking.analyze_query(subject, self._analyzer)):
-                found[(addr.segment_ord, addr.doc)] = float(score)
+        for _score, addr in hits:
+            memory = _stored(searcher, (addr.segment_ord, addr.doc))
+            if any(ranking.names_subject(terms, ranking.analyze_query(subject, self._analyzer))
+                   for subject in alternatives(condition(memory.text))):
+                # scored by its text like any candidate: the subject field's scores live on another scale
+                scored = self._bm25(searcher, terms, [*filters, ranking.key_clause(self._schema, memory.id)], 1,
+                                    tuning, best_chunk)
+                found[(addr.segment_ord, addr.doc)] = scored.get((addr.segment_ord, addr.doc), 0.0)
                 if len(found) >= GOVERNING:
                     break
         return found

@@ -49,18 +49,22 @@ _RECAP: tuple[tuple[tuple[str, ...], ...], ...] = (
 _RECAP_CJK = ("总结", "回顾", "概括")
 #: the most rules one question brings along by the subject they name (:func:`condition`)
 GOVERNING = 2
-# the subject of a conditional rule: "when(ever)/if/any time I (or we) ask (you) about|for|regarding Y", "when I talk
-# with you about Y", "when it comes to Y"; Y ends at punctuation (a full stop only before a space: "Node.js") or
-# before an instruction's first word ("…about deadlines use MM/DD/YYYY"). 当/每当/每次/如果/只要我问到(起/及)Y的时候
-_SUBJECT_END = ("use", "always", "please", "never", "then", "do", "don't", "make", "give", "include", "list", "show",
-                "keep", "format", "answer", "reply", "respond", "write", "add", "put", "start", "mention", "be")
+# the subject of a conditional rule: "when(ever)/if/any time I (or we) ask (you) (questions) about|for|regarding Y",
+# "if asked about Y", "when I talk with you about Y", "when it comes to Y"; Y ends at punctuation (a full stop only
+# before a space: "Node.js") or before a word that opens the instruction ("…about deadlines always use…").
+# 当/每当/每次/如果/只要我问到(起/及)Y的时候, without a trailing 的问题/的建议/的事情
 _CONDITION = LazyPattern(
-    r"(?i)\b(?:when(?:ever)?|if|any\s?time)\s+(?:(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+(?:ask|inquire|request|talk|"
-    r"want\s+to\s+know|need\s+help)\w*(?:\s+(?:with|to))?(?:\s+you)?\s+(?:about|for|regarding|on|with)|it\s+comes"
-    r"\s+to)\s+(?P<en>(?:[^.!?;:,\u2014\n]|\.(?=\w)){1,80}?)(?=\s*(?:[!?;:,\u2014\n]|\.(?!\w)|$)|\s+(?:"
-    + "|".join(_SUBJECT_END) + r")\b)"
+    r"(?i)\b(?:(?:when(?:ever)?|if|any\s?time)\s+(?:(?:i|we)(?:['\u2019]m|['\u2019]re|\s+am|\s+are)?\s+(?:ask|"
+    r"inquire|request|talk|want\s+to\s+know|need\s+help)\w*(?:\s+(?:you\s+)?(?:a\s+|any\s+)?questions?)?"
+    r"(?:\s+(?:with|to))?(?:\s+you)?\s+(?:about|for|regarding|on|with)|it\s+comes\s+to)|if\s+asked\s+(?:about|for|"
+    r"regarding))\s+(?P<en>(?:[^.!?;:,\u2014\n]|\.(?=\w)){1,80}?)(?=\s*(?:[!?;:,\u2014\n]|\.(?!\w)|$)|\s+(?:always|"
+    r"never|please|then)\b)"
     r"|(?:当|每当|每次|如果|只要)我(?:问到|问起|问及|询问|问你|问|提到|提起)(?:关于)?"
-    r"(?P<zh>[^的你，。！？；：,.!?:\n][^，。！？；：,.!?:\n]{0,19}?)的?(?:时候|时)")
+    r"(?P<zh>[^的你，。！？；：,.!?:\n][^，。！？；：,.!?:\n]{0,19}?)(?:的(?:问题|建议|事情|事))?的?(?:时候|时)")
+_SENTENCE = LazyPattern(r"(?<=[.!])\s|[。！\n]")
+_RULE_WORD = LazyPattern(r"(?i)[\s,:]*(?:always|never|please|don't|do\s+not|avoid|make\s+sure)\b")
+# the alternatives a subject lists ("flights or hotels", "Python and Rust", 预算或者开销)
+_ALTERNATIVES = LazyPattern(r"(?i)\s+(?:or|and)\s+|\s*(?:、|或者|或是|以及)\s*")
 
 
 def stands(memory: Memory) -> bool:
@@ -72,7 +76,10 @@ def stands(memory: Memory) -> bool:
     from gitmem.text.directives import MAX_DIRECTIVE_CHARS, detect_directives  # index time only
 
     text = memory.text
-    return len(text) <= 2 * MAX_DIRECTIVE_CHARS and bool(detect_directives(text) or _PREFERS.search(text))
+    if len(text) > 2 * MAX_DIRECTIVE_CHARS:
+        return False
+    # a rule that opens with its subject ("When I ask about deadlines, use…", 当我问到部署的时候，先…) is one too
+    return bool(detect_directives(text) or _PREFERS.search(text) or _asks_when(text))
 
 
 def condition(text: str) -> str:
@@ -81,6 +88,23 @@ def condition(text: str) -> str:
     if found is None:
         return ""
     return (found.group("en") or found.group("zh") or "").strip(" ,，:：\"'")
+
+
+def _asks_when(text: str) -> bool:
+    """Whether ``text`` says what to do when the user asks about something ("when I ask about…", 当我问到…的时候),
+    outside a question ("Got any favs when it comes to desserts?" is no rule)."""
+    found = _CONDITION.search(text)
+    if found is None:
+        return False
+    if not found.group("zh") and "comes" in found.group().lower() and not _RULE_WORD.match(text, found.end()):
+        return False  # "when it comes to X" says what to do only with a rule word after it: ", always…"
+    sentence = _SENTENCE.split(text[found.start():], maxsplit=1)[0]
+    return "?" not in sentence and "？" not in sentence
+
+
+def alternatives(subject: str) -> list[str]:
+    """The subjects a rule's subject lists ("flights or hotels" → flights, hotels); any one of them names it."""
+    return [part for part in (p.strip() for p in _ALTERNATIVES.split(subject)) if part]
 
 
 def asks_help(question: str) -> bool:

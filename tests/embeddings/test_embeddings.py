@@ -358,7 +358,7 @@ def test_resolution_order(model_files: Path, tmp_path: Path, embedder: OnnxEmbed
 def test_importing_the_modules_loads_no_heavy_dependency() -> None:
     code = (
         "import sys, gitmem.embeddings.runtime, gitmem.embeddings.catalogue, gitmem.embeddings.install\n"
-        "import gitmem.embeddings.convert\n"
+        "import gitmem.embeddings.convert, gitmem.embeddings.onnxembedder, gitmem.embeddings.sessions\n"
         "heavy = {'numpy', 'onnxruntime', 'tokenizers', 'urllib.request'} & set(sys.modules)\n"
         "assert not heavy, heavy\n"
     )

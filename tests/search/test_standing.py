@@ -9,7 +9,7 @@ from gitmem.search.build import ID, SHA, load_state
 from gitmem.search.index import Index
 from gitmem.search.scoring import Tuning
 from gitmem.search.semantic import store
-from gitmem.search.standing import asks_help, condition, stands
+from gitmem.search.standing import alternatives, asks_help, condition, stands
 from gitmem.store.document import make_memory
 from gitmem.store.memories import MemoryRepo
 
@@ -127,7 +127,12 @@ def test_the_subject_a_rule_names() -> None:
         "If I ask you for a summary, keep it under five bullets.": "a summary",
         "When it comes to tests, always use pytest.": "tests",
         "When I ask about deadlines: always format dates as MM/DD/YYYY.": "deadlines",
-        "Anytime I ask you about deadlines use MM/DD/YYYY": "deadlines",
+        "Anytime I ask you about deadlines always use MM/DD/YYYY": "deadlines",
+        "When I ask about the response format, reply in JSON": "the response format",
+        "When I ask about how to write tests, show pytest examples.": "how to write tests",
+        "When I ask questions about billing, cite the invoice.": "billing",
+        "If asked about pricing, quote the current plan.": "pricing",
+        "When I\u2019m asking about flights or hotels, compare prices.": "flights or hotels",
         "When I ask about UI, keep it short": "UI",
         "When I ask about Node.js releases, give the LTS line.": "Node.js releases",
         "When I talk with you about money, be precise.": "money",
@@ -135,9 +140,18 @@ def test_the_subject_a_rule_names() -> None:
         "当我问到部署的时候，先列出回滚步骤": "部署",
         "每次我问起预算时，请给出具体数字。": "预算",
         "每次我问你预算的时候，给出数字": "预算",
+        "每次我问起关于预算的问题时，请给出具体数字。": "预算",
     }
     for text, subject in subjects.items():
         assert condition(text) == subject, text
+        # a rule that opens with its subject stands like one that ends with it
+        assert stands(make_memory(text)), text
+    # a subject in a question, or "when it comes to" without a rule word, makes no rule
+    for text in ("Got any favs when it comes to dairy-free desserts?", "When I ask about pricing, what do you say?"):
+        assert condition(text) and not stands(make_memory(text)), text
+    assert alternatives("flights or hotels") == ["flights", "hotels"]
+    assert alternatives("software dependencies or libraries used") == ["software dependencies", "libraries used"]
+    assert alternatives("预算或者开销") == ["预算", "开销"]
     for text in ("Never use unittest.", "Always include version numbers.", "I always ask about it later.",
                  "我提到的时间要换算成北京时间", "每次我问你的时候都要简短"):
         assert condition(text) == "", text
@@ -172,10 +186,15 @@ FINANCES = [
     ("f3", "The financial goals spreadsheet has a tab per goal and a chart of the progress each month."),
     ("rule", "Always highlight changes in budget allocations when I ask about financial goals."),
     ("f4", "Groceries and dining out are the two budget lines that grew most this spring."),
+    ("f5", "Current financial goals this year, in order: the emergency fund, then the loan, then the current "
+           "account buffer; the financial goals are checked at the end of the year."),
+    ("f6", "This year the financial goals changed twice: current goals are the fund and the loan."),
     ("zh1", "今年的预算：房租每月四千，伙食两千，旅行预算一年一万。"),
     ("zh2", "预算表按月记账，超出预算的项目标红。"),
     ("zh3", "上个月的预算超了五百，主要是聚餐。"),
     ("zhrule", "每次我问起预算时，请给出具体数字。"),
+    ("trips", "When I ask about flights or hotels, compare at least three prices."),
+    ("t1", "We booked the hotel in Lisbon near the river for the May conference, four nights."),
 ]
 
 
@@ -197,6 +216,23 @@ def test_a_rule_comes_up_for_a_question_holding_the_words_of_its_subject(repo: M
     assert _ids(index, "今年的预算是多少？", k=1, mode="bm25") == ["zhrule"]
     assert _ids(index, "今年的预算是多少？", k=1, mode="bm25", standing_weight=0.0) != ["zhrule"]
     assert "zhrule" not in _ids(index, "今年的房租是多少？", k=1, mode="bm25")
+    # 算 alone is in the subject's field, but not the pair 预算
+    assert "zhrule" not in _ids(index, "我算了一下房租", k=2, mode="bm25")
+    # one of the subjects a rule lists is enough
+    assert _ids(index, "Which hotels did we book in Lisbon?", k=1, mode="bm25") == ["trips"]
+
+
+def test_a_rule_that_names_the_subject_is_scored_by_its_text_like_any_candidate(repo: MemoryRepo) -> None:
+    """Brought in by its subject from outside the BM25 candidates, the rule keeps its text's BM25 (the scale the
+    others are fused on and the relevance gate reads), not its subject field's."""
+    index = _finances(repo)
+    question = "What are my current financial goals for this year?"
+    plain = {h.id: h.parts.bm25 for h in index.search(question, k=20, now=NOW, mode="bm25",
+                                                        tuning=Tuning(standing_weight=0.0))}
+    assert sorted(plain, key=plain.__getitem__, reverse=True).index("rule") >= 3
+    few = index.search(question, k=1, now=NOW, mode="bm25", tuning=Tuning(candidates=2))  # 3 BM25 candidates
+    assert few[0].id == "rule"
+    assert few[0].parts.bm25 == plain["rule"]
 
 
 def test_a_rule_that_names_its_subject_keeps_to_the_filters_and_goes_when_forgotten(repo: MemoryRepo) -> None:
