@@ -22,6 +22,7 @@ from gitmem.search.vectors import VectorStore, model_folder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from gitmem.embeddings.runtime import Embedder
@@ -110,35 +111,39 @@ def _load_sentences(ix: Index, embedder: Embedder) -> tuple[Any, Any, dict[int, 
     sentences or chunks."""
     import numpy as np
 
-    if ix._sentences is not None and ix._snapshot().vectors == embedder.model_id:
-        return ix._sentences[1:]
-    sentences = store(ix, embedder.model_id, "sentences")
-    marker = sentences.marker()
-    if ix._sentences is None or ix._sentences[0] != marker:
-        keys, matrix = sentences.load()
+    def grouped(keys: list[str], matrix: Any) -> tuple[Any, ...]:
         if matrix is None or not keys:
-            ix._sentences = (marker, None, None, {}, np.zeros(0, np.uint64), np.zeros(0, bool))
-        else:
-            owners = np.array([idoc.sha64(k) for k in keys], dtype=np.uint64)
-            order = np.argsort(owners, kind="stable")
-            unique, starts = np.unique(owners[order], return_index=True)
-            chunked = np.array(["#c" in k for k in keys])[order][starts]
-            ix._sentences = (marker, matrix[order], starts, {int(u): i for i, u in enumerate(unique)},
-                             unique[chunked], chunked)
+            return None, None, {}, np.zeros(0, np.uint64), np.zeros(0, bool)
+        owners = np.array([idoc.sha64(k) for k in keys], dtype=np.uint64)
+        order = np.argsort(owners, kind="stable")
+        unique, starts = np.unique(owners[order], return_index=True)
+        chunked = np.array(["#c" in k for k in keys])[order][starts]
+        return matrix[order], starts, {int(u): i for i, u in enumerate(unique)}, unique[chunked], chunked
+
+    ix._sentences = _cached(ix, embedder, "sentences", ix._sentences, grouped)
     return ix._sentences[1:]
 
 
 def _load_conditions(ix: Index, embedder: Embedder) -> tuple[list[int], Any]:
     """(sha64 of each row, matrix) of the vectors of the subjects standing rules name, kept while the shards do not
-    change (as :func:`_load_sentences`); the matrix is None when no rule names one."""
-    if ix._conditions is not None and ix._snapshot().vectors == embedder.model_id:
-        return ix._conditions[1:]
-    conditions = store(ix, embedder.model_id, "conditions")
-    marker = conditions.marker()
-    if ix._conditions is None or ix._conditions[0] != marker:
-        keys, matrix = conditions.load()
-        ix._conditions = (marker, [idoc.sha64(k) for k in keys], matrix)
+    change; the matrix is None when no rule names one."""
+    ix._conditions = _cached(ix, embedder, "conditions", ix._conditions,
+                             lambda keys, matrix: ([idoc.sha64(k) for k in keys], matrix))
     return ix._conditions[1:]
+
+
+def _cached(ix: Index, embedder: Embedder, part: str, held: tuple[Any, ...] | None,
+            build: Callable[[list[str], Any], tuple[Any, ...]]) -> Any:
+    """``held`` (a marker, then what ``build`` made of a cache part's keys and matrix) while it is current: as is
+    once the vectors cover the snapshot's state (nothing changes them until the next reload), else as long as the
+    part's shards have not changed; otherwise built again from the shards."""
+    if held is not None and ix._snapshot().vectors == embedder.model_id:
+        return held
+    vectors = store(ix, embedder.model_id, part)
+    marker = vectors.marker()
+    if held is None or held[0] != marker:
+        held = (marker, *build(*vectors.load()))
+    return held
 
 
 def _neighbourhood(ix: Index) -> rerank.Neighbourhood:

@@ -32,9 +32,14 @@ CHAT = [
 
 
 def _index(repo: MemoryRepo) -> Index:
-    repo.import_records([{"id": i, "text": t, "created": f"2024-05-{n + 1:02d}T10:00:00Z", "source": "chat"}
-                         for n, (i, t) in enumerate(CHAT)])
+    _import(repo, CHAT)
     return Index(repo, embedder=None)
+
+
+def _import(repo: MemoryRepo, chat: list[tuple[str, str]], day: int = 1) -> None:
+    """The messages of ``chat`` as memories of one source, a day apart from ``2024-05-<day>``."""
+    repo.import_records([{"id": i, "text": t, "created": f"2024-05-{n + day:02d}T10:00:00Z", "source": "chat"}
+                         for n, (i, t) in enumerate(chat)])
 
 
 def _ids(index: Index, question: str, k: int = 3, mode: str = "hybrid", tags: list[str] | None = None,
@@ -160,8 +165,7 @@ def test_the_subject_a_rule_names() -> None:
 def test_a_rule_comes_up_for_a_question_on_the_subject_it_names(repo: MemoryRepo, model: Any) -> None:
     """"When is it due?" shares no word with "deadlines" and asks for no help: the rule's subject, embedded
     alone, is near it in meaning."""
-    repo.import_records([{"id": i, "text": t, "created": f"2024-05-{n + 1:02d}T10:00:00Z", "source": "chat"}
-                         for n, (i, t) in enumerate(STATEMENT)])
+    _import(repo, STATEMENT)
     index = Index(repo, embedder=model)
     question = "When is the final submission due?"
     assert not asks_help(question)
@@ -199,8 +203,7 @@ FINANCES = [
 
 
 def _finances(repo: MemoryRepo) -> Index:
-    repo.import_records([{"id": i, "text": t, "created": f"2024-05-{n + 1:02d}T10:00:00Z", "source": "chat"}
-                         for n, (i, t) in enumerate(FINANCES)])
+    _import(repo, FINANCES)
     return Index(repo, embedder=None)
 
 
@@ -258,13 +261,11 @@ def test_a_request_that_holds_the_subject_lifts_the_rule_once(repo: MemoryRepo) 
 
 def test_a_rule_embedded_by_another_process_comes_up_in_a_running_index(repo: MemoryRepo, model: Any) -> None:
     """A server's index sees the subject vectors the warm-up or a CLI process wrote after it loaded its own."""
-    repo.import_records([{"id": i, "text": t, "created": f"2024-05-{n + 1:02d}T10:00:00Z", "source": "chat"}
-                         for n, (i, t) in enumerate(STATEMENT) if i != "rule"])
+    _import(repo, [(i, t) for i, t in STATEMENT if i != "rule"])
     server = Index(repo, embedder=model)
     question = "When is the final submission due?"
     assert "rule" not in _ids(server, question)
-    repo.import_records([{"id": "rule", "text": dict(STATEMENT)["rule"], "created": "2024-05-20T10:00:00Z",
-                          "source": "chat"}])
+    _import(repo, [("rule", dict(STATEMENT)["rule"])], day=20)
     Index(repo, embedder=model).refresh()
     other = Index(repo, embedder=model)
     assert "rule" in _ids(other, question)  # embeds what is missing
@@ -276,8 +277,7 @@ def test_no_subject_is_embedded_or_compared_for_a_model_without_a_floor(repo: Me
     from gitmem.search import rerank
 
     monkeypatch.setattr(rerank, "CONDITION_MATCH", {})
-    repo.import_records([{"id": i, "text": t, "created": f"2024-05-{n + 1:02d}T10:00:00Z", "source": "chat"}
-                         for n, (i, t) in enumerate(STATEMENT)])
+    _import(repo, STATEMENT)
     index = Index(repo, embedder=model)
     assert "rule" not in _ids(index, "When is the final submission due?")
     assert store(index, model.model_id, "conditions").load() == ([], None)
