@@ -8,7 +8,14 @@ preference or a constraint, as the prompt hook stores the directives it detects,
 and a question that asks for help or advice (:func:`asks_help`: "how should I…", "can you suggest…", "what are some
 good…", 怎么, 推荐) searches them once more by its words alone and gives each one its words matched
 ``Tuning.standing_weight`` more similarity. A factual question about the past ("what did Caroline paint?") asks
-for no help and is ranked as before.
+for no help and gains nothing from a rule's words alone.
+
+A rule may name the requests it governs: "always format dates as MM/DD/YYYY **when I ask about deadlines**",
+"当我问到部署的时候，先列出回滚步骤". :func:`condition` reads that subject off it (:func:`alternatives`: the
+subjects a list names), and any question that names the subject brings the rule, a factual one too: by the
+subject's words (the index's ``cond`` field, :meth:`gitmem.search.index.Index._naming`) or, with a model, by
+meaning (the subject embedded alone, :func:`gitmem.search.semantic.governing`: "when is it due?" and
+"deadlines"). Such a short text stands even without a rule word.
 """
 
 from __future__ import annotations
