@@ -172,6 +172,8 @@ def test_a_rule_comes_up_for_a_question_on_the_subject_it_names(repo: MemoryRepo
     assert "rule" in _ids(index, question)
     assert "rule" not in _ids(index, question, standing_weight=0.0)
     assert "rule" not in _ids(index, question, mode="bm25")  # no word of "deadlines" in the question
+    # the filters hold for a rule brought by meaning too
+    assert "rule" not in _ids(index, question, tags=["taxes"])
     # a question on another subject leaves the rule where its words and meaning put it
     assert "rule" not in _ids(index, "Who writes my recommendation letters?")
     # the subject is embedded once, beside the memory vectors, keyed by the rule's blob
@@ -180,6 +182,9 @@ def test_a_rule_comes_up_for_a_question_on_the_subject_it_names(repo: MemoryRepo
     rule_sha = next(e[SHA] for e in loaded[0].values() if e[ID] == "rule")
     keys, matrix = store(index, model.model_id, "conditions").load()
     assert keys == [rule_sha] and matrix is not None and matrix.shape == (1, model.dim)
+    # a forgotten rule does not come
+    repo.forget("rule", reason="no longer wanted")
+    assert "rule" not in _ids(index, question, k=7)
 
 
 FINANCES = [
