@@ -423,7 +423,6 @@ def _texts_for(ix: Index, searcher: Any, shas: list[str]) -> dict[str, tuple[str
     condition`) or ""."""
     from gitmem.search import rerank
     from gitmem.search.chunks import labelled_chunks, locate
-    from gitmem.search.standing import condition, stands
 
     query = tantivy.Query.boolean_query([
         (tantivy.Occur.Must, tantivy.Query.term_set_query(ix._schema, "sha", shas)),
@@ -443,8 +442,7 @@ def _texts_for(ix: Index, searcher: Any, shas: list[str]) -> dict[str, tuple[str
             keys = [f"{sha}#{n}" for n in range(len(chunks))]
         parts = [(key, tuple((_embedded(a, layout), _embedded(b, layout)) for a, b in found))
                  for key, found in zip(keys, locate(body, chunks), strict=True) if found is not None]
-        subject = condition(memory.text)  # ~0.01 ms; stands() reads the directive rules: only when one is named
-        texts[sha] = (text, parts, subject if subject and stands(memory) else "")
+        texts[sha] = (text, parts, idoc.subject(doc))
     return texts
 
 

@@ -40,7 +40,7 @@ from gitmem.search import scoring as ranking
 from gitmem.search.order import AMONG, FLOOR, Order, chain_firsts, order_bonus, parse_order
 from gitmem.search.scoring import DEFAULT_TUNING, QueryTerms, ScoreParts, Tuning
 from gitmem.search.snapshot import Key, Snapshot
-from gitmem.search.standing import GOVERNING, alternatives, asks_help, condition
+from gitmem.search.standing import GOVERNING, alternatives, asks_help
 from gitmem.search.timeexpr import TimeRange, in_period, parse_time_expression
 from gitmem.store import memory as docs
 from gitmem.text.records import Record, replace
@@ -483,11 +483,12 @@ class Index:
                                limit=_SUBJECTS, count=False).hits
         found: dict[Key, float] = {}
         for _score, addr in hits:
-            memory = _stored(searcher, (addr.segment_ord, addr.doc))
+            doc = searcher.doc(addr)
             if any(ranking.names_subject(terms, ranking.analyze_query(subject, self._analyzer))
-                   for subject in alternatives(condition(memory.text))):
+                   for subject in alternatives(idoc.subject(doc))):
                 # scored by its text like any candidate: the subject field's scores live on another scale
-                scored = self._bm25(searcher, terms, [*filters, ranking.key_clause(self._schema, memory.id)], 1,
+                memory_id = idoc.memory_from_json(doc["doc"][0]).id
+                scored = self._bm25(searcher, terms, [*filters, ranking.key_clause(self._schema, memory_id)], 1,
                                     tuning, best_chunk)
                 found[(addr.segment_ord, addr.doc)] = scored.get((addr.segment_ord, addr.doc), 0.0)
                 if len(found) >= GOVERNING:

@@ -26,7 +26,7 @@ _MEMORY_NAMES = tuple(f.name for f in docs.MEMORY_FIELDS)
 _TIMES = docs.TIME_FIELDS
 #: bump when the schema, the analyzer or what goes into a field changes: the index is then rebuilt (it also
 #: changes by itself with the fields of Memory, which the stored documents list in order)
-FORMAT = "9." + blake2b(",".join(_MEMORY_NAMES).encode(), digest_size=4).hexdigest()
+FORMAT = "10." + blake2b(",".join(_MEMORY_NAMES).encode(), digest_size=4).hexdigest()
 #: bump when the text given to the embedding model changes: vectors are then recomputed (3: a memory in a script
 #: the model does not cover is stored as a zero vector, see :func:`gitmem.embeddings.runtime.covers`; 4: a long memory's
 #: chunks instead of its sentences; 5: sentence and chunk vectors pooled from the memory's own model pass; 6: the
@@ -42,7 +42,9 @@ def schema() -> Any:
     for name in ("path", "sha", "key", "type", "category", "project", "scope", "tag"):
         b.add_text_field(name, stored=name in ("path", "sha"), tokenizer_name="raw", index_option="basic")
     for name in (*TEXT_FIELDS, ranking.SUBJECT_FIELD):
-        b.add_text_field(name, tokenizer_name=ranking.TOKENIZER, index_option="position")
+        # the subject is stored: embedding it and a search's check of it read it back instead of deriving it again
+        b.add_text_field(name, stored=name == ranking.SUBJECT_FIELD, tokenizer_name=ranking.TOKENIZER,
+                         index_option="position")
     for name in ("deprecated", "importance", "grp", "seq", "sha64", "part", "standing", "superseded"):
         b.add_unsigned_field(name, indexed=True, fast=True)
     for name in ("created", "updated"):
@@ -118,6 +120,12 @@ def memory_json(memory: Memory) -> bytes:
             value = list(value)
         values.append(value)
     return json.dumps(values, ensure_ascii=False, default=str).encode()
+
+
+def subject(doc: Any) -> str:
+    """The subject a standing rule names, as its index document stores it (:func:`documents`), or ""."""
+    found: str | None = doc.get_first(ranking.SUBJECT_FIELD)
+    return found or ""
 
 
 def memory_from_json(raw: bytes) -> Memory:

@@ -206,8 +206,8 @@ def governing(ix: Index, snap: Snapshot, embedder: Embedder, vectors: rerank.Que
               admitted: tuple[bool, frozenset[Key]]) -> dict[Key, float]:
     """The standing rules whose subject (:func:`gitmem.search.standing.condition`: "when I ask about *deadlines*")
     is near the question in meaning (:data:`gitmem.search.rerank.CONDITION_MATCH`), at most
-    :data:`~gitmem.search.standing.GOVERNING`,
-    the nearest first, among those the filters ``admitted``; each with its memory's own cosine."""
+    :data:`~gitmem.search.standing.GOVERNING`, the nearest first, among those the filters ``admitted``; each with
+    its memory's own cosine."""
     import numpy as np
 
     floor = rerank.condition_match(embedder.model_id)

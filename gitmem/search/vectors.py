@@ -79,10 +79,10 @@ def drop_replaced(root: Path, keep: str, replaced: Iterable[str], *, now: float 
 
 
 def _last_written(folder: Path) -> float:
-    """When anything in a cache folder (shards, COMPLETE, its sentences' and conditions' folders) was last
-    written."""
+    """When anything in a cache folder (shards, COMPLETE, and those of each part's folder: sentences, conditions)
+    was last written."""
     times = [folder.stat().st_mtime]
-    for path in (*folder.iterdir(), *(folder / "sentences").glob("*"), *(folder / "conditions").glob("*")):
+    for path in (*folder.iterdir(), *folder.glob("*/*")):
         with contextlib.suppress(OSError):
             times.append(path.stat().st_mtime)
     return max(times)
