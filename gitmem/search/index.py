@@ -466,7 +466,7 @@ class Index:
                 linked &= set(bm25) | set(vector)
         return self._rank(searcher, bm25, vector, k, now, when, terms, tuning, vectors if second else None, model,
                           best_chunk, (order, anchor, linked, replaced_by) if order is not None else None, help_asked,
-                          set(governed))
+                          frozenset(governed))
 
     def _naming(self, searcher: Any, terms: QueryTerms, filters: list[tuple[Any, Any]], tuning: Tuning,
                 best_chunk: dict[Key, int]) -> dict[Key, float]:
@@ -557,7 +557,7 @@ class Index:
               vectors: rerank.QueryVectors | None = None, model: dict[str, float] | None = None,
               best_chunk: dict[Key, int] | None = None,
               order: tuple[Order, float | None, set[Key], dict[Key, tuple[str, str]]] | None = None,
-              help_asked: bool = False, governed: set[Key] | None = None) -> list[Hit]:
+              help_asked: bool = False, governed: frozenset[Key] = frozenset()) -> list[Hit]:
         blind: set[tuple[int, int]] = set()
         if vectors is not None and self._blind:  # matched words only: BM25 alone ranks them (``fuse``)
             rest = [key for key in bm25 if key not in vector]
@@ -595,12 +595,12 @@ class Index:
                                 linked=[key in linked for key in keys] if linked else None,
                                 anchor_at=anchor, within=None if when is None else in_period(created, when, len(keys)))
             fused = {key: sim + extra for key, sim, extra in zip(keys, sims, bonus, strict=True)}
-        if help_asked:  # a standing instruction or preference whose words the request matched governs the answer
-            fused = {key: fused[key] + (tuning.standing_weight if flag and key in bm25 else 0.0)
-                     for key, flag in zip(keys, columns["standing"], strict=True)}
-        if governed:  # so does a rule that names the question's subject (boosted once if both)
-            fused = {key: sim + (tuning.standing_weight if key in governed and not (help_asked and key in bm25)
-                                 else 0.0) for key, sim in fused.items()}
+        if help_asked or governed:
+            # a standing instruction or preference governs the answer when the request for help matched its words
+            # or when it names the question's subject (a rule that does, stands): one bonus either way
+            flags = columns["standing"] if help_asked else [0] * len(keys)
+            fused = {key: fused[key] + (tuning.standing_weight if key in governed or (flag and key in bm25) else 0.0)
+                     for key, flag in zip(keys, flags, strict=True)}
         scored = ranking.score(keys, fused, columns, bm25, vector, k=k, when=when, now=now,
                                weights=self.repo.config.ranking, tuning=tuning, signals=signals)
         highlight = frozenset(terms.highlight_terms())
