@@ -1,6 +1,6 @@
 """Retrieval quality on the sets of ``bench/sets`` (and LoCoMo dev), beside two plain baselines.
 
-    python bench/sets/run.py [dulemon xquad/en xquad/zh beam locomo] [--modes bm25,hybrid] [--no-model]
+    python bench/sets/run.py [dulemon dulemon-en xquad/en xquad/zh beam locomo] [--modes bm25,hybrid] [--no-model]
                              [--model multilingual-e5-small --models-dir DIR] [--work DIR] [--split dev|test|all]
 
 Every set is in the format of ``bench/locomo.py`` (``turns.jsonl``: one memory a line; ``queries.jsonl``: a
@@ -136,7 +136,7 @@ def baselines(turns: dict[int, list[dict[str, Any]]], queries: dict[int, list[di
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("sets", nargs="*", default=["dulemon", "xquad/en", "xquad/zh", "beam", "locomo"])
+    parser.add_argument("sets", nargs="*", default=["dulemon", "dulemon-en", "xquad/en", "xquad/zh", "beam", "locomo"])
     parser.add_argument("--modes", default="bm25,vector,hybrid")
     parser.add_argument("--split", choices=("dev", "test", "all"), default="dev")
     parser.add_argument("--no-model", action="store_true")

@@ -14,6 +14,10 @@ question names) and the vector top 100. This module scores them with signals a s
 ``sentence``           the best cosine among the memory's sentences (its own cosine when it has one sentence); for
                        a long memory its best chunk's, less what chance gives the best of n (:func:`best_part`)
 
+A source whose consecutive memories read no nearer each other than any two memories of the repository (one
+person's facts in a row, not a conversation: :data:`COHERENT`) lends its memories no ``neighbour`` and no
+``context_coverage`` beyond their own.
+
 The packaged model's weights were fitted once (pairwise logistic regression, ``bench/fit_rerank.py``) on the pooled
 development questions of three sets — LoCoMo conversations 0–2, the BEAM development chats and XQuAD en — and
 read on questions they never saw: LoCoMo conversations 3–4 and each BEAM chat left out of its own fit. ``cosine`` is
@@ -100,6 +104,16 @@ def _by_prefix(table: Mapping[str, T], model_id: str) -> T | None:
     return next((value for prefix, value in table.items() if model_id.startswith(prefix)), None)
 
 
+#: how far a source's consecutive memories must read nearer each other than two memories of the repository do on
+#: average (the share of the way from that average cosine to 1) for their words and first stage to count for each
+#: other in the second stage. A conversation's turns and a paragraph's sentences do (with MiniLM, LoCoMo's
+#: sessions 0.03-0.40, 5% below 0.07; XQuAD's paragraphs 5% below 0.24; BEAM's chats 0.22-0.44); one person's
+#: facts one after the other do not (DuLeMon's persona lists -0.12 to 0.10, half below 0.01). Relative to the
+#: model's own average, so one floor serves both models (multilingual-e5-small: LoCoMo 5% below 0.06, DuLeMon half
+#: below 0.03). Chosen on the development parts: e5's DuLeMon 0.800 → 0.882 for LoCoMo 0.806 → 0.802, MiniLM's
+#: LoCoMo 0.809 → 0.808 (docs/search.md, "Sources that are not a conversation").
+COHERENT = 0.03
+
 _MAX_POSTINGS = 4096
 _SENTENCE_END = LazyPattern(r"(?<=[.!?])\s+|(?<=[。！？])")
 _LABEL = LazyPattern(r"^([^\s:：][^:：\n]{0,29}[:：])\s+")
@@ -155,10 +169,12 @@ class Neighbourhood:
         seqs = np.fromiter((s for _sha, _g, s, _t in entries), dtype=np.int64, count=n)
         self.near = np.full((n, 2 * window), -1, dtype=np.int64)
         """position → the positions of its neighbours within the window (same source, by position; -1: none)"""
+        self._group = np.full(n, -1, dtype=np.int64)  # position → its source (numbered densely), -1: none
         # (source, position) as one sortable number per memory: a neighbour d positions away is the key + d
         offsets = [d for d in range(-window, window + 1) if d]
         if n:
             dense = np.unique(groups, return_inverse=True)[1].astype(np.int64)
+            self._group = np.where(groups != 0, dense, -1)
             shifted = seqs - seqs.min()
             span = int(shifted.max()) + 2 * window + 1  # key + d never reaches into another source's range
             keys = dense * span + shifted + window
@@ -173,6 +189,10 @@ class Neighbourhood:
         lengths = np.fromiter((len(t) + 3 for _sha, _g, _s, t in entries), dtype=np.int64, count=n)
         self._starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if n else np.zeros(0, np.int64)
         self._rows: tuple[int, NDArray[np.int64]] | None = None
+        # whether each source is a conversation (:meth:`apart`), found when a search first meets one of its memories;
+        # and the average cosine of two memories, for those vectors (``row_of``'s id)
+        self._apart: dict[int, bool] = {}
+        self._average: tuple[int, NDArray[np.float32], float | None] | None = None
         self._postings: dict[str, NDArray[np.int64]] = {}
 
     def positions(self, sha64: Sequence[int]) -> NDArray[np.int64]:
@@ -212,7 +232,54 @@ class Neighbourhood:
             own[:-1] = np.where(found >= 0, values[np.maximum(found, 0)], -1)
             rows = np.concatenate([own[:-1, None], np.where(self.near >= 0, own[self.near], -1)], axis=1)
             self._rows = (id(row_of), rows)
+            self._apart, self._average = {}, None
         return self._rows[1]
+
+    def apart(self, at: NDArray[np.int64], matrix: NDArray[np.float32], row_of: Mapping[int, int]) -> NDArray[np.bool_]:
+        """Whether the source of each memory at the positions ``at`` does not read as one conversation: its
+        consecutive memories are no nearer each other than two memories of the repository are on average, by
+        :data:`COHERENT` of the way to 1 (cosines of ``matrix``, rows by ``row_of``). Measured for a source when a
+        search first meets one of its memories: the few a search meets cost ~1 ms, every source of 10k memories
+        ~20. A memory without a vector, or with the zero vector of a script the model does not read, does not
+        count; a source with nothing to measure is a conversation."""
+        import numpy as np
+
+        own = self.vector_rows(row_of)[:, 0]
+        groups = self._group[at]
+        new = [g for g in set(groups.tolist()) if g >= 0 and g not in self._apart]
+        if new and self.window:
+            norms, average = self._measure(matrix, own, row_of)
+            members = np.flatnonzero(np.isin(self._group, new))
+            after = self.near[members, self.window]  # the next memory of the same source (offset +1)
+            first, second = own[members], np.where(after >= 0, own[after], -1)
+            ok = (first >= 0) & (second >= 0)
+            ok[ok] = (norms[first[ok]] > 0) & (norms[second[ok]] > 0)
+            first, second, group = first[ok], second[ok], self._group[members[ok]]
+            cosines = np.einsum("ij,ij->i", matrix[first], matrix[second]) / (norms[first] * norms[second])
+            counts = np.bincount(group, minlength=max(new) + 1)
+            sums = np.bincount(group, weights=cosines, minlength=max(new) + 1)
+            for g in new:  # a source without a pair to measure is taken for a conversation
+                self._apart[g] = bool(counts[g]) and average is not None and \
+                    (sums[g] / counts[g] - average) / (1.0 - average) < COHERENT
+        return np.array([self._apart.get(g, False) for g in groups.tolist()], dtype=bool)
+
+    def _measure(self, matrix: NDArray[np.float32], own: NDArray[np.int64], row_of: Mapping[int, int]
+                 ) -> tuple[NDArray[np.float32], float | None]:
+        """The length of each vector of ``matrix`` and the average cosine of two different memories of the index
+        state (None: fewer than three vectors), kept for ``row_of``."""
+        import numpy as np
+
+        if self._average is None or self._average[0] != id(row_of):
+            norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
+            rows = own[own >= 0]
+            rows = rows[norms[rows] > 0]
+            weights = np.zeros(len(matrix), dtype=np.float32)
+            weights[rows] = 1.0 / norms[rows]
+            total = (weights @ matrix).astype(np.float64)  # the sum of the unit vectors, without copying them
+            m = len(rows)
+            average = (float(total @ total) - m) / (m * (m - 1)) if m >= 3 else 1.0
+            self._average = (id(row_of), norms, average if average < 1.0 else None)
+        return self._average[1], self._average[2]
 
 
 @dataclass
@@ -273,6 +340,9 @@ def signals(keys: Sequence[Any], sha64: Sequence[int], first_stage: Mapping[Any,
     known = at < total
     near = np.where(known[:, None], hood.near[np.where(known, at, 0)], -1) if total \
         else np.full((n, 2 * hood.window), -1, dtype=np.int64)
+    if total:  # a source that is no conversation lends its memories neither words nor first stage
+        apart = known & hood.apart(np.where(known, at, 0), vectors.matrix, vectors.row_of)
+        near = np.where(apart[:, None], -1, near)
     present = near >= 0
     slot_of = np.where(present, near, total)  # ``total`` indexes an extra all-zero row below
     # the best neighbour's first stage, among the candidates
@@ -290,7 +360,7 @@ def signals(keys: Sequence[Any], sha64: Sequence[int], first_stage: Mapping[Any,
     scale = float(weights.sum()) or 1.0
     # cosines: the memory's, and the normalised mean of its and its neighbours' vectors
     rows = np.full((n, 1 + near.shape[1]), -1, dtype=np.int64)
-    rows[known] = hood.vector_rows(vectors.row_of)[at[known]]
+    rows[known] = hood.vector_rows(vectors.row_of)[at[known]]  # every neighbour (see :data:`COHERENT`)
     for missing in np.flatnonzero(~known).tolist():
         rows[missing, 0] = vectors.row_of.get(sha64[missing], -1)
     valid = rows >= 0

@@ -70,6 +70,55 @@ def test_neighbours_are_the_same_sources_nearest_positions() -> None:
     assert rows[at(3)].tolist()[0] == -1 and sorted(rows[at(2)].tolist()) == [-1, -1, 10, 11, 13]
 
 
+def test_a_source_that_is_no_conversation_lends_its_memories_no_words() -> None:
+    """One person's facts in a row ("I have a dog", "I work in IT") are no nearer each other than any two
+    memories are: their neighbours' words and first stage stop counting for them, while a conversation's turns,
+    each near the next, keep theirs."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    topic = rng.normal(size=16)
+    talk = [topic + 0.4 * rng.normal(size=16) for _ in range(6)]  # each turn near the conversation's topic
+    facts = [rng.normal(size=16) for _ in range(6)]  # unrelated to one another
+    loose = [rng.normal(size=16) for _ in range(8)]  # memories without a source
+    matrix = np.array(talk + facts + loose, dtype=np.float32)
+    entries = [(100 + i, 1, i, "") for i in range(6)] + [(200 + i, 2, i, "") for i in range(6)] \
+        + [(300 + i, 0, 0, "") for i in range(8)]
+    row_of = {sha: row for row, (sha, _g, _s, _w) in enumerate(entries)}
+    hood = Neighbourhood(entries, window=2)
+    talk_at, facts_at, loose_at = (hood.positions([base + i for i in range(count)])
+                                   for base, count in ((100, 6), (200, 6), (300, 8)))
+    assert not hood.apart(talk_at, matrix, row_of).any() and not hood.apart(loose_at, matrix, row_of).any()
+    assert hood.apart(facts_at, matrix, row_of).all()
+    assert hood.apart(np.concatenate([facts_at[:1], talk_at[:1]]), matrix, row_of).tolist() == [True, False]
+    # a model that does not read the facts' script gives them zero vectors: nothing to measure, so they stay linked
+    blind = matrix.copy()
+    blind[6:12] = 0.0
+    assert not Neighbourhood(entries, window=2).apart(facts_at, blind, row_of).any()
+
+
+def test_a_list_of_facts_ranks_by_its_own_words(tmp_path: Path, model: Any) -> None:
+    """Imported as one session, one person's facts would lend each other their words: "the kids" of the
+    question reaches every fact beside "I have two kids" through its neighbours. Not a conversation: each fact
+    keeps its own words (``--explain``'s ``model.context_coverage`` equals its ``model.coverage``), while a real
+    conversation's turns keep their neighbours'."""
+    repo = _repo(tmp_path)
+    facts = ["I have two kids and a dog", "I work in the IT department", "I love watching old movies",
+             "My favourite food is spicy hotpot", "I ran a marathon last spring", "I collect vintage stamps",
+             "I grew up in a small coastal town", "I play the violin in an amateur orchestra"]
+    talk = ["We should pick a database for the billing service", "Postgres fits the billing service best",
+            "Then the billing service gets Postgres with nightly backups", "Backups of the billing database run "
+            "at 2am", "The billing database backups are kept for 30 days", "Restores of the billing backups are "
+            "tested monthly"]
+    repo.import_records([{"text": t, "id": f"fact{i}", "source": "profile"} for i, t in enumerate(facts)]
+                        + [{"text": t, "id": f"talk{i}", "source": "billing"} for i, t in enumerate(talk)])
+    hits = {h.id: dict(h.parts.items()) for h in Index(repo).search("do the kids like the dog?", k=20)}
+    for memory_id in ("fact1", "fact2"):  # the neighbours of "I have two kids and a dog"
+        assert hits[memory_id]["model.context_coverage"] == hits[memory_id]["model.coverage"] == 0.0
+    turns = {h.id: dict(h.parts.items()) for h in Index(repo).search("when do billing backups run?", k=20)}
+    assert turns["talk1"]["model.context_coverage"] > turns["talk1"]["model.coverage"]
+
+
 @given(st.lists(st.tuples(st.sampled_from([0, 3, 8]), st.integers(0, 9),
                           st.lists(st.sampled_from(["a", "b", "数", "据"]), unique=True)), max_size=25),
        st.integers(1, 3), st.booleans())
