@@ -188,11 +188,13 @@ class Neighbourhood:
         self._words = "".join(f" {t} \n" for _sha, _g, _s, t in entries)
         lengths = np.fromiter((len(t) + 3 for _sha, _g, _s, t in entries), dtype=np.int64, count=n)
         self._starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if n else np.zeros(0, np.int64)
-        self._rows: tuple[int, NDArray[np.int64]] | None = None
-        # whether each source is a conversation (:meth:`apart`), found when a search first meets one of its memories;
-        # and the average cosine of two memories, for those vectors (``row_of``'s id)
+        # the vector rows of every position for one ``row_of`` (the object itself: a freed dict's id is reused)
+        self._rows: tuple[Mapping[int, int], NDArray[np.int64]] | None = None
+        # for one matrix and its ``row_of``: each vector's length, the average cosine of two memories, and whether
+        # each source (dense number) is apart (:meth:`apart`), found when a search first meets one of its memories
+        self._measured: tuple[NDArray[np.float32], Mapping[int, int], NDArray[np.float32], float | None] | None = None
         self._apart: dict[int, bool] = {}
-        self._average: tuple[int, NDArray[np.float32], float | None] | None = None
+        self._members: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None  # positions by source, boundaries
         self._postings: dict[str, NDArray[np.int64]] = {}
 
     def positions(self, sha64: Sequence[int]) -> NDArray[np.int64]:
@@ -224,62 +226,73 @@ class Neighbourhood:
         """position → [its own vector row, its neighbours' rows] (-1 where there is none), kept for ``row_of``."""
         import numpy as np
 
-        if self._rows is None or self._rows[0] != id(row_of):
+        if self._rows is None or self._rows[0] is not row_of:
             keys = np.fromiter(row_of.keys(), dtype=np.uint64, count=len(row_of))
             values = np.fromiter(row_of.values(), dtype=np.int64, count=len(row_of))
             own = np.full(len(self.shas) + 1, -1, dtype=np.int64)
             found = _Lookup(keys).find(np.array(self.shas, dtype=np.uint64), -1)
             own[:-1] = np.where(found >= 0, values[np.maximum(found, 0)], -1)
             rows = np.concatenate([own[:-1, None], np.where(self.near >= 0, own[self.near], -1)], axis=1)
-            self._rows = (id(row_of), rows)
-            self._apart, self._average = {}, None
+            self._rows = (row_of, rows)
         return self._rows[1]
 
     def apart(self, at: NDArray[np.int64], matrix: NDArray[np.float32], row_of: Mapping[int, int]) -> NDArray[np.bool_]:
         """Whether the source of each memory at the positions ``at`` does not read as one conversation: its
         consecutive memories are no nearer each other than two memories of the repository are on average, by
-        :data:`COHERENT` of the way to 1 (cosines of ``matrix``, rows by ``row_of``). Measured for a source when a
-        search first meets one of its memories: the few a search meets cost ~1 ms, every source of 10k memories
-        ~20. A memory without a vector, or with the zero vector of a script the model does not read, does not
-        count; a source with nothing to measure is a conversation."""
+        :data:`COHERENT` of the way to 1 (cosines of ``matrix``, rows by ``row_of``). A source is measured when a
+        search first meets one of its memories, once per index state and vectors: at 10k memories ~4.5 ms for the
+        first search's 200 candidates (the repository's average included), ~1.8 ms for the next searches' new ones.
+        A memory without a finite, non-zero vector (a script the model does not read) does not count; a source
+        with nothing to measure is a conversation."""
         import numpy as np
 
+        if not self.window:
+            return np.zeros(len(at), dtype=bool)
         own = self.vector_rows(row_of)[:, 0]
+        norms, average = self._measure(matrix, own, row_of)
         groups = self._group[at]
         new = [g for g in set(groups.tolist()) if g >= 0 and g not in self._apart]
-        if new and self.window:
-            norms, average = self._measure(matrix, own, row_of)
-            members = np.flatnonzero(np.isin(self._group, new))
+        if new and average is not None:
+            if self._members is None:
+                order = np.argsort(self._group, kind="stable")
+                self._members = order, np.searchsorted(self._group[order], np.arange(int(self._group.max()) + 2))
+            order, bounds = self._members
+            members = np.concatenate([order[bounds[g]:bounds[g + 1]] for g in new])
             after = self.near[members, self.window]  # the next memory of the same source (offset +1)
             first, second = own[members], np.where(after >= 0, own[after], -1)
             ok = (first >= 0) & (second >= 0)
-            ok[ok] = (norms[first[ok]] > 0) & (norms[second[ok]] > 0)
+            ok[ok] = (norms[first[ok]] > 0) & (norms[second[ok]] > 0)  # 0 for a zero or non-finite vector
             first, second, group = first[ok], second[ok], self._group[members[ok]]
             cosines = np.einsum("ij,ij->i", matrix[first], matrix[second]) / (norms[first] * norms[second])
             counts = np.bincount(group, minlength=max(new) + 1)
             sums = np.bincount(group, weights=cosines, minlength=max(new) + 1)
             for g in new:  # a source without a pair to measure is taken for a conversation
-                self._apart[g] = bool(counts[g]) and average is not None and \
-                    (sums[g] / counts[g] - average) / (1.0 - average) < COHERENT
+                self._apart[g] = bool(counts[g]) and (sums[g] / counts[g] - average) / (1.0 - average) < COHERENT
         return np.array([self._apart.get(g, False) for g in groups.tolist()], dtype=bool)
 
     def _measure(self, matrix: NDArray[np.float32], own: NDArray[np.int64], row_of: Mapping[int, int]
                  ) -> tuple[NDArray[np.float32], float | None]:
-        """The length of each vector of ``matrix`` and the average cosine of two different memories of the index
-        state (None: fewer than three vectors), kept for ``row_of``."""
+        """The length of each vector of ``matrix`` (0 for one that is not finite) and the average cosine of two
+        different memories of the index state (None: fewer than three vectors), kept for ``matrix`` and ``row_of``
+        (a new pair starts the sources' verdicts over)."""
         import numpy as np
 
-        if self._average is None or self._average[0] != id(row_of):
-            norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
-            rows = own[own >= 0]
-            rows = rows[norms[rows] > 0]
-            weights = np.zeros(len(matrix), dtype=np.float32)
-            weights[rows] = 1.0 / norms[rows]
-            total = (weights @ matrix).astype(np.float64)  # the sum of the unit vectors, without copying them
-            m = len(rows)
+        if self._measured is None or self._measured[0] is not matrix or self._measured[1] is not row_of:
+            with np.errstate(all="ignore"):
+                norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
+            broken = ~np.isfinite(norms)
+            norms[broken] = 0.0
+            used = np.zeros(len(matrix), dtype=bool)
+            used[own[own >= 0]] = True
+            used &= norms > 0
+            weights = np.divide(1.0, norms, out=np.zeros_like(norms), where=used)
+            # the sum of the unit vectors: over the whole matrix (no copy) unless a broken row would spoil it
+            total = (weights @ matrix if not broken.any() else weights[used] @ matrix[used]).astype(np.float64)
+            m = int(used.sum())
             average = (float(total @ total) - m) / (m * (m - 1)) if m >= 3 else 1.0
-            self._average = (id(row_of), norms, average if average < 1.0 else None)
-        return self._average[1], self._average[2]
+            self._measured = (matrix, row_of, norms, average if average < 1.0 else None)
+            self._apart = {}
+        return self._measured[2], self._measured[3]
 
 
 @dataclass
@@ -341,7 +354,8 @@ def signals(keys: Sequence[Any], sha64: Sequence[int], first_stage: Mapping[Any,
     near = np.where(known[:, None], hood.near[np.where(known, at, 0)], -1) if total \
         else np.full((n, 2 * hood.window), -1, dtype=np.int64)
     if total:  # a source that is no conversation lends its memories neither words nor first stage
-        apart = known & hood.apart(np.where(known, at, 0), vectors.matrix, vectors.row_of)
+        apart = np.zeros(n, dtype=bool)
+        apart[known] = hood.apart(at[known], vectors.matrix, vectors.row_of)
         near = np.where(apart[:, None], -1, near)
     present = near >= 0
     slot_of = np.where(present, near, total)  # ``total`` indexes an extra all-zero row below

@@ -91,10 +91,23 @@ def test_a_source_that_is_no_conversation_lends_its_memories_no_words() -> None:
     assert not hood.apart(talk_at, matrix, row_of).any() and not hood.apart(loose_at, matrix, row_of).any()
     assert hood.apart(facts_at, matrix, row_of).all()
     assert hood.apart(np.concatenate([facts_at[:1], talk_at[:1]]), matrix, row_of).tolist() == [True, False]
-    # a model that does not read the facts' script gives them zero vectors: nothing to measure, so they stay linked
+    # a fact in a script the model does not read (a zero vector), or a broken vector, is left out of the measure:
+    # the other facts still tell the source apart, and the repository's average still holds
+    for bad in (0.0, float("nan")):
+        damaged = matrix.copy()
+        damaged[8] = bad
+        damaged[15] = bad  # a memory without a source
+        assert Neighbourhood(entries, window=2).apart(facts_at, damaged, row_of).all()
+    # every fact unreadable: nothing to measure, so the source keeps its neighbours
     blind = matrix.copy()
     blind[6:12] = 0.0
     assert not Neighbourhood(entries, window=2).apart(facts_at, blind, row_of).any()
+    # other vectors for the same index state (a new model, a reload) are measured again, not read from before
+    same_order = {sha: row for sha, row in row_of.items()}
+    shuffled = matrix.copy()
+    shuffled[6:12] = matrix[0:6]  # the facts now read as the conversation does
+    assert not hood.apart(facts_at, shuffled, same_order).any()
+    assert hood.apart(facts_at, matrix, row_of).all()
 
 
 def test_a_list_of_facts_ranks_by_its_own_words(tmp_path: Path, model: Any) -> None:
@@ -115,6 +128,8 @@ def test_a_list_of_facts_ranks_by_its_own_words(tmp_path: Path, model: Any) -> N
     hits = {h.id: dict(h.parts.items()) for h in Index(repo).search("do the kids like the dog?", k=20)}
     for memory_id in ("fact1", "fact2"):  # the neighbours of "I have two kids and a dog"
         assert hits[memory_id]["model.context_coverage"] == hits[memory_id]["model.coverage"] == 0.0
+        # the context cosine still reads every neighbour's vector
+        assert hits[memory_id]["model.context_cosine"] != pytest.approx(hits[memory_id]["model.cosine"], abs=1e-4)
     turns = {h.id: dict(h.parts.items()) for h in Index(repo).search("when do billing backups run?", k=20)}
     assert turns["talk1"]["model.context_coverage"] > turns["talk1"]["model.coverage"]
 
