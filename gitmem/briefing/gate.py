@@ -31,7 +31,9 @@ OWN_PROJECT = 0.7
 #: rarity weights of a small collection are small whatever the words (in a repository of one memory, every
 #: word is in every memory)
 FULL_AT = 200
-#: cosine a hit needs, per embedding model (prefix of the model id); measured on bench/sessions.py
+#: cosine a hit needs, per embedding model (prefix of the model id); measured on bench/sessions.py.
+#: multilingual-e5-small has none on purpose: its cosines crowd between 0.80 and 0.90, and no floor admits a
+#: needed memory for a Chinese prompt without many others (0.86: 2 needed of 77; docs/search.md)
 COSINE_MIN: dict[str, float] = {
     "minilm-l6": 0.40,
 }
