@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from gitmem.git.head import GitHead
     from gitmem.git.store import GitStore
     from gitmem.search import rerank
+    from gitmem.search.neighbourhood import Neighbourhood
     from gitmem.store.memory import Memory
 
     Mode = Literal["hybrid", "bm25", "vector"]
@@ -217,7 +218,7 @@ class Index:
         self._blind: frozenset[int] = frozenset()
         self._sentences: tuple[str, Any, Any, dict[int, int], Any, Any] | None = None
         self._conditions: tuple[str, list[int], Any] | None = None  # marker, sha64 of each row, matrix
-        self._hood: tuple[str, rerank.Neighbourhood] | None = None
+        self._hood: tuple[str, Neighbourhood] | None = None
         # the HEAD, ref and index-marker files as they were when the index was last found current
         self._fresh: tuple[list[StrPath], tuple[tuple[int, int, int], ...]] | None = None
 

@@ -16,6 +16,7 @@ from gitmem.search import rerank
 from gitmem.search import schema as idoc
 from gitmem.search import scoring as ranking
 from gitmem.search.build import GROUP, OK, SEQ, SHA, TOKS, ensure_vectors, load_state, missing_vectors
+from gitmem.search.neighbourhood import Neighbourhood
 from gitmem.search.standing import GOVERNING
 from gitmem.search.timeexpr import in_period
 from gitmem.search.vectors import VectorStore, model_folder
@@ -146,7 +147,7 @@ def _cached(ix: Index, embedder: Embedder, part: str, held: tuple[Any, ...] | No
     return held
 
 
-def _neighbourhood(ix: Index) -> rerank.Neighbourhood:
+def _neighbourhood(ix: Index) -> Neighbourhood:
     """Neighbours and word sets of every indexed memory, from the state of the last refresh."""
     snap = ix._snapshot()
     if snap.hood is None:  # the state file changes only with a reload, which drops the snapshot
@@ -156,9 +157,9 @@ def _neighbourhood(ix: Index) -> rerank.Neighbourhood:
             entries = loaded[0] if loaded else {}
             hashes = {g: idoc.grp_hash(g) for g in {e[GROUP] for e in entries.values()}}  # once per source
             rows = [(idoc.sha64(e[SHA]), hashes[e[GROUP]], e[SEQ], e[TOKS]) for e in entries.values() if e[OK]]
-            ix._hood = (marker, rerank.Neighbourhood(rows, ix.tuning.context_window))
+            ix._hood = (marker, Neighbourhood(rows, ix.tuning.context_window))
         snap.hood = ix._hood[1]
-    hood: rerank.Neighbourhood = snap.hood
+    hood: Neighbourhood = snap.hood
     return hood
 
 

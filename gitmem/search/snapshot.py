@@ -30,7 +30,7 @@ class Snapshot:
     def __init__(self, searcher: Any) -> None:
         self.searcher = searcher
         self.hood: Any = None
-        """the neighbourhood (:class:`gitmem.search.rerank.Neighbourhood`) of this state, built on first need"""
+        """the neighbourhood (:class:`gitmem.search.neighbourhood.Neighbourhood`) of this state, built on first need"""
         self.chunk_docs: int | None = None
         """how many documents are chunks of long memories (counted on first need)"""
         self.vectors = ""

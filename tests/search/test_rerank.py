@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from gitmem.config import Config, EmbeddingConfig
 from gitmem.search.index import Index
-from gitmem.search.rerank import Neighbourhood, best_part, combine, sentences, weights_for
+from gitmem.search.neighbourhood import Neighbourhood
+from gitmem.search.rerank import best_part, combine, sentences, weights_for
 from gitmem.store.layout import init_repo
 from gitmem.store.memories import MemoryRepo
 from tests.helpers import CountingEmbedder, run_cli
