@@ -185,7 +185,7 @@ class Tuning(Record):
     boost_tags: float = 2.0
     boost_ctx: float = 0.3
     bigram_weight: float = 1.0
-    char_weight: float = 0.3
+    char_weight: float = 0.7
     pair_weight: float = 0.5
     pair_slop: int = 2
     pair_fields: str = "body"
