@@ -38,7 +38,6 @@ TOKENIZER = "gitmem_cjk_v2"
 #: Korean glues particles to its words (데이터베이스는, 데이터베이스를), so whole words rarely match a question's;
 #: syllables searched as bigrams do, as Chinese characters do.
 TOKEN_PATTERN = f"[{scripts.rust_class(scripts.CJK)}]|[\\w--[{scripts.rust_class(scripts.CJK)}]]+"
-_CJK_RUN = LazyPattern(f"[{scripts.CJK}]+")  # a CJK class costs ms to compile: only when met
 
 # Words that carry no topic in a question. Applied to the query only: documents keep every token.
 _STOPWORDS_EN_TEXT = (
@@ -129,7 +128,7 @@ def analyze_query(text: str, analyzer: Any, *, drop: Iterable[str] = ()) -> Quer
     all_words: list[str] = []
     pos = 0
     # an ASCII prompt holds no CJK run: it never pays for compiling the CJK class
-    for match in () if text.isascii() else _CJK_RUN.finditer(text):
+    for match in () if text.isascii() else scripts.CJK_RUN.finditer(text):  # compiled only when met
         _latin(text[pos:match.start()], kept_words, all_words)
         _cjk(match.group(), terms)
         pos = match.end()

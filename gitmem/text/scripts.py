@@ -31,13 +31,16 @@ CJK = KANA + HAN + HANGUL
 
 #: one CJK character, compiled on first use (``CJK_CHAR.compiled`` tells whether a path needed it)
 CJK_CHAR = LazyPattern(f"[{CJK}]")
+#: a run of CJK characters: what the search's query analysis splits on, and what :func:`is_cjk` looks for (one
+#: compiled class serves both on a prompt's path)
+CJK_RUN = LazyPattern(f"[{CJK}]+")
 
 
 def is_cjk(text: str) -> bool:
     """Whether ``text`` holds at least one Chinese, Japanese or Korean character."""
     if text.isascii():  # most prompts and memories: no need to compile the 64k-entry class
         return False
-    return CJK_CHAR.search(text) is not None
+    return CJK_RUN.search(text) is not None
 
 
 def count_cjk(text: str) -> int:

@@ -247,7 +247,7 @@ def test_the_prompt_hook_opens_the_index_without_the_memory_api(repo_path: Path,
         "import sys, os; from pathlib import Path; from gitmem.agents.claude.entry import run; "
         f"run('user-prompt-submit', {prompt!r}.encode(), env=dict(os.environ), cwd=Path.cwd(), home=Path.home()); "
         "from gitmem.search import scoring; from gitmem.text import scripts; "
-        "print(scoring._CJK_RUN.compiled or scoring._CJK_STOP_RE.compiled "
+        "print(scripts.CJK_RUN.compiled or scoring._CJK_STOP_RE.compiled "
         "or scripts.CJK_CHAR.compiled, file=sys.stderr); "
         "print(','.join(sorted(sys.modules)), file=sys.stderr)"
     )
