@@ -17,6 +17,7 @@ from gitmem.text import scripts
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook avoids importing typing
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from datetime import datetime
 
     from gitmem.search.index import Hit, Index
@@ -31,11 +32,11 @@ OWN_PROJECT = 0.7
 #: rarity weights of a small collection are small whatever the words (in a repository of one memory, every
 #: word is in every memory)
 FULL_AT = 200
-#: the BM25 threshold times this for a query holding Chinese, Japanese or Korean characters: its BM25 counts
-#: every character as a weak term besides the character pairs (``Tuning.char_weight``), so the same evidence
-#: scores higher. Measured on bench/sessions.py with the characters at 0.7: ×2 admits what ×1 admitted at 0.3 (63
-#: prompts of 90 inject against 62, precision 0.220 against 0.223, needed@prompt unchanged); ×1.5: 64 and 0.214;
-#: ×1: 70 and 0.193
+#: the BM25 threshold times this for a query of Chinese, Japanese or Korean characters (in proportion for a query
+#: mixing them with other words: :func:`cjk_share`): its BM25 counts every character as a weak term besides the
+#: character pairs (``Tuning.char_weight``), so chance matches score higher. Measured on bench/sessions.py with the
+#: characters at 0.7: ×2 admits what ×1 admitted at 0.3 (63 prompts of 90 inject against 62, precision 0.220
+#: against 0.223, needed@prompt unchanged); ×1.5: 64 and 0.214; ×1: 70 and 0.193
 CJK_FLOOR = 2.0
 #: cosine a hit needs, per embedding model (prefix of the model id); measured on bench/sessions.py.
 #: multilingual-e5-small has none on purpose: its cosines crowd between 0.80 and 0.90, and no floor admits a
@@ -65,13 +66,22 @@ def bm25_min(size: int) -> float:
     return BM25_MIN * min(1.0, max(size, 1) / FULL_AT)
 
 
+def cjk_share(terms: Iterable[str]) -> float:
+    """The share of a query's search terms (:attr:`Hit.terms`) that are single CJK characters: the terms whose
+    chance matches :data:`CJK_FLOOR` answers for (a stopword such as 的 leaves none; an English query with one
+    Chinese word, a few)."""
+    units = list(terms)
+    return sum(1 for t in units if len(t) == 1 and scripts.is_cjk(t)) / len(units) if units else 0.0
+
+
 def admits(hit: Hit, query: str, model_id: str = "", size: int = FULL_AT, project: str = "",
            own_project: float = 1.0) -> bool:
     """Whether ``hit`` (from a search for ``query`` in a repository of ``size`` memories) passes the gate; a
-    memory of ``project`` needs ``own_project`` times the BM25 threshold, a query in CJK characters
-    :data:`CJK_FLOOR` times it."""
-    floor = bm25_min(size) * (own_project if project and hit.memory.project == project else 1.0) \
-        * (CJK_FLOOR if scripts.is_cjk(query) else 1.0)
+    memory of ``project`` needs ``own_project`` times the BM25 threshold; a query of CJK characters up to
+    :data:`CJK_FLOOR` times it, by their share of its terms (:func:`cjk_share`)."""
+    floor = bm25_min(size) * (own_project if project and hit.memory.project == project else 1.0)
+    if not query.isascii():
+        floor *= 1.0 + (CJK_FLOOR - 1.0) * cjk_share(hit.terms)
     if hit.parts.bm25 > 0 and hit.parts.bm25 >= floor:
         return True
     cosine = hit.parts.vector

@@ -12,7 +12,7 @@ import pytest
 from gitmem.api import Repository
 from gitmem.briefing.conflicts import negated_terms
 from gitmem.briefing.essentials import essentials, settle
-from gitmem.briefing.gate import BM25_MIN, CJK_FLOOR, OWN_PROJECT, admits, covers
+from gitmem.briefing.gate import BM25_MIN, CJK_FLOOR, OWN_PROJECT, admits, cjk_share, covers
 from gitmem.briefing.prompt import task_terms
 from gitmem.config import Config, EmbeddingConfig
 from gitmem.recall import relevant_hits
@@ -201,21 +201,30 @@ def test_a_prompt_naming_an_identifier_finds_the_memory_in_plain_words(repo_path
     assert "signed cookies" in text and "warehouse" not in text
 
 
-def _scored(project: str, bm25: float) -> Hit:
-    """A hit with a raw BM25 score of ``bm25``, as the gate sees it."""
+def _scored(project: str, bm25: float, query: str = "unit tests") -> Hit:
+    """A hit with a raw BM25 score of ``bm25`` for ``query``, as the gate sees it."""
+    from gitmem.search.scoring import analyze_query, build_analyzer
+
     memory = docs.make_memory("Unit tests run with pnpm run test-unit; 单元测试用 pnpm 运行", project=project)
-    return Hit(id=memory.id, score=1.0, memory=memory,
+    return Hit(id=memory.id, score=1.0, memory=memory, terms=frozenset(analyze_query(query, build_analyzer())
+                                                                       .highlight_terms()),
                parts=ScoreParts(bm25=bm25, vector=None, similarity=1.0, importance=0.6, recency=1.0))
 
 
 def test_a_chinese_prompt_needs_more_evidence_than_an_english_one() -> None:
     """A Chinese query's BM25 counts each of its characters besides the character pairs, so chance matches score
-    higher than an English query's words do: its floor is CJK_FLOOR times as high."""
+    higher than an English query's words do: its floor is CJK_FLOOR times as high, a mixed query's in proportion
+    to its Chinese characters, and a Japanese stopword changes nothing."""
     between = BM25_MIN * (1 + CJK_FLOOR) / 2
     assert CJK_FLOOR > 1
     assert admits(_scored("", between), "unit tests")
-    assert not admits(_scored("", between), "单元测试")
-    assert admits(_scored("", BM25_MIN * CJK_FLOOR), "单元测试")
+    assert not admits(_scored("", between, "单元测试"), "单元测试")
+    assert admits(_scored("", BM25_MIN * CJK_FLOOR, "单元测试"), "单元测试")
+    assert admits(_scored("", BM25_MIN, "unit tests です"), "unit tests です")  # a stopword: no Japanese term left
+    mixed = "run unit tests 单元测试"  # 3 words, 4 characters: the floor rises by 4/7 of CJK_FLOOR - 1
+    assert cjk_share(_scored("", 0.0, mixed).terms) == pytest.approx(4 / 7)
+    assert admits(_scored("", BM25_MIN * (1 + (CJK_FLOOR - 1) * 4 / 7), mixed), mixed)
+    assert not admits(_scored("", BM25_MIN * (1 + (CJK_FLOOR - 1) * 4 / 7) * 0.99, mixed), mixed)
 
 
 def test_a_prompt_admits_weaker_evidence_for_the_project_s_own_memories() -> None:
