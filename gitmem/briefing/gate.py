@@ -68,8 +68,8 @@ def bm25_min(size: int) -> float:
 
 def cjk_share(terms: Iterable[str]) -> float:
     """The share of a query's search terms (:attr:`Hit.terms`) that are single CJK characters: the terms whose
-    chance matches :data:`CJK_FLOOR` answers for (a stopword such as 的 leaves none; an English query with one
-    Chinese word, a few)."""
+    chance matches :data:`CJK_FLOOR` answers for (none in "unit tests です", whose particle is a stopword; 4 of 7
+    in "run unit tests 单元测试")."""
     units = list(terms)
     return sum(1 for t in units if len(t) == 1 and scripts.is_cjk(t)) / len(units) if units else 0.0
 
