@@ -80,7 +80,7 @@ def weights_for(model_id: str, question: str = "") -> dict[str, float] | None:
 def for_question(weights: Mapping[str, float], model_id: str, question: str) -> dict[str, float]:
     """``weights`` as a search by ``model_id`` uses them for ``question`` (:data:`CJK_BM25_SHARE`)."""
     share = _by_prefix(CJK_BM25_SHARE, model_id)
-    if share is not None and not question.isascii() and _CJK.search(question):  # isascii: no pattern for English
+    if share is not None and scripts.is_cjk(question):
         return {**weights, "bm25": weights["bm25"] * share}
     return dict(weights)
 
@@ -108,7 +108,6 @@ def _by_prefix(table: Mapping[str, T], model_id: str) -> T | None:
 
 _SENTENCE_END = LazyPattern(r"(?<=[.!?])\s+|(?<=[。！？])")
 _LABEL = LazyPattern(r"^([^\s:：][^:：\n]{0,29}[:：])\s+")
-_CJK = LazyPattern(f"[{scripts.CJK}]")
 
 
 def sentences(text: str) -> list[str]:
@@ -119,7 +118,7 @@ def sentences(text: str) -> list[str]:
     label = match.group(1) + " " if match else ""
     body = text[match.end():] if match else text
     parts = [p.strip() for p in _SENTENCE_END.split(body)]
-    kept = [p for p in parts if len(p.split()) >= 3 or len(_CJK.findall(p)) >= 6]
+    kept = [p for p in parts if len(p.split()) >= 3 or scripts.count_cjk(p) >= 6]
     return [label + p for p in kept] if len(kept) >= 2 else []
 
 
