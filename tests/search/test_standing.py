@@ -31,8 +31,9 @@ CHAT = [
 ]
 
 
-def _index(repo: MemoryRepo) -> Index:
-    _import(repo, CHAT)
+def _indexed(repo: MemoryRepo, rows: list[tuple[str, str]]) -> Index:
+    """A BM25 index over ``rows`` imported into ``repo``."""
+    _import(repo, rows)
     return Index(repo, embedder=None)
 
 
@@ -72,7 +73,7 @@ def test_which_memories_stand() -> None:
 
 
 def test_a_standing_instruction_comes_up_for_a_request_on_its_subject(repo: MemoryRepo) -> None:
-    index = _index(repo)
+    index = _indexed(repo, CHAT)
     question = "Which libraries would you suggest for the charts?"
     assert "rule" in _ids(index, question)
     # without the standing memories' share the long messages about libraries fill the first places
@@ -80,7 +81,7 @@ def test_a_standing_instruction_comes_up_for_a_request_on_its_subject(repo: Memo
 
 
 def test_a_preference_comes_up_for_a_request_on_its_subject(repo: MemoryRepo) -> None:
-    index = _index(repo)
+    index = _indexed(repo, CHAT)
     question = "Can you recommend dependencies for the analytics page?"
     assert "pref" in _ids(index, question)
     assert "pref" not in _ids(index, question, standing_weight=0.0)
@@ -89,7 +90,7 @@ def test_a_preference_comes_up_for_a_request_on_its_subject(repo: MemoryRepo) ->
 def test_a_question_about_what_was_done_is_ranked_by_its_words(repo: MemoryRepo) -> None:
     """A preference is no request's subject: a factual question that shares its words is ranked as if it did not
     stand (a rule that names its subject, "when I ask about libraries", is the tests below)."""
-    index = _index(repo)
+    index = _indexed(repo, CHAT)
     question = "Which dependencies did we keep for the app?"
     assert "pref" in _ids(index, question, k=8)
     assert _ids(index, question, k=8) == _ids(index, question, k=8, standing_weight=0.0)
@@ -207,15 +208,10 @@ FINANCES = [
 ]
 
 
-def _finances(repo: MemoryRepo) -> Index:
-    _import(repo, FINANCES)
-    return Index(repo, embedder=None)
-
-
 def test_a_rule_comes_up_for_a_question_holding_the_words_of_its_subject(repo: MemoryRepo) -> None:
     """Without a model too: a factual question that holds the subject's words brings the rule, in English and in
     Chinese; one that holds only part of the subject does not."""
-    index = _finances(repo)
+    index = _indexed(repo, FINANCES)
     question = "What are my current financial goals for this year?"
     assert not asks_help(question)
     assert _ids(index, question, k=1, mode="bm25") == ["rule"]
@@ -233,7 +229,7 @@ def test_a_rule_comes_up_for_a_question_holding_the_words_of_its_subject(repo: M
 def test_a_rule_that_names_the_subject_is_scored_by_its_text_like_any_candidate(repo: MemoryRepo) -> None:
     """Brought in by its subject from outside the BM25 candidates, the rule keeps its text's BM25 (the scale the
     others are fused on and the relevance gate reads), not its subject field's."""
-    index = _finances(repo)
+    index = _indexed(repo, FINANCES)
     question = "What are my current financial goals for this year?"
     plain = {h.id: h.parts.bm25 for h in index.search(question, k=20, now=NOW, mode="bm25",
                                                         tuning=Tuning(standing_weight=0.0))}
@@ -244,7 +240,7 @@ def test_a_rule_that_names_the_subject_is_scored_by_its_text_like_any_candidate(
 
 
 def test_a_rule_that_names_its_subject_keeps_to_the_filters_and_goes_when_forgotten(repo: MemoryRepo) -> None:
-    index = _finances(repo)
+    index = _indexed(repo, FINANCES)
     question = "What are my current financial goals for this year?"
     assert "rule" not in _ids(index, question, tags=["taxes"], mode="bm25")
     repo.forget("rule", reason="no longer wanted")
@@ -253,7 +249,7 @@ def test_a_rule_that_names_its_subject_keeps_to_the_filters_and_goes_when_forgot
 
 def test_a_request_that_holds_the_subject_lifts_the_rule_once(repo: MemoryRepo) -> None:
     """A request ("can you…") that matches the rule's words and names its subject: one bonus, not two."""
-    index = _finances(repo)
+    index = _indexed(repo, FINANCES)
     question = "Can you show me my financial goals?"
     assert asks_help(question)
 
