@@ -97,26 +97,56 @@ def sentences(text: str, lang: str) -> list[tuple[int, str]]:
     return out
 
 
+def _answer_sentence(context: str, said: list[tuple[int, str]], answer: dict[str, Any]) -> int | None:
+    """The index of the sentence holding ``answer``, or None when that is not known. XQuAD gives most answers the
+    offset of the answer text's first occurrence in the paragraph, wherever the answer is: "How many balls did
+    Josh Norman intercept?" points at the "four" of "boasting four Pro Bowl selections", a sentence before "had four
+    interceptions". So an answer whose text stands in two sentences or more of its paragraph, at the first of them,
+    has no known sentence."""
+    at, text = answer["answer_start"], answer["text"]
+    places = [i for i in range(len(context)) if context.startswith(text, i)]
+
+    def holding(offset: int) -> int:
+        return max(i for i, (start, _t) in enumerate(said) if start <= offset)
+
+    if at == context.find(text) and len({holding(i) for i in places}) > 1:
+        return None
+    return holding(at)
+
+
 def xquad(repo: Path) -> None:
     """XQuAD (SQuAD v1.1 dev paragraphs and questions translated by professionals): each sentence of a paragraph
     is a memory (``session`` = its paragraph, so the paragraph's other sentences are its neighbours), each
-    question's evidence is the sentence holding the start of its answer. English and Chinese are the same 240
-    paragraphs and 1190 questions with the same question ids. Articles 0-23 = conv 0 (development), 24-47 = conv 1
-    (test)."""
-    for lang in ("en", "zh"):
-        data = json.loads(git_show(repo, f"xquad.{lang}.json"))["data"]
+    question's evidence is the sentence holding its answer. English and Chinese are the same 240 paragraphs and
+    1190 questions with the same question ids; a question whose sentence is not known in either language
+    (:func:`_answer_sentence`) is left out of both. Articles 0-23 = conv 0 (development), 24-47 = conv 1 (test)."""
+    data = {lang: json.loads(git_show(repo, f"xquad.{lang}.json"))["data"] for lang in ("en", "zh")}
+    found: dict[str, dict[str, tuple[int, list[tuple[int, str]]]]] = {}  # language → question id → its sentence
+    unknown: set[str] = set()
+    for lang, articles in data.items():
+        for article in articles:
+            for paragraph in article["paragraphs"]:
+                said = sentences(paragraph["context"], lang)
+                for qa in paragraph["qas"]:
+                    s = _answer_sentence(paragraph["context"], said, qa["answers"][0])
+                    if s is None:
+                        unknown.add(qa["id"])
+                    else:
+                        found.setdefault(lang, {})[qa["id"]] = (s, said)
+    for lang, articles in data.items():
         turns: list[dict[str, Any]] = []
         queries: list[dict[str, Any]] = []
-        for a, article in enumerate(data):
-            conv = 0 if a < len(data) // 2 else 1
+        for a, article in enumerate(articles):
+            conv = 0 if a < len(articles) // 2 else 1
             for p, paragraph in enumerate(article["paragraphs"]):
                 said = sentences(paragraph["context"], lang)
                 for s, (_start, text) in enumerate(said):
                     turns.append({"id": f"{a}-{p}-{s}", "conv": conv, "session": a * 100 + p, "date": DATE,
                                   "text": text})
                 for qa in paragraph["qas"]:
-                    at = qa["answers"][0]["answer_start"]
-                    s = max(i for i, (start, _t) in enumerate(said) if start <= at)
+                    if qa["id"] in unknown:
+                        continue
+                    s = found[lang][qa["id"]][0]
                     queries.append({"qid": qa["id"], "conv": conv, "question": qa["question"],
                                     "evidence": [f"{a}-{p}-{s}"], "category": 1 if conv == 0 else 2})
         write(HERE / "xquad" / lang, turns, queries)
