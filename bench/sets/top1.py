@@ -7,9 +7,12 @@ long documents whether the snippet shows the answer.
 ``longdoc/``: which of 48 encyclopedia articles (one memory each, 2-10k characters; XQuAD's, see ``convert.py
 longdoc``) answers a question; ``conv`` 0 holds the development questions, ``conv`` 1 the test ones, each over the
 same 48 articles. ``snippet`` is the share of questions answered by the top hit whose snippet holds at least half
-of the answering sentence's words (or CJK characters). ``order/``: questions about order ("first", "now",
-"before X") over two dated decision logs (dev: a shop, test: a data pipeline; see its README). ``--chains``
-imports each log with its supersede chains recorded, as ``gitmem remember --auto --supersede`` records them: the
+of the answering sentence's words (or CJK characters); ``block``, the share whose answering sentence reaches the
+agent when a prompt recalls the top 5 hits into a block of the prompt's token budget
+(``RecallConfig.prompt_budget``): the right memory is in the block, and its line holds at least half of that
+sentence's words. ``order/``: questions about order ("first", "now", "before X") over two dated decision logs
+(dev: a shop, test: a data pipeline; see its README). ``--chains`` imports each log with its supersede chains
+recorded, as ``gitmem remember --auto --supersede`` records them: the
 memories a turn ``supersedes`` are deprecated, superseded by it.
 """
 
@@ -31,8 +34,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import locomo  # noqa: E402
 
-from gitmem.config import RankingConfig  # noqa: E402
+from gitmem.briefing.block import build_block  # noqa: E402
+from gitmem.briefing.prompt import PROMPT_K, estimate_tokens  # noqa: E402
+from gitmem.config import RankingConfig, RecallConfig  # noqa: E402
 from gitmem.search.index import Index  # noqa: E402
+from gitmem.store.memory import bullet  # noqa: E402
 
 SETS = Path(__file__).resolve().parent
 _UNIT = re.compile(r"[\u4e00-\u9fff]|\w+")
@@ -71,7 +77,7 @@ def main() -> None:
             index.refresh()
             now = max(locomo.parse_date(t["date"]) for t in turns[conv]) + timedelta(days=1)
             for mode in modes:
-                r1 = r10 = shown = 0
+                r1 = r10 = shown = reached = 0
                 for q in queries[conv]:
                     hits = index.search(q["question"], k=10, mode=mode, now=now)
                     ranked = [h.id for h in hits]
@@ -79,8 +85,13 @@ def main() -> None:
                     r1 += bool(ranked) and ranked[0] == gold
                     r10 += gold in ranked
                     shown += bool(ranked) and ranked[0] == gold and covered(hits[0].snippet, q.get("sentence", ""))
+                    _text, used, _tokens, _left = build_block(hits[:PROMPT_K], RecallConfig().prompt_budget, "",
+                                                              estimate_tokens)
+                    reached += any(h.id == gold and covered(bullet(h.memory, h.passage), q.get("sentence", ""))
+                                   for h in used)
                 n = len(queries[conv])
                 print(f"{name:10} {mode:7} n {n:4d}  R@1 {r1 / n:.3f}  R@10 {r10 / n:.3f}  snippet {shown / n:.3f}"
+                      f"  block {reached / n:.3f}"
                       f"   ({time.perf_counter() - started:.0f} s)", flush=True)
         finally:
             shutil.rmtree(work, ignore_errors=True)

@@ -48,7 +48,7 @@ def build_block(hits: Iterable[Hit], budget: int, title: str,
     left_out = 0
     tokens = count(title)
     for hit in hits:
-        line = bullet(hit.memory)
+        line = bullet(hit.memory, hit.passage)  # a long memory: the part the search matched
         category = hit.memory.category
         extra = count(line) + (0 if category in groups else count(f"### {HEADINGS[category]}"))
         if tokens + extra > budget:

@@ -40,9 +40,13 @@ _CJK = LazyPattern("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-
 _WORD = LazyPattern("[^\\s\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 
 
+#: estimated tokens of a word that is not CJK (a CJK character is one)
+WORD_TOKENS = 1.3
+
+
 def size(text: str) -> float:
-    """Estimated tokens of ``text`` for the embedding model (CJK characters 1, other words 1.3)."""
-    return len(_CJK.findall(text)) + 1.3 * len(_WORD.findall(text))
+    """Estimated tokens of ``text`` for the embedding model (CJK characters 1, other words :data:`WORD_TOKENS`)."""
+    return len(_CJK.findall(text)) + WORD_TOKENS * len(_WORD.findall(text))
 
 
 def chunks(text: str, target: int = CHUNK_TOKENS, long: int = LONG_TOKENS) -> list[str]:
@@ -54,7 +58,10 @@ def chunks(text: str, target: int = CHUNK_TOKENS, long: int = LONG_TOKENS) -> li
 def labelled_chunks(text: str, target: int = CHUNK_TOKENS, long: int = LONG_TOKENS) -> list[tuple[str, str]]:
     """(section heading or "", text) of each chunk of ``text`` in order (:func:`chunks` without the heading
     joined on)."""
-    if size(text) <= long:
+    # no text has more estimated tokens than WORD_TOKENS a character (a CJK character is one, a word at least
+    # one character): a short text is known short without the patterns (a prompt's process never compiles them,
+    # nor imports re, for the short memories it shows)
+    if len(text) * WORD_TOKENS <= long or size(text) <= long:
         return []
     out: list[tuple[str, str]] = []
     for heading, section in _sections(text):

@@ -121,6 +121,30 @@ class Hit(Record):
         """Character ranges of the matched words inside :attr:`snippet`."""
         return self._cut()[1]
 
+    @property
+    def passage(self) -> tuple[str, int, int] | None:
+        """What an agent's context shows of a long memory (one cut into chunks): ``(text, n, count)``, its chunk
+        ``n`` of ``count``. That is the chunk that matched best (:attr:`chunk`), or, when the memory matched as
+        a whole, the chunk holding most of the query's words (the first when none holds any). None for a
+        memory short enough to be shown whole."""
+        if "_passage" not in self.__dict__:
+            parts = idoc.memory_chunks(self.memory)
+            found: tuple[str, int, int] | None = None
+            if parts:
+                n = self.chunk if 0 < self.chunk <= len(parts) else _most_terms(parts, self.terms, self.analyzer)
+                found = parts[n - 1], n, len(parts)
+            self.__dict__["_passage"] = found
+        passage: tuple[str, int, int] | None = self.__dict__["_passage"]
+        return passage
+
+
+def _most_terms(parts: list[str], terms: frozenset[str], analyzer: Any) -> int:
+    """The number (from 1) of the part holding most of ``terms`` (the analyzer's tokens), the first on a tie."""
+    if not terms or analyzer is None:
+        return 1
+    held = [len(terms.intersection(analyzer.analyze(ranking.normalise(part)))) for part in parts]
+    return held.index(max(held)) + 1
+
 
 class RefreshStats:
     """What a refresh did: memories ``indexed``, ``removed`` and ``embedded`` (in ``embed_seconds``), the

@@ -183,12 +183,20 @@ FRONTMATTER_KEYS = tuple(f.name for f in MEMORY_FIELDS if f.metadata["write"] in
 TIME_FIELDS = tuple(f.name for f in MEMORY_FIELDS if str(f.type).startswith("datetime"))
 
 
-def bullet(memory: Memory) -> str:
+def bullet(memory: Memory, passage: tuple[str, int, int] | None = None) -> str:
     """A memory as one Markdown bullet for an agent's context: the rule, its why/how, its type tag and id (so the
     agent can cite or forget it), and what replaced it when a later memory did (a question about the past, "what
-    did we use first", is answered by such a memory: the agent must not take it for the current state)."""
-    text = " ".join(memory.text.split())
-    extra = "".join(f" {label}: {value}" for label, value in (("Why:", memory.why), ("How:", memory.how)) if value)
+    did we use first", is answered by such a memory: the agent must not take it for the current state).
+
+    ``passage`` (``(text, n, count)``: part ``n`` of the ``count`` parts a long memory is cut into, why and how
+    included) stands for the memory's text: a long note's part that a search matched, where the whole note would
+    fill the context or not fit at all; the id fetches the rest."""
+    if passage is not None:
+        text, extra, part = " ".join(passage[0].split()), "", f", part {passage[1]} of {passage[2]}"
+    else:
+        text, part = " ".join(memory.text.split()), ""
+        extra = "".join(f" {label}: {value}" for label, value in (("Why:", memory.why), ("How:", memory.how))
+                        if value)
     scope = memory.type + (f", {memory.project}" if memory.project else "")
     replaced = f", replaced by {memory.superseded_by}" if memory.superseded_by else ""
-    return f"- [{scope}] {text}{extra} (id: {memory.id}{replaced})"
+    return f"- [{scope}] {text}{extra} (id: {memory.id}{part}{replaced})"

@@ -201,6 +201,58 @@ def test_a_prompt_naming_an_identifier_finds_the_memory_in_plain_words(repo_path
     assert "signed cookies" in text and "warehouse" not in text
 
 
+_SUBSYSTEMS = ("billing", "search", "uploads", "mailer", "reports", "exports", "audit", "sessions", "themes",
+               "imports", "metrics", "backups", "invoices", "coupons", "ratings", "carts", "banners", "refunds")
+
+
+def _design_note() -> str:
+    """A long design note (about 2.5k characters, cut into chunks), one paragraph per subsystem; the payment
+    webhooks' paragraph stands in the middle."""
+    paragraphs = [f"The {name} subsystem keeps its state in its own schema; changes to {name} go through review "
+                  f"by the {name} owners and ship with the weekly release." for name in _SUBSYSTEMS]
+    paragraphs.insert(9, "Stripe webhook verification: each event is checked with the signing secret from "
+                         "settings.STRIPE_WEBHOOK_KEY; an event that fails it is dropped and logged.")
+    return "\n\n".join(paragraphs)
+
+
+def test_a_prompt_about_part_of_a_long_note_brings_that_part(repo_path: Path, code: Path,
+                                                             env: dict[str, str]) -> None:
+    """A long memory found for a prompt is shown by the part that matched (with its place among the parts and
+    the id that fetches the rest), where the whole note would not fit the prompt's token budget at all."""
+    note = _design_note()
+    _started_among_noise(repo_path, code, env, note, "Stripe webhooks of the warehouse go through the queue")
+    first = hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="Fix the Stripe webhook "
+                                               "verification failing in production"), env, cwd=code)
+    text = context_of(first.stdout, "UserPromptSubmit")
+    line = next(line for line in text.splitlines() if "signing secret" in line)
+    part = re.search(r"\(id: (\S+), part (\d+) of (\d+)\)$", line)
+    assert part is not None, line
+    assert 1 < int(part[2]) < int(part[3])  # a middle part: neither the note's start nor the whole note
+    assert "billing subsystem" not in text and len(line) < len(note) / 2
+    assert Repository(Config(repo=repo_path)).get(part[1]).text == note  # the id fetches the whole note
+
+
+def test_a_long_memory_matched_as_a_whole_shows_its_part_holding_most_query_words() -> None:
+    """A hit that points at no chunk (the memory's own document matched best, or its vector did) shows the part
+    holding most of the query's words; a short memory is shown whole."""
+    from gitmem.search.scoring import analyze_query, build_analyzer
+    from gitmem.store.memory import bullet
+
+    analyzer = build_analyzer()
+    memory = docs.make_memory(_design_note(), category="decision")
+    terms = frozenset(analyze_query("stripe signing secret", analyzer).highlight_terms())
+    parts = ScoreParts(bm25=9.0, vector=None, similarity=1.0, importance=0.6, recency=1.0)
+    hit = Hit(id=memory.id, score=1.0, memory=memory, parts=parts, terms=terms, analyzer=analyzer)
+    assert hit.passage is not None
+    text, n, count = hit.passage
+    assert "signing secret" in text and 1 < n < count
+    assert bullet(memory, hit.passage).endswith(f"(id: {memory.id}, part {n} of {count})")
+    unmatched = replace(hit, terms=frozenset({"nothing"}))
+    assert unmatched.passage is not None and unmatched.passage[1] == 1  # none holds a query word: the first
+    short = docs.make_memory("Stripe webhooks are verified with the signing secret", category="decision")
+    assert replace(hit, memory=short).passage is None
+
+
 def _scored(project: str, bm25: float, query: str = "unit tests") -> Hit:
     """A hit with a raw BM25 score of ``bm25`` for ``query``, as the gate sees it."""
     from gitmem.search.scoring import analyze_query, build_analyzer

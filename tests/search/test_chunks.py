@@ -3,10 +3,10 @@ and a long memory found by a passage deep inside it, with that passage as the sn
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
-from gitmem.search.chunks import CHUNK_TOKENS, chunks, size
+from gitmem.search.chunks import CHUNK_TOKENS, LONG_TOKENS, WORD_TOKENS, chunks, size
 from gitmem.search.index import Index
 from gitmem.store.memories import MemoryRepo
 
@@ -36,6 +36,15 @@ def test_chinese_text_is_chunked_at_sentence_ends() -> None:
     text = "部署前需要运维审批，审批通过后才能发布。" * 40
     parts = chunks(text)
     assert len(parts) >= 3 and all(p.endswith("。") for p in parts)
+
+
+@given(st.text(alphabet=st.sampled_from(list("a 中,\n한")), max_size=400))
+@example("a中" * 110)  # 220 characters, 253 estimated tokens: one-letter words between CJK characters
+def test_a_text_is_never_estimated_above_its_length_bound(text: str) -> None:
+    """``labelled_chunks`` calls a text short by its length alone when even WORD_TOKENS a character would keep
+    it under LONG_TOKENS; that must never call short a text the estimate calls long."""
+    assert size(text) <= WORD_TOKENS * len(text)
+    assert bool(chunks(text)) == (size(text) > LONG_TOKENS)
 
 
 @given(st.text(alphabet=st.sampled_from(list("ab 。.\n#中文")), max_size=3000))
