@@ -474,22 +474,34 @@ SNIPPET_CHARS = 160
 def snippet(text: str, terms: set[str], analyzer: Any, width: int = SNIPPET_CHARS) -> tuple[str, tuple[
         tuple[int, int], ...]]:
     """About ``width`` characters of ``text`` around the densest cluster of query terms, and the character
-    ranges of the matched terms inside the returned string (adjacent CJK characters merged into one range)."""
+    ranges of the matched terms inside the returned string (adjacent CJK characters merged into one range).
+
+    Each match weighs 1 / the number of times its term occurs in ``text``: a term the whole text repeats (the
+    article's subject, a common character) says little about where the answer is, and the window holding all of
+    a rare term's occurrences gets its full weight. Snippet holding the answering sentence on
+    ``bench/sets/longdoc`` (counting every match alike → this): en dev 0.660 → 0.731, test 0.584 → 0.645; zh dev
+    0.887 → 0.891, test 0.852 → 0.864."""
     flat = " ".join(text.split())
     if not flat:
         return "", ()
     spans: list[tuple[int, int]] = []
+    found: list[str] = []
     if terms:
         for token in analyzer.pre_tokenize(flat).tokens:
             if token.text in terms and 0 <= token.char_offset_from < token.char_offset_to <= len(flat):
                 spans.append((token.char_offset_from, token.char_offset_to))
+                found.append(token.text)
     start = 0
     if len(flat) > width and spans:
-        best = -1
+        times: dict[str, int] = {}
+        for term in found:
+            times[term] = times.get(term, 0) + 1
+        weights = [1.0 / times[term] for term in found]
+        best = -1.0
         for s, _e in spans:
-            count = sum(1 for a, b in spans if a >= s and b <= s + width)
-            if count > best:
-                best, start = count, s
+            weight = sum(w for (a, b), w in zip(spans, weights, strict=True) if a >= s and b <= s + width)
+            if weight > best + 1e-9:
+                best, start = weight, s
         start = max(0, min(start - width // 4, len(flat) - width))
         while 0 < start < len(flat) and not flat[start - 1].isspace() and not scripts.is_cjk(flat[start]):
             start -= 1
