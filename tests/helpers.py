@@ -143,3 +143,19 @@ class FakeEmbedder:
 
     def embed_query(self, text: str) -> Any:
         return self._vec(text)
+
+
+_SUBSYSTEMS = ("billing", "search", "uploads", "mailer", "reports", "exports", "audit", "sessions", "themes",
+               "imports", "metrics", "backups", "invoices", "coupons", "ratings", "carts", "banners", "refunds")
+
+
+def design_note() -> str:
+    """A long design note (about 2.7k characters, cut into 7 chunks), one paragraph per subsystem; the payment
+    webhooks' paragraph stands in the middle, the mail queue's at the end."""
+    paragraphs = [f"The {name} subsystem keeps its state in its own schema; changes to {name} go through review "
+                  f"by the {name} owners and ship with the weekly release." for name in _SUBSYSTEMS]
+    paragraphs.insert(9, "Stripe webhook verification: each event is checked with the signing secret from "
+                         "settings.STRIPE_WEBHOOK_KEY; an event that fails it is dropped and logged.")
+    paragraphs.append("Outgoing mail waits in a Redis queue that the mail worker drains every minute; a bounced "
+                      "address is suppressed for thirty days.")
+    return "\n\n".join(paragraphs)

@@ -93,19 +93,30 @@ def admits(hit: Hit, query: str, model_id: str = "", size: int = FULL_AT, projec
 
 def relevant_hits(index: Index, query: str, *, project: str, k: int, now: datetime | None = None,
                   exclude: set[str] | frozenset[str] = frozenset(), mode: str = "hybrid",
-                  own_project: float = 1.0) -> list[Hit]:
+                  own_project: float = 1.0, exclude_parts: Iterable[tuple[str, int]] = ()) -> list[Hit]:
     """The best ``k`` memories for ``query`` that pass the relevance gate and are not in ``exclude``: an empty
     list when nothing is related (the gate looks at raw scores, so the best of unrelated memories stays out).
-    ``own_project``: the share of the BM25 threshold a memory of ``project`` needs (:data:`OWN_PROJECT` for a
-    prompt)."""
+    ``exclude_parts``: ``(id, n)`` of long memories the session was shown part ``n`` of (:attr:`Hit.passage`):
+    such a memory comes again only for another part. ``own_project``: the share of the BM25 threshold a memory of
+    ``project`` needs (:data:`OWN_PROJECT` for a prompt)."""
     if not query.strip():
         return []
+    parts = set(exclude_parts)
+    shown = {memory_id for memory_id, _n in parts}
     try:
         # room for hits the session has seen, but not for all of them: past the best few, the rest are weaker
-        hits = index.search(query, k=k + min(len(exclude), 4 * k), project=project, now=now, mode=mode)
+        hits = index.search(query, k=k + min(len(exclude) + len(parts), 4 * k), project=project, now=now,
+                            mode=mode)
     except SearchError:  # a query of stopwords or punctuation only: nothing to look for
         return []
     embedder = index.embedder if mode != "bm25" else None
     model_id = embedder.model_id if embedder is not None else ""
     size = index.size
-    return [h for h in hits if h.id not in exclude and admits(h, query, model_id, size, project, own_project)][:k]
+    return [h for h in hits if h.id not in exclude and not (h.id in shown and _part(h) in parts)
+            and admits(h, query, model_id, size, project, own_project)][:k]
+
+
+def _part(hit: Hit) -> tuple[str, int]:
+    """``(id, n)``: the part ``n`` of a long memory :attr:`Hit.passage` shows, 0 for a memory shown whole."""
+    passage = hit.passage
+    return hit.id, passage[1] if passage is not None else 0

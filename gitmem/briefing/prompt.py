@@ -164,15 +164,18 @@ def prompt_query(prompt: str, previous: Iterable[str] = ()) -> str:
 
 
 def prompt_recall(repo: IndexedRepo, prompt: str, *, project: str, seen: Iterable[str] = (),
-                  previous: Iterable[str] = ()) -> tuple[str, list[Hit]]:
-    """(the block to inject, its hits) for ``prompt``; ("", []) when no memory passes the gate."""
+                  previous: Iterable[str] = (), seen_parts: Iterable[tuple[str, int]] = ()) -> tuple[str, list[Hit]]:
+    """(the block to inject, its hits) for ``prompt``; ("", []) when no memory passes the gate. ``seen``: the
+    memories the session was given; ``seen_parts``: ``(id, n)`` of the long memories it was shown part ``n`` of
+    by a prompt (such a memory comes again for another part: :func:`given`)."""
     from gitmem.search.index import open_index
 
     settings = repo.config.recall
     vectors = settings.prompt_vectors
     index = open_index(repo, embedder="auto" if vectors else None, embed_missing=False)  # the warm-up embeds them
     hits = relevant_hits(index, prompt_query(prompt, previous), project=project, k=PROMPT_K,
-                         exclude=set(seen), mode="hybrid" if vectors else "bm25", own_project=OWN_PROJECT)
+                         exclude=set(seen), mode="hybrid" if vectors else "bm25", own_project=OWN_PROJECT,
+                         exclude_parts=seen_parts)
     if not hits:
         return "", []
     from gitmem.briefing.block import build_block  # here: a prompt that finds nothing renders nothing
@@ -180,3 +183,18 @@ def prompt_recall(repo: IndexedRepo, prompt: str, *, project: str, seen: Iterabl
     text, used, _tokens, _left = build_block(hits, settings.prompt_budget,
                                              "## Memories related to this prompt (gitmem)", estimate_tokens)
     return text, used
+
+
+def given(hits: Iterable[Hit]) -> tuple[list[str], list[tuple[str, int]]]:
+    """What a session was given by a prompt's ``hits``: the ids of the memories shown whole, and ``(id, n)`` of
+    the long memories shown by their part ``n`` (:attr:`Hit.passage`), which a later prompt may show another
+    part of."""
+    whole: list[str] = []
+    parts: list[tuple[str, int]] = []
+    for hit in hits:
+        passage = hit.passage
+        if passage is None:
+            whole.append(hit.id)
+        else:
+            parts.append((hit.id, passage[1]))
+    return whole, parts

@@ -150,11 +150,16 @@ class PromptBlockRequest(BaseModel):
         default_factory=list, max_length=1000, description="Memory ids the session was given already.")
     previous: list[Annotated[str, Field(max_length=2000)]] = Field(
         default_factory=list, max_length=10, description="The session's previous prompts, as context.")
+    seen_parts: list[tuple[Annotated[str, Field(max_length=200)], int]] = Field(
+        default_factory=list, max_length=1000,
+        description="[id, n]: long memories the session was shown part n of by a prompt.")
 
 
 class PromptBlockResponse(BaseModel):
     text: str = Field(description="The block to inject; empty when no memory passes the relevance gate.")
-    ids: list[str]
+    ids: list[str] = Field(description="The memories shown whole.")
+    parts: list[tuple[str, int]] = Field(default_factory=list,
+                                         description="[id, n]: long memories shown by their part n.")
 
 
 class Health(BaseModel):
@@ -407,7 +412,8 @@ def _routes(app: FastAPI, service: MemoryService, ui: bool) -> None:
     @app.post("/hook/prompt", response_model=PromptBlockResponse, responses=_ERRORS,  # type: ignore[arg-type]
               summary="The memories the prompt hook injects for a prompt (the hook asks this when it runs)")
     def prompt_block(body: PromptBlockRequest) -> dict[str, Any]:
-        return service.prompt_block(body.prompt, project=body.project, seen=body.seen, previous=body.previous)
+        return service.prompt_block(body.prompt, project=body.project, seen=body.seen, previous=body.previous,
+                                    seen_parts=body.seen_parts)
 
     @app.get("/recall", response_model=RecallResponse, responses=_ERRORS,  # type: ignore[arg-type]
              summary="The memory block a session started in cwd would get")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -209,14 +209,18 @@ class MemoryService:
         return {"text": block.text, "query": block.query, "ids": block.ids, "more": block.more,
                 "avoid": block.avoid, "pending": result.vectors_missing}
 
-    def prompt_block(self, prompt: str, *, project: str, seen: list[str], previous: list[str]) -> dict[str, Any]:
+    def prompt_block(self, prompt: str, *, project: str, seen: list[str], previous: list[str],
+                     seen_parts: Sequence[tuple[str, int]] = ()) -> dict[str, Any]:
         """The memories a prompt brings in, as the prompt hook would compute them in-process
-        (:func:`gitmem.briefing.prompt.prompt_recall`)."""
-        from gitmem.briefing.prompt import prompt_recall
+        (:func:`gitmem.briefing.prompt.prompt_recall`): ``ids`` of those shown whole, ``parts`` (``[id, n]``) of
+        the long ones shown by their part ``n``."""
+        from gitmem.briefing.prompt import given, prompt_recall
 
         with self.locked() as repo:
-            text, hits = prompt_recall(repo, prompt, project=project, seen=seen, previous=previous)
-        return {"text": text, "ids": [h.id for h in hits]}
+            text, hits = prompt_recall(repo, prompt, project=project, seen=seen, previous=previous,
+                                       seen_parts=seen_parts)
+        whole, parts = given(hits)
+        return {"text": text, "ids": whole, "parts": [list(p) for p in parts]}
 
     def wiki_project(self, project: str | None) -> str:
         """``project``, else the service's default project; an error saying what to pass when neither is set."""

@@ -21,7 +21,7 @@ from gitmem.search.scoring import ScoreParts
 from gitmem.store import document as docs
 from gitmem.store.layout import init_repo
 from gitmem.text.records import replace
-from tests.helpers import PROJECT, bm25_only, code_repo, context_of, hook, hook_env, payload, run_cli
+from tests.helpers import PROJECT, bm25_only, code_repo, context_of, design_note, hook, hook_env, payload, run_cli
 
 OTHER = "github.com-acme-warehouse"
 
@@ -201,25 +201,11 @@ def test_a_prompt_naming_an_identifier_finds_the_memory_in_plain_words(repo_path
     assert "signed cookies" in text and "warehouse" not in text
 
 
-_SUBSYSTEMS = ("billing", "search", "uploads", "mailer", "reports", "exports", "audit", "sessions", "themes",
-               "imports", "metrics", "backups", "invoices", "coupons", "ratings", "carts", "banners", "refunds")
-
-
-def _design_note() -> str:
-    """A long design note (about 2.5k characters, cut into chunks), one paragraph per subsystem; the payment
-    webhooks' paragraph stands in the middle."""
-    paragraphs = [f"The {name} subsystem keeps its state in its own schema; changes to {name} go through review "
-                  f"by the {name} owners and ship with the weekly release." for name in _SUBSYSTEMS]
-    paragraphs.insert(9, "Stripe webhook verification: each event is checked with the signing secret from "
-                         "settings.STRIPE_WEBHOOK_KEY; an event that fails it is dropped and logged.")
-    return "\n\n".join(paragraphs)
-
-
 def test_a_prompt_about_part_of_a_long_note_brings_that_part(repo_path: Path, code: Path,
                                                              env: dict[str, str]) -> None:
     """A long memory found for a prompt is shown by the part that matched (with its place among the parts and
     the id that fetches the rest), where the whole note would not fit the prompt's token budget at all."""
-    note = _design_note()
+    note = design_note()
     _started_among_noise(repo_path, code, env, note, "Stripe webhooks of the warehouse go through the queue")
     first = hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="Fix the Stripe webhook "
                                                "verification failing in production"), env, cwd=code)
@@ -232,6 +218,26 @@ def test_a_prompt_about_part_of_a_long_note_brings_that_part(repo_path: Path, co
     assert Repository(Config(repo=repo_path)).get(part[1]).text == note  # the id fetches the whole note
 
 
+def test_a_later_prompt_brings_another_part_of_a_long_note_but_never_the_same_part_twice(
+        repo_path: Path, code: Path, env: dict[str, str]) -> None:
+    """What a session was shown of a long memory is recorded by part: a prompt about another section of the
+    same note brings that section, a prompt about the first section again brings nothing."""
+    _started_among_noise(repo_path, code, env, design_note(), "Stripe webhooks of the warehouse go through the queue")
+
+    def ask(prompt: str) -> str:
+        done = hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt=prompt), env, cwd=code)
+        return context_of(done.stdout, "UserPromptSubmit") if done.stdout else ""
+
+    first = ask("Fix the Stripe webhook verification failing in production")
+    second = ask("The Redis mail queue is not drained by the mail worker")
+    assert "signing secret" in first and "Redis queue" not in first
+    assert "Redis queue" in second and "signing secret" not in second
+    parts = [re.findall(r"\(id: (\S+), part (\d+) of", text) for text in (first, second)]
+    assert len(parts[0]) == len(parts[1]) == 1 and parts[0][0][0] == parts[1][0][0] and parts[0] != parts[1]
+    # both parts this prompt matches (the webhook's, and the mail queue's through the previous prompt) were shown
+    assert parts[0][0][0] not in ask("Stripe webhook verification still fails")
+
+
 def test_a_long_memory_matched_as_a_whole_shows_its_part_holding_most_query_words() -> None:
     """A hit that points at no chunk (the memory's own document matched best, or its vector did) shows the part
     holding most of the query's words; a short memory is shown whole."""
@@ -239,7 +245,7 @@ def test_a_long_memory_matched_as_a_whole_shows_its_part_holding_most_query_word
     from gitmem.store.memory import bullet
 
     analyzer = build_analyzer()
-    memory = docs.make_memory(_design_note(), category="decision")
+    memory = docs.make_memory(design_note(), category="decision")
     terms = frozenset(analyze_query("stripe signing secret", analyzer).highlight_terms())
     parts = ScoreParts(bm25=9.0, vector=None, similarity=1.0, importance=0.6, recency=1.0)
     hit = Hit(id=memory.id, score=1.0, memory=memory, parts=parts, terms=terms, analyzer=analyzer)

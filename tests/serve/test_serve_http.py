@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from gitmem.serve.http import create_app
 from gitmem.serve.service import MemoryService
 from gitmem.store.memories import MemoryRepo
-from tests.helpers import assert_clean, git, run_cli
+from tests.helpers import assert_clean, design_note, git, run_cli
 from tests.serve.live import free_port, running_server
 
 PROBLEM = "application/problem+json"
@@ -133,6 +133,18 @@ def test_recall_returns_the_session_block(client: TestClient, tmp_path: Path) ->
         in block["text"]
     assert block["tokens"] > 0
     assert client.get("/recall", params={"cwd": str(tmp_path / "nowhere")}).status_code == 422
+
+
+def test_the_prompt_block_says_which_part_of_a_long_memory_it_showed(client: TestClient, repo: MemoryRepo) -> None:
+    """``/hook/prompt`` answers with the part of a long memory it showed, and shows it no more once told the
+    session has it (``seen_parts``), as the prompt hook does in-process."""
+    note = repo.remember(design_note(), project="shop", category="decision")
+    ask = {"prompt": "Fix the Stripe webhook verification", "project": "shop"}
+    first = client.post("/hook/prompt", json=ask).json()
+    assert first["ids"] == [] and len(first["parts"]) == 1 and first["parts"][0][0] == note.id
+    assert "signing secret" in first["text"] and f"part {first['parts'][0][1]} of" in first["text"]
+    again = client.post("/hook/prompt", json={**ask, "seen_parts": first["parts"]}).json()
+    assert again == {"text": "", "ids": [], "parts": []}
 
 
 def test_a_token_is_required_on_every_request_when_set(repo: MemoryRepo) -> None:

@@ -99,25 +99,38 @@ def session_start(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | Non
 PROMPT_CONTEXT = 2
 
 
-def recall_for_prompt(ctx: Context, prompt: str, session: dict[str, Any]) -> tuple[str, list[str]]:
-    """(the block of the memories ``prompt`` needs that this session has not been given yet, their ids); ("", [])
-    when none pass the gate. From a running ``gitmem serve`` when one answers
-    (:mod:`gitmem.agents.claude.serverclient`), else in-process; ``session`` is the session's entry (what it was
-    given, its previous prompts as context)."""
+def recall_for_prompt(ctx: Context, prompt: str, session: dict[str, Any]
+                      ) -> tuple[str, list[str], list[tuple[str, int]]]:
+    """(the block of the memories ``prompt`` needs that this session has not been given yet, the ids of those
+    shown whole, ``(id, n)`` of the long ones shown by their part ``n``); ("", [], []) when none pass the gate.
+    From a running ``gitmem serve`` when one answers (:mod:`gitmem.agents.claude.serverclient`), else in-process;
+    ``session`` is the session's entry (what it was given, its previous prompts as context)."""
     seen = [str(i) for i in session.get("recalled", [])]
+    seen_parts = _parts(session.get("parts"))
     previous = [str(p) for p in session.get("prompts", [])][-PROMPT_CONTEXT:]
     served = None
     if os.path.isfile(os.path.join(ctx.local_dir, observe.SERVER_FILE)):  # a gitmem serve recorded itself
         from gitmem.agents.claude.serverclient import ask_server
 
         served = ask_server(ctx, "/hook/prompt", {"prompt": prompt, "project": ctx.project, "seen": seen,
-                                                   "previous": previous})
+                                                   "previous": previous, "seen_parts": seen_parts})
     if served is not None:
-        return str(served.get("text", "")), [str(i) for i in served.get("ids", [])]
-    from gitmem.briefing.prompt import prompt_recall
+        return (str(served.get("text", "")), [str(i) for i in served.get("ids", [])],
+                _parts(served.get("parts")))
+    from gitmem.briefing.prompt import given, prompt_recall
 
-    text, hits = prompt_recall(ctx.indexed, prompt, project=ctx.project, seen=seen, previous=previous)
-    return text, [h.id for h in hits]
+    text, hits = prompt_recall(ctx.indexed, prompt, project=ctx.project, seen=seen, previous=previous,
+                               seen_parts=seen_parts)
+    return (text, *given(hits))
+
+
+def _parts(value: Any) -> list[tuple[str, int]]:
+    """``(id, n)`` pairs read from JSON (a session's entry, a server's answer): lists of an id and a number;
+    anything else is skipped."""
+    if not isinstance(value, list):
+        return []
+    return [(str(p[0]), p[1]) for p in value
+            if isinstance(p, list) and len(p) == 2 and isinstance(p[1], int) and not isinstance(p[1], bool)]
 
 
 def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -132,10 +145,10 @@ def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] 
     ctx.require_repo()
     session = observe.get_session(ctx.local_dir, ctx.session_id) if ctx.session_id else {}
     try:
-        recalled, ids = recall_for_prompt(ctx, prompt, session)
+        recalled, ids, parts = recall_for_prompt(ctx, prompt, session)
     except Exception as exc:  # a missing or busy index costs this prompt its memories, never the prompt itself
         log(ctx, f"prompt recall failed: {type(exc).__name__}: {exc}")
-        recalled, ids = "", []
+        recalled, ids, parts = "", [], []
     directives = detect_directives(prompt)
     items: list[dict[str, Any]] = []
     if directives:
@@ -152,6 +165,8 @@ def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] 
                 -PROMPT_CONTEXT:]
             if ids:
                 entry["recalled"] = list(dict.fromkeys([*entry.get("recalled", []), *ids]))[-500:]
+            if parts:  # a long memory shown by a part: a later prompt may bring another of its parts
+                entry["parts"] = [list(p) for p in dict.fromkeys([*_parts(entry.get("parts")), *parts])][-500:]
         if items:
             pending = [p for p in entry.get("pending", []) if isinstance(p, dict)]
             keys = {(p.get("project"), p.get("key")) for p in pending}
@@ -167,8 +182,8 @@ def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] 
 
     if ctx.session_id or items:
         observe.update_session(ctx.local_dir, ctx.session_id or "unknown", mark)
-    if ids:
-        observe.bump_usage(ctx.repo_dir, ids)
+    if ids or parts:
+        observe.bump_usage(ctx.repo_dir, list(dict.fromkeys([*ids, *(memory_id for memory_id, _n in parts)])))
     correction = detect_correction(prompt)
     if correction is not None:
         observe.append_line(os.path.join(ctx.local_dir, "candidates.jsonl"), {
