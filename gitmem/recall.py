@@ -21,6 +21,7 @@ from gitmem.briefing.gate import relevant_hits
 from gitmem.errors import ValidationError
 from gitmem.projects.identity import CodeContext, code_context
 from gitmem.search.index import Hit, open_index
+from gitmem.search.schema import opening
 from gitmem.store.document import Memory, bullet
 from gitmem.store.local import bump_usage
 from gitmem.store.memories import MemoryRepo
@@ -72,7 +73,10 @@ def effective_budget(repo: MemoryRepo, query: str, budget: int | None) -> int:
 
 def render_essentials(memories: list[Memory], project: str, count: Callable[[str], int] = count_tokens,
                       budget: int = 10**9) -> tuple[str, list[Memory], int]:
-    """The Essentials part: one bullet per memory, in the given order, while within ``budget`` tokens."""
+    """The Essentials part: one bullet per memory, in the given order, within ``budget`` tokens. A memory that
+    does not fit whole is shown by its first part when it is long (the bullet says which part, and the id
+    fetches the rest), else left out; the memories after it still come (a long rules document ahead of the
+    others no longer takes their place)."""
     title = f"## Essentials ({project}): rules to follow in this project"
     lines: list[str] = []
     shown: list[Memory] = []
@@ -80,7 +84,10 @@ def render_essentials(memories: list[Memory], project: str, count: Callable[[str
     for memory in memories:
         line = bullet(memory)
         if tokens + count(line) > budget:
-            break
+            first = opening(memory)
+            line = bullet(memory, first) if first is not None else ""
+            if not line or tokens + count(line) > budget:
+                continue
         lines.append(line)
         shown.append(memory)
         tokens += count(line)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from gitmem.store.layout import init_repo
 from gitmem.store.local import read_usage
 from gitmem.text.records import replace
 from gitmem.text.tokens import count_tokens
-from tests.helpers import git, run_cli
+from tests.helpers import design_note, git, run_cli
 
 PROJECT = "github.com-acme-shop"
 
@@ -69,6 +70,20 @@ def test_budget_is_never_exceeded_and_capped(mem: Repository, code: Path) -> Non
     tiny = recall(mem, cwd=code, k=60, budget=20)  # not even one memory fits: nothing, rather than too much
     assert tiny.text == "" and tiny.tokens == 0
     assert recall(mem, cwd=code, k=5, budget=100_000).budget == 3000  # the hard cap
+
+
+def test_a_long_rules_document_does_not_take_the_other_essentials_place(mem: Repository, code: Path) -> None:
+    """A must-follow memory too long for the budget is shown by its first part (the id fetches the rest); the
+    essentials after it still come. Whole when it fits."""
+    guide = mem.remember(design_note() * 3, project=PROJECT, category="constraint", importance=5)
+    mem.remember("Never retry payments more than 3 times", project=PROJECT, category="constraint", importance=5)
+    result = recall(mem, cwd=code, budget=500)
+    assert "Never retry payments" in result.text and result.tokens <= 500
+    line = next(line for line in result.text.splitlines() if guide.id in line)
+    assert re.search(rf"\(id: {re.escape(guide.id)}, part 1 of \d+\)$", line)
+    assert "billing subsystem" in line and "refunds subsystem" not in line
+    roomy = recall(mem, cwd=code, budget=3000)  # the hard cap: the guide (~1,900 tokens) fits whole
+    assert "part 1 of" not in roomy.text and " ".join((design_note() * 3).split()) in roomy.text
 
 
 def test_dynamic_budget_scales_with_the_query(mem: Repository, code: Path) -> None:

@@ -231,8 +231,8 @@ def fallback_block(ctx: Context, project: str) -> str:
     size = 0
     for memory in memories[: settings.top_k]:
         line = bullet(memory)
-        if size + len(line) > settings.budget * 4:  # about four characters a token
-            break
+        if size + len(line) > settings.budget * 4:  # about four characters a token; a shorter one may still fit
+            continue
         lines.append(line)
         size += len(line)
     return f"## Memories from gitmem ({project})\n" + "\n".join(lines) + "\n" if lines else ""

@@ -82,6 +82,13 @@ def memory_chunks(memory: Memory) -> list[str]:
     return chunks(body(memory))
 
 
+def opening(memory: Memory) -> tuple[str, int, int] | None:
+    """The first part of a long memory as a context shows a part (``(text, 1, count)``, see
+    :attr:`gitmem.search.index.Hit.passage`), None for a memory short enough to be shown whole."""
+    parts = memory_chunks(memory)
+    return (parts[0], 1, len(parts)) if parts else None
+
+
 def embedding_text(memory: Memory) -> str:
     """What the embedding model sees of a memory (its cache key is the blob SHA plus :data:`VECTOR_RECIPE`)."""
     return embedding_layout(memory)[0]

@@ -25,7 +25,19 @@ from gitmem.agents.claude.context import recent_errors
 from gitmem.agents.claude.settings import HOOK_EVENTS, install, is_gitmem_command, merge, uninstall
 from gitmem.store import local as observe
 from gitmem.text.directives import detect_correction, detect_directives, directive_key
-from tests.helpers import PROJECT, ROOT, assert_clean, code_repo, context_of, git, hook, hook_env, payload, run_cli
+from tests.helpers import (
+    PROJECT,
+    ROOT,
+    assert_clean,
+    code_repo,
+    context_of,
+    design_note,
+    git,
+    hook,
+    hook_env,
+    payload,
+    run_cli,
+)
 
 
 @pytest.fixture
@@ -510,6 +522,21 @@ def test_repo_option_and_odd_session_ids(repo_path: Path, code: Path) -> None:
     assert "Gitmem-Session: a_Gitmem-Op:_purge" in body and "Gitmem-Op: extract" in body
     assert "\nGitmem-Op: purge" not in body
     assert_clean(repo_path)
+
+
+def test_the_plain_list_skips_a_memory_too_long_for_the_budget_and_goes_on(repo_path: Path, code: Path) -> None:
+    """Without the search index (``fallback_block``), a memory longer than the budget is skipped, not the end of
+    the list: the memories after it are still shown."""
+    import gitmem
+    from gitmem.agents.claude.context import make_context
+    from gitmem.briefing.inputs import fallback_block
+
+    repo = gitmem.open(repo_path)
+    repo.remember(design_note() * 4, project=PROJECT, importance=5)
+    repo.remember("Deploys need an approval from the on-call engineer", project=PROJECT, importance=4)
+    ctx = make_context({"cwd": str(code)}, env={"GITMEM_REPO": str(repo_path)}, home=Path.home(), cwd=code)
+    text = fallback_block(ctx, PROJECT)
+    assert "on-call engineer" in text and "billing subsystem" not in text
 
 
 def test_recall_block_is_cached_until_a_repository_moves(repo_path: Path, code: Path,
