@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from gitmem.briefing.block import build_block
+from gitmem.briefing.block import build_block, given
 from gitmem.briefing.essentials import essentials as find_essentials
 from gitmem.briefing.gate import relevant_hits
 from gitmem.errors import ValidationError
@@ -50,11 +50,21 @@ class RecallResult:
     """memories of the project and global ones the block does not show"""
     vectors_missing: int = 0
     """memories ranked without a vector because ``embed_missing=False`` left them to the warm-up"""
+    opened: list[str] = field(default_factory=list)
+    """ids of the Essentials shown by their first part only (too long for the budget whole)"""
 
     @property
     def ids(self) -> list[str]:
         """Every memory id in the block."""
         return [m.id for m in self.essentials] + [h.id for h in self.hits]
+
+    def given(self) -> tuple[list[str], list[tuple[str, int]]]:
+        """What the block gives a session (:func:`gitmem.briefing.block.given`): ids of the memories shown
+        whole, ``(id, n)`` of the long ones shown by their part ``n``."""
+        whole, parts = given(self.hits)
+        opened = set(self.opened)
+        return ([m.id for m in self.essentials if m.id not in opened] + whole,
+                [(m.id, 1) for m in self.essentials if m.id in opened] + parts)
 
 
 def effective_budget(repo: MemoryRepo, query: str, budget: int | None) -> int:
@@ -72,14 +82,16 @@ def effective_budget(repo: MemoryRepo, query: str, budget: int | None) -> int:
 
 
 def render_essentials(memories: list[Memory], project: str, count: Callable[[str], int] = count_tokens,
-                      budget: int = 10**9) -> tuple[str, list[Memory], int]:
+                      budget: int = 10**9) -> tuple[str, list[Memory], int, list[str]]:
     """The Essentials part: one bullet per memory, in the given order, within ``budget`` tokens. A memory that
     does not fit whole is shown by its first part when it is long (the bullet says which part, and the id
     fetches the rest), else left out; the memories after it still come (a long rules document ahead of the
-    others no longer takes their place)."""
+    others no longer takes their place). Returns (text, memories shown, tokens, ids of those shown by their
+    first part)."""
     title = f"## Essentials ({project}): rules to follow in this project"
     lines: list[str] = []
     shown: list[Memory] = []
+    opened: list[str] = []
     tokens = count(title)
     for memory in memories:
         line = bullet(memory)
@@ -88,10 +100,11 @@ def render_essentials(memories: list[Memory], project: str, count: Callable[[str
             line = bullet(memory, first) if first is not None else ""
             if not line or tokens + count(line) > budget:
                 continue
+            opened.append(memory.id)
         lines.append(line)
         shown.append(memory)
         tokens += count(line)
-    return ("\n".join([title, *lines]) + "\n", shown, tokens) if lines else ("", [], 0)
+    return ("\n".join([title, *lines]) + "\n", shown, tokens, opened) if lines else ("", [], 0, [])
 
 
 def recall(
@@ -122,7 +135,7 @@ def recall(
     tokens_allowed = effective_budget(repo, text_query, budget)
     counter = TokenCounter(repo.path / ".cache" / "token-counts.json")
     rules, more = find_essentials(repo.path, context.project)
-    first, rules, rule_tokens = render_essentials(rules, context.project, counter, tokens_allowed)
+    first, rules, rule_tokens, opened = render_essentials(rules, context.project, counter, tokens_allowed)
     index = open_index(repo, embed_missing=embed_missing)
     hits = relevant_hits(index, text_query, project=context.project, k=limit, now=now,
                          exclude={m.id for m in rules})
@@ -135,4 +148,5 @@ def recall(
     text = "\n".join(part for part in (first, second) if part)
     return RecallResult(text=text, hits=used, tokens=rule_tokens + tokens, budget=tokens_allowed, query=text_query,
                         project=context.project, notice=index.notice or "", left_out=left_out, context=context,
-                        essentials=rules, more=max(0, more - len(used)), vectors_missing=index.vectors_missing)
+                        essentials=rules, more=max(0, more - len(used)), vectors_missing=index.vectors_missing,
+                        opened=opened)

@@ -150,7 +150,7 @@ _SUBSYSTEMS = ("billing", "search", "uploads", "mailer", "reports", "exports", "
 
 
 def design_note() -> str:
-    """A long design note (about 2.7k characters, cut into 7 chunks), one paragraph per subsystem; the payment
+    """A long design note (about 3k characters, cut into 7 chunks), one paragraph per subsystem; the payment
     webhooks' paragraph stands in the middle, the mail queue's at the end."""
     paragraphs = [f"The {name} subsystem keeps its state in its own schema; changes to {name} go through review "
                   f"by the {name} owners and ship with the weekly release." for name in _SUBSYSTEMS]

@@ -82,6 +82,8 @@ def test_a_long_rules_document_does_not_take_the_other_essentials_place(mem: Rep
     line = next(line for line in result.text.splitlines() if guide.id in line)
     assert re.search(rf"\(id: {re.escape(guide.id)}, part 1 of \d+\)$", line)
     assert "billing subsystem" in line and "refunds subsystem" not in line
+    whole, parts = result.given()  # what a session records: the guide by its part, the other rule whole
+    assert parts == [(guide.id, 1)] and guide.id not in whole and len(whole) == 1
     roomy = recall(mem, cwd=code, budget=3000)  # the hard cap: the guide (~1,900 tokens) fits whole
     assert "part 1 of" not in roomy.text and " ".join((design_note() * 3).split()) in roomy.text
 

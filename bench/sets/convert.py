@@ -121,7 +121,7 @@ def xquad(repo: Path) -> None:
     1190 questions with the same question ids; a question whose sentence is not known in either language
     (:func:`_answer_sentence`) is left out of both. Articles 0-23 = conv 0 (development), 24-47 = conv 1 (test)."""
     data = {lang: json.loads(git_show(repo, f"xquad.{lang}.json"))["data"] for lang in ("en", "zh")}
-    found: dict[str, dict[str, tuple[int, list[tuple[int, str]]]]] = {}  # language → question id → its sentence
+    found: dict[str, dict[str, int]] = {}  # language → question id → its sentence's number
     unknown: set[str] = set()
     for lang, articles in data.items():
         for article in articles:
@@ -132,7 +132,7 @@ def xquad(repo: Path) -> None:
                     if s is None:
                         unknown.add(qa["id"])
                     else:
-                        found.setdefault(lang, {})[qa["id"]] = (s, said)
+                        found.setdefault(lang, {})[qa["id"]] = s
     for lang, articles in data.items():
         turns: list[dict[str, Any]] = []
         queries: list[dict[str, Any]] = []
@@ -146,7 +146,7 @@ def xquad(repo: Path) -> None:
                 for qa in paragraph["qas"]:
                     if qa["id"] in unknown:
                         continue
-                    s = found[lang][qa["id"]][0]
+                    s = found[lang][qa["id"]]
                     queries.append({"qid": qa["id"], "conv": conv, "question": qa["question"],
                                     "evidence": [f"{a}-{p}-{s}"], "category": 1 if conv == 0 else 2})
         write(HERE / "xquad" / lang, turns, queries)

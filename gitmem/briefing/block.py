@@ -60,3 +60,17 @@ def build_block(hits: Iterable[Hit], budget: int, title: str,
     if not used:
         return "", [], 0, left_out
     return render(groups, title), used, tokens, left_out
+
+
+def given(hits: Iterable[Hit]) -> tuple[list[str], list[tuple[str, int]]]:
+    """What a context was given by ``hits``: the ids of the memories shown whole, and ``(id, n)`` of the long
+    memories shown by their part ``n`` (:attr:`Hit.passage`), which a later prompt may show another part of."""
+    whole: list[str] = []
+    parts: list[tuple[str, int]] = []
+    for hit in hits:
+        passage = hit.passage
+        if passage is None:
+            whole.append(hit.id)
+        else:
+            parts.append((hit.id, passage[1]))
+    return whole, parts

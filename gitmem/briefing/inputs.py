@@ -308,12 +308,19 @@ def conflict_note(ctx: Context) -> str:
 
 class Block:
     """The session-start recall block as served (from the cache or computed): its text, the search query, the
-    memory ids in it, how many memories it leaves out, and the words its Essentials say not to use (summary
-    lines naming them are dropped). A plain class: this module loads on the per-tool-call path."""
+    memory ids in it, how many memories it leaves out, the words its Essentials say not to use (summary lines
+    naming them are dropped), and ``(id, n)`` of the long memories it shows by their part ``n`` only. A plain
+    class: this module loads on the per-tool-call path."""
 
     def __init__(self, text: str, query: str = "", ids: list[str] | None = None, more: int = 0,
-                 avoid: list[str] | None = None) -> None:
+                 avoid: list[str] | None = None, parts: list[tuple[str, int]] | None = None) -> None:
         self.text, self.query, self.ids, self.more, self.avoid = text, query, ids or [], more, avoid or []
+        self.parts = parts or []
+
+    def whole(self) -> list[str]:
+        """The ids of the memories the block shows whole."""
+        shown_in_part = {memory_id for memory_id, _n in self.parts}
+        return [i for i in self.ids if i not in shown_in_part]
 
 
 def recall_block(ctx: Context, project: str) -> Block:
@@ -327,13 +334,14 @@ def recall_block(ctx: Context, project: str) -> Block:
     if key:
         hit = observe.read_json(os.path.join(ctx.local_dir, "recall-cache.json")).get(key)
         if isinstance(hit, dict) and isinstance(hit.get("text"), str):
-            ids = [str(i) for i in hit.get("ids", []) if isinstance(i, str)]
+            ids = observe.read_ids(hit.get("ids"))
             if ids:
                 observe.bump_usage(ctx.repo_dir, ids)
             if hit.get("day") != observe.now_iso()[:10]:
                 spawn_warm(ctx)  # recency moved a day: recompute for the next session
             return Block(hit["text"], str(hit.get("query", "")), ids, int(hit.get("more", 0) or 0),
-                         [str(a) for a in hit.get("avoid", []) if isinstance(a, str)])
+                         [str(a) for a in hit.get("avoid", []) if isinstance(a, str)],
+                         observe.read_parts(hit.get("parts")))
     from gitmem.agents.claude.serverclient import ask_server
 
     paths = _recall_paths(ctx, project)
@@ -341,7 +349,7 @@ def recall_block(ctx: Context, project: str) -> Block:
     if served is not None:
         block = Block(str(served.get("text", "")), str(served.get("query", "")),
                       [str(i) for i in served.get("ids", [])], int(served.get("more", 0) or 0),
-                      [str(a) for a in served.get("avoid", [])])
+                      [str(a) for a in served.get("avoid", [])], observe.read_parts(served.get("parts")))
         pending = int(served.get("pending", 0) or 0)
     else:
         try:
@@ -365,14 +373,14 @@ def block_of(result: RecallResult) -> Block:
     from gitmem.briefing.conflicts import negated_terms
 
     avoid = sorted({t for m in result.essentials for t in negated_terms(m.text)})
-    return Block(result.text, result.query, result.ids, result.more, avoid)
+    return Block(result.text, result.query, result.ids, result.more, avoid, result.given()[1])
 
 
 def _store_block(ctx: Context, key: str, block: Block) -> None:
     def store(data: dict[str, Any]) -> None:
         data.pop(key, None)
         data[key] = {"text": block.text, "query": block.query, "ids": block.ids, "more": block.more,
-                     "avoid": block.avoid, "day": observe.now_iso()[:10]}
+                     "avoid": block.avoid, "parts": [list(p) for p in block.parts], "day": observe.now_iso()[:10]}
         for old in list(data)[: max(0, len(data) - RECALL_CACHE_SIZE)]:
             del data[old]
 

@@ -183,18 +183,3 @@ def prompt_recall(repo: IndexedRepo, prompt: str, *, project: str, seen: Iterabl
     text, used, _tokens, _left = build_block(hits, settings.prompt_budget,
                                              "## Memories related to this prompt (gitmem)", estimate_tokens)
     return text, used
-
-
-def given(hits: Iterable[Hit]) -> tuple[list[str], list[tuple[str, int]]]:
-    """What a session was given by a prompt's ``hits``: the ids of the memories shown whole, and ``(id, n)`` of
-    the long memories shown by their part ``n`` (:attr:`Hit.passage`), which a later prompt may show another
-    part of."""
-    whole: list[str] = []
-    parts: list[tuple[str, int]] = []
-    for hit in hits:
-        passage = hit.passage
-        if passage is None:
-            whole.append(hit.id)
-        else:
-            parts.append((hit.id, passage[1]))
-    return whole, parts

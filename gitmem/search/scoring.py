@@ -478,9 +478,7 @@ def snippet(text: str, terms: set[str], analyzer: Any, width: int = SNIPPET_CHAR
 
     Each match weighs 1 / the number of times its term occurs in ``text``: a term the whole text repeats (the
     article's subject, a common character) says little about where the answer is, and the window holding all of
-    a rare term's occurrences gets its full weight. Snippet holding the answering sentence on
-    ``bench/sets/longdoc`` (counting every match alike → this): en dev 0.660 → 0.731, test 0.584 → 0.645; zh dev
-    0.887 → 0.891, test 0.852 → 0.864."""
+    a rare term's occurrences gets its full weight (measured on ``bench/sets/longdoc``: docs/search.md)."""
     flat = " ".join(text.split())
     if not flat:
         return "", ()
@@ -500,7 +498,7 @@ def snippet(text: str, terms: set[str], analyzer: Any, width: int = SNIPPET_CHAR
         best = -1.0
         for s, _e in spans:
             weight = sum(w for (a, b), w in zip(spans, weights, strict=True) if a >= s and b <= s + width)
-            if weight > best + 1e-9:
+            if weight > best + 1e-9:  # sums of fractions: a tie must keep the earlier window, whatever the rounding
                 best, start = weight, s
         start = max(0, min(start - width // 4, len(flat) - width))
         while 0 < start < len(flat) and not flat[start - 1].isspace() and not scripts.is_cjk(flat[start]):

@@ -25,6 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from gitmem import __version__
 from gitmem.errors import GitmemError, LockTimeoutError, NotFoundError, RepoNotFoundError, ValidationError
 from gitmem.serve.service import MemoryService, memory_view
+from gitmem.store.local import MAX_ID_CHARS
 
 log = logging.getLogger("gitmem.serve")
 PROBLEM = "application/problem+json"
@@ -140,17 +141,19 @@ class SessionBlockResponse(BaseModel):
     more: int = Field(description="Memories of the project and global ones the block leaves out.")
     avoid: list[str] = Field(description="Words the Essentials say not to use.")
     pending: int = Field(0, description="Memories ranked without a vector: they await the background warm-up.")
+    parts: list[tuple[str, int]] = Field(
+        default_factory=list, description="[id, n]: the long memories the block shows by their part n only.")
 
 
 class PromptBlockRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     prompt: str = Field(min_length=1, max_length=20_000)
     project: str = Field(max_length=200)
-    seen: list[Annotated[str, Field(max_length=200)]] = Field(
+    seen: list[Annotated[str, Field(max_length=MAX_ID_CHARS)]] = Field(
         default_factory=list, max_length=1000, description="Memory ids the session was given already.")
     previous: list[Annotated[str, Field(max_length=2000)]] = Field(
         default_factory=list, max_length=10, description="The session's previous prompts, as context.")
-    seen_parts: list[tuple[Annotated[str, Field(max_length=200)], int]] = Field(
+    seen_parts: list[tuple[Annotated[str, Field(max_length=MAX_ID_CHARS)], int]] = Field(
         default_factory=list, max_length=1000,
         description="[id, n]: long memories the session was shown part n of by a prompt.")
 

@@ -207,14 +207,15 @@ class MemoryService:
             result = repo.recall(cwd=where, paths=paths, embed_missing=False)
         block = block_of(result)
         return {"text": block.text, "query": block.query, "ids": block.ids, "more": block.more,
-                "avoid": block.avoid, "pending": result.vectors_missing}
+                "avoid": block.avoid, "pending": result.vectors_missing, "parts": [list(p) for p in block.parts]}
 
     def prompt_block(self, prompt: str, *, project: str, seen: list[str], previous: list[str],
                      seen_parts: Sequence[tuple[str, int]] = ()) -> dict[str, Any]:
         """The memories a prompt brings in, as the prompt hook would compute them in-process
         (:func:`gitmem.briefing.prompt.prompt_recall`): ``ids`` of those shown whole, ``parts`` (``[id, n]``) of
         the long ones shown by their part ``n``."""
-        from gitmem.briefing.prompt import given, prompt_recall
+        from gitmem.briefing.block import given
+        from gitmem.briefing.prompt import prompt_recall
 
         with self.locked() as repo:
             text, hits = prompt_recall(repo, prompt, project=project, seen=seen, previous=previous,

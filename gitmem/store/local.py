@@ -26,7 +26,7 @@ from gitmem.text import quickjson
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
     from datetime import datetime
     from pathlib import Path
     from typing import Any, TypeAlias
@@ -284,6 +284,40 @@ def update_session(local: Where, session_id: str, change: Callable[[dict[str, An
         return result
 
     return update_json(sessions_path(local), apply)
+
+
+#: the longest memory id a session's entry passes on (``gitmem serve``'s hook requests take none longer); the
+#: ids gitmem makes are far shorter, so a longer one is junk in a hand-edited file
+MAX_ID_CHARS = 200
+#: memories (and parts of long ones) a session's entry remembers having given
+MAX_GIVEN = 500
+
+
+def read_parts(value: Any) -> list[tuple[str, int]]:
+    """``(id, n)`` pairs read from JSON (a session's entry, a cached block, a server's answer): lists of an id
+    and a part number; anything else is skipped."""
+    if not isinstance(value, list):
+        return []
+    return [(p[0], p[1]) for p in value
+            if isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and 0 < len(p[0]) <= MAX_ID_CHARS
+            and isinstance(p[1], int) and not isinstance(p[1], bool) and p[1] > 0]
+
+
+def read_ids(value: Any) -> list[str]:
+    """Memory ids read from JSON (as :func:`read_parts`)."""
+    if not isinstance(value, list):
+        return []
+    return [i for i in value if isinstance(i, str) and 0 < len(i) <= MAX_ID_CHARS]
+
+
+def record_given(entry: dict[str, Any], ids: Iterable[str], parts: Iterable[tuple[str, int]]) -> None:
+    """Note in a session's entry what its context was given: ``ids`` of memories shown whole, ``(id, n)`` of
+    long ones shown by their part ``n`` (a later prompt may bring another part, never the same one again)."""
+    ids, parts = list(ids), list(parts)
+    if ids:
+        entry["recalled"] = list(dict.fromkeys([*read_ids(entry.get("recalled")), *ids]))[-MAX_GIVEN:]
+    if parts:
+        entry["parts"] = [list(p) for p in dict.fromkeys([*read_parts(entry.get("parts")), *parts])][-MAX_GIVEN:]
 
 
 def all_sessions(local: Where) -> dict[str, dict[str, Any]]:

@@ -17,11 +17,24 @@ from gitmem.briefing.prompt import task_terms
 from gitmem.config import Config, EmbeddingConfig
 from gitmem.recall import relevant_hits
 from gitmem.search.index import Hit
+from gitmem.search.schema import memory_chunks
 from gitmem.search.scoring import ScoreParts
 from gitmem.store import document as docs
 from gitmem.store.layout import init_repo
+from gitmem.store.local import read_usage
 from gitmem.text.records import replace
-from tests.helpers import PROJECT, bm25_only, code_repo, context_of, design_note, hook, hook_env, payload, run_cli
+from tests.helpers import (
+    PROJECT,
+    bm25_only,
+    code_repo,
+    context_of,
+    design_note,
+    git,
+    hook,
+    hook_env,
+    payload,
+    run_cli,
+)
 
 OTHER = "github.com-acme-warehouse"
 
@@ -52,6 +65,7 @@ def _started_among_noise(repo_path: Path, code: Path, env: dict[str, str], own: 
     repo.remember(own, project=PROJECT, category="decision")
     repo.remember(other, project=OTHER, category="decision")
     hook("session-start", payload("SessionStart", code, source="startup"), env, cwd=code)
+
 
 def test_a_project_rule_is_there_among_300_unrelated_memories(repo_path: Path, code: Path,
                                                               env: dict[str, str]) -> None:
@@ -216,6 +230,7 @@ def test_a_prompt_about_part_of_a_long_note_brings_that_part(repo_path: Path, co
     assert 1 < int(part[2]) < int(part[3])  # a middle part: neither the note's start nor the whole note
     assert "billing subsystem" not in text and len(line) < len(note) / 2
     assert Repository(Config(repo=repo_path)).get(part[1]).text == note  # the id fetches the whole note
+    assert read_usage(repo_path)[part[1]]["count"] == 1  # a part shown is a use of the memory
 
 
 def test_a_later_prompt_brings_another_part_of_a_long_note_but_never_the_same_part_twice(
@@ -234,8 +249,32 @@ def test_a_later_prompt_brings_another_part_of_a_long_note_but_never_the_same_pa
     assert "Redis queue" in second and "signing secret" not in second
     parts = [re.findall(r"\(id: (\S+), part (\d+) of", text) for text in (first, second)]
     assert len(parts[0]) == len(parts[1]) == 1 and parts[0][0][0] == parts[1][0][0] and parts[0] != parts[1]
-    # both parts this prompt matches (the webhook's, and the mail queue's through the previous prompt) were shown
+    session = json.loads((repo_path / "local" / "sessions.json").read_text())["sessions"]["sess-1"]
+    assert sorted(session["parts"]) == sorted([i, int(n)] for i, n in (parts[0][0], parts[1][0]))
+    # the query holds the previous prompts too: whichever part it matches best, the webhook's or the mail
+    # queue's, was shown already, so nothing of the note comes again
     assert parts[0][0][0] not in ask("Stripe webhook verification still fails")
+
+
+def test_a_long_rule_opened_at_session_start_gives_its_other_parts_to_later_prompts(
+        repo_path: Path, code: Path, env: dict[str, str]) -> None:
+    """A must-follow note too long for the session-start budget is shown by its first part, and the session
+    records that part only: a prompt about another section of the note brings that section."""
+    bm25_only(repo_path)
+    (repo_path / "gitmem.toml").write_text('[embedding]\nmodel = "none"\n[recall]\nbudget = 500\n', "utf-8")
+    git(repo_path, "commit", "-qam", "settings: a small session-start budget")
+    repo = Repository(Config(repo=repo_path))
+    repo.import_records(_noise(50))
+    note = repo.remember(design_note(), project=PROJECT, category="constraint", importance=5)
+    started = context_of(hook("session-start", payload("SessionStart", code, source="startup"), env,
+                              cwd=code).stdout)
+    assert f"(id: {note.id}, part 1 of" in started and "signing secret" not in started
+    session = json.loads((repo_path / "local" / "sessions.json").read_text())["sessions"]["sess-1"]
+    assert session["parts"] == [[note.id, 1]] and note.id not in session["recalled"]
+    asked = hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="Fix the Stripe webhook "
+                                               "verification failing in production"), env, cwd=code)
+    text = context_of(asked.stdout, "UserPromptSubmit")
+    assert "signing secret" in text and re.search(rf"\(id: {note.id}, part [2-9] of", text)
 
 
 def test_a_long_memory_matched_as_a_whole_shows_its_part_holding_most_query_words() -> None:
@@ -253,6 +292,8 @@ def test_a_long_memory_matched_as_a_whole_shows_its_part_holding_most_query_word
     text, n, count = hit.passage
     assert "signing secret" in text and 1 < n < count
     assert bullet(memory, hit.passage).endswith(f"(id: {memory.id}, part {n} of {count})")
+    # a hit that points at a chunk shows that chunk, not the one holding most query words
+    assert replace(hit, chunk=n + 1).passage == (memory_chunks(memory)[n], n + 1, count)
     unmatched = replace(hit, terms=frozenset({"nothing"}))
     assert unmatched.passage is not None and unmatched.passage[1] == 1  # none holds a query word: the first
     short = docs.make_memory("Stripe webhooks are verified with the signing secret", category="decision")

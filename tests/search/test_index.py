@@ -135,7 +135,6 @@ def test_snippet_highlights_are_character_ranges() -> None:
     assert len(text) <= 82 and text.startswith("…") and [text[a:b] for a, b in marks] == ["needle"]
 
 
-
 def test_a_snippet_goes_where_a_rare_term_is_not_where_the_text_s_subject_repeats() -> None:
     """The article's subject stands everywhere; the one sentence naming the rarer word is the answer."""
     analyzer = build_analyzer()
@@ -143,10 +142,11 @@ def test_a_snippet_goes_where_a_rare_term_is_not_where_the_text_s_subject_repeat
             + "Filler about the stadium and the weather and the crowd. " * 3
             + "Kawann Short led the Panthers in sacks with eleven. "
             + "More filler about the stadium, the tickets and the parking. " * 3)
-    terms = {t for t in analyze_query("Who led the Panthers in sacks?", analyzer).highlight_terms()}
+    terms = set(analyze_query("Who led the Panthers in sacks?", analyzer).highlight_terms())
     cut, marks = snippet(text, terms, analyzer)
     assert "Kawann Short led the Panthers in sacks" in cut
     assert {cut[a:b].lower() for a, b in marks} >= {"sacks", "panthers"}
+
 
 # -- following the repository --------------------------------------------------------------------------
 

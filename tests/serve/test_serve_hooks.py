@@ -4,15 +4,17 @@ wrong token or a server that died without removing its record costs one log line
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from gitmem.api import Repository
 from gitmem.config import Config
-from tests.helpers import PROJECT, bm25_only, code_repo, context_of, hook, hook_env, payload
+from tests.helpers import PROJECT, bm25_only, code_repo, context_of, design_note, git, hook, hook_env, payload
 from tests.serve.live import running_server
 
 TOKEN = "s3cret-token"
@@ -86,3 +88,40 @@ def test_the_hooks_inject_the_same_with_and_without_a_running_server(
     record.unlink()
     assert _session("no-server", code, base, memories) == served
     assert len(_log(memories)) == 4  # no record, no server: not worth a line
+
+
+def test_the_parts_of_a_long_memory_a_session_was_shown_go_through_a_running_server(repo_path: Path,
+                                                                                    code: Path) -> None:
+    """Served, as in-process: session start records the part of a long rule it showed, a prompt brings another
+    part and records it, the same prompt again brings nothing of the note; ids a hand-edited sessions file holds
+    that the server would refuse are left out of the request rather than costing the prompt its memories."""
+    bm25_only(repo_path)
+    (repo_path / "gitmem.toml").write_text('[embedding]\nmodel = "none"\n[recall]\nbudget = 500\n', "utf-8")
+    git(repo_path, "commit", "-qam", "settings: a small session-start budget")
+    guide = Repository(Config(repo=repo_path)).remember(design_note(), project=PROJECT, category="constraint",
+                                                        importance=5)
+    env = {**hook_env(repo_path, GITMEM_SERVER_TIMEOUT="10"), "GITMEM_TOKEN": TOKEN}
+    sessions = repo_path / "local" / "sessions.json"
+
+    def entry() -> dict[str, Any]:
+        found: dict[str, Any] = json.loads(sessions.read_text("utf-8"))["sessions"]["sess-1"]
+        return found
+
+    def ask() -> str:
+        done = hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt=PROMPT), env, cwd=code)
+        assert done.returncode == 0, done.stderr
+        return context_of(done.stdout, "UserPromptSubmit") if done.stdout else ""
+
+    with running_server(repo_path, env={"GITMEM_TOKEN": TOKEN}, token=TOKEN):
+        hook("session-start", payload("SessionStart", code, source="startup"), env, cwd=code)
+        assert entry()["parts"] == [[guide.id, 1]] and guide.id not in entry().get("recalled", [])
+        junk = json.loads(sessions.read_text("utf-8"))
+        junk["sessions"]["sess-1"]["recalled"] = ["x" * 300, 5]
+        junk["sessions"]["sess-1"]["parts"] += [[1, 2], ["y" * 300, 1], [guide.id, True], [guide.id, 0]]
+        sessions.write_text(json.dumps(junk), "utf-8")
+        first = ask()
+        shown = re.findall(rf"\(id: {guide.id}, part (\d+) of", first)
+        assert "signing secret" in first and len(shown) == 1 and shown[0] != "1"
+        assert [guide.id, int(shown[0])] in entry()["parts"]
+        assert guide.id not in ask()
+    assert _log(repo_path) == []  # every hook was answered by the server

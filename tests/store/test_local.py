@@ -7,8 +7,11 @@ import json
 import multiprocessing
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gitmem.store import local as observe
 
@@ -140,3 +143,28 @@ def test_uses_are_appended_and_folded_into_the_same_counts(tmp_path: Path,
     assert usage["pg"]["count"] == 122 and usage["ruff"]["count"] == 121
     assert (tmp_path / "local" / "usage.json").is_file()
     assert (tmp_path / "local" / "usage.jsonl").stat().st_size < 2000  # of ~10 kB appended
+
+
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=250),
+                           lambda inner: st.lists(inner, max_size=4), max_leaves=12)
+
+
+@given(st.lists(JSON_VALUES, max_size=6), st.lists(JSON_VALUES, max_size=6))
+def test_what_a_session_was_given_keeps_only_ids_and_parts_a_server_accepts(recalled: list[Any],
+                                                                           parts: list[Any]) -> None:
+    """Whatever a hand-edited or older sessions file holds, what is read back is ids of at most
+    ``MAX_ID_CHARS`` characters and ``(id, n)`` with a part number n ≥ 1, and recording more keeps the old ones."""
+    entry: dict[str, Any] = {"recalled": recalled, "parts": parts}
+    observe.record_given(entry, ["new-id"], [("long-id", 2)])
+    ids, pairs = observe.read_ids(entry["recalled"]), observe.read_parts(entry["parts"])
+    assert ids[-1] == "new-id" and pairs[-1] == ("long-id", 2)
+    assert all(0 < len(i) <= observe.MAX_ID_CHARS for i in ids)
+    assert all(0 < len(i) <= observe.MAX_ID_CHARS and type(n) is int and n >= 1 for i, n in pairs)
+    assert set(observe.read_ids(recalled)) <= set(ids) and set(observe.read_parts(parts)) <= set(pairs)
+
+
+def test_junk_in_a_session_entry_is_skipped() -> None:
+    junk = [[1, 2], ["x" * 300, 1], ["a", True], ["a", 0], ["a"], "a", ["ok", 2]]
+    assert observe.read_parts(junk) == [("ok", 2)]
+    assert observe.read_ids(["x" * 300, 5, "", None, "ok"]) == ["ok"]
+    assert observe.read_parts({"a": 1}) == [] and observe.read_ids("abc") == []

@@ -88,8 +88,8 @@ def session_start(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | Non
         def mark(entry: dict[str, Any]) -> None:
             injected = [p for p in entry.get("injected", []) if p != project]
             entry.update(injected=[*injected, project], project=project, cwd=ctx.cwd, source=source,
-                         started=entry.get("started") or observe.now_iso(),
-                         recalled=list(dict.fromkeys([*entry.get("recalled", []), *block.ids]))[-500:])
+                         started=entry.get("started") or observe.now_iso())
+            observe.record_given(entry, block.whole(), block.parts)
 
         observe.update_session(ctx.local_dir, ctx.session_id, mark)
     return _context_output("session-start", text)
@@ -105,32 +105,26 @@ def recall_for_prompt(ctx: Context, prompt: str, session: dict[str, Any]
     shown whole, ``(id, n)`` of the long ones shown by their part ``n``); ("", [], []) when none pass the gate.
     From a running ``gitmem serve`` when one answers (:mod:`gitmem.agents.claude.serverclient`), else in-process;
     ``session`` is the session's entry (what it was given, its previous prompts as context)."""
-    seen = [str(i) for i in session.get("recalled", [])]
-    seen_parts = _parts(session.get("parts"))
+    seen = observe.read_ids(session.get("recalled"))
+    seen_parts = observe.read_parts(session.get("parts"))
     previous = [str(p) for p in session.get("prompts", [])][-PROMPT_CONTEXT:]
     served = None
     if os.path.isfile(os.path.join(ctx.local_dir, observe.SERVER_FILE)):  # a gitmem serve recorded itself
         from gitmem.agents.claude.serverclient import ask_server
 
-        served = ask_server(ctx, "/hook/prompt", {"prompt": prompt, "project": ctx.project, "seen": seen,
-                                                   "previous": previous, "seen_parts": seen_parts})
+        request: dict[str, Any] = {"prompt": prompt, "project": ctx.project, "seen": seen, "previous": previous}
+        if seen_parts:  # only then: a server older than parts refuses a field it does not know
+            request["seen_parts"] = seen_parts
+        served = ask_server(ctx, "/hook/prompt", request)
     if served is not None:
         return (str(served.get("text", "")), [str(i) for i in served.get("ids", [])],
-                _parts(served.get("parts")))
-    from gitmem.briefing.prompt import given, prompt_recall
+                observe.read_parts(served.get("parts")))
+    from gitmem.briefing.block import given
+    from gitmem.briefing.prompt import prompt_recall
 
     text, hits = prompt_recall(ctx.indexed, prompt, project=ctx.project, seen=seen, previous=previous,
                                seen_parts=seen_parts)
     return (text, *given(hits))
-
-
-def _parts(value: Any) -> list[tuple[str, int]]:
-    """``(id, n)`` pairs read from JSON (a session's entry, a server's answer): lists of an id and a number;
-    anything else is skipped."""
-    if not isinstance(value, list):
-        return []
-    return [(str(p[0]), p[1]) for p in value
-            if isinstance(p, list) and len(p) == 2 and isinstance(p[1], int) and not isinstance(p[1], bool)]
 
 
 def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -163,10 +157,7 @@ def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] 
         if ctx.session_id:
             entry["prompts"] = [*entry.get("prompts", []), observe.summarise(prompt, 300, ctx.extra_patterns)][
                 -PROMPT_CONTEXT:]
-            if ids:
-                entry["recalled"] = list(dict.fromkeys([*entry.get("recalled", []), *ids]))[-500:]
-            if parts:  # a long memory shown by a part: a later prompt may bring another of its parts
-                entry["parts"] = [list(p) for p in dict.fromkeys([*_parts(entry.get("parts")), *parts])][-500:]
+            observe.record_given(entry, ids, parts)
         if items:
             pending = [p for p in entry.get("pending", []) if isinstance(p, dict)]
             keys = {(p.get("project"), p.get("key")) for p in pending}

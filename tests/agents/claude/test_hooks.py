@@ -541,19 +541,18 @@ def test_the_plain_list_skips_a_memory_too_long_for_the_budget_and_goes_on(repo_
 
 def test_recall_block_is_cached_until_a_repository_moves(repo_path: Path, code: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    from types import SimpleNamespace
-
     import gitmem
     from gitmem.agents.claude.context import make_context
     from gitmem.api import Repository
     from gitmem.briefing.inputs import recall_block
+    from gitmem.recall import RecallResult
 
     calls: list[int] = []
 
-    def fake_recall(self: Repository, **kwargs: Any) -> SimpleNamespace:
+    def fake_recall(self: Repository, **kwargs: Any) -> RecallResult:  # counts the computations
         calls.append(1)
-        return SimpleNamespace(text=f"block {len(calls)}\n", query="shop", hits=[], ids=[], more=0, essentials=[],
-                               vectors_missing=0)
+        return RecallResult(text=f"block {len(calls)}\n", hits=[], tokens=3, budget=100, query="shop",
+                            project=PROJECT)
 
     monkeypatch.setattr(Repository, "recall", fake_recall)
 
