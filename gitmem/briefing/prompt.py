@@ -166,8 +166,9 @@ def prompt_query(prompt: str, previous: Iterable[str] = ()) -> str:
 def prompt_recall(repo: IndexedRepo, prompt: str, *, project: str, seen: Iterable[str] = (),
                   previous: Iterable[str] = (), seen_parts: Iterable[tuple[str, int]] = ()) -> tuple[str, list[Hit]]:
     """(the block to inject, its hits) for ``prompt``; ("", []) when no memory passes the gate. ``seen``: the
-    memories the session was given; ``seen_parts``: ``(id, n)`` of the long memories it was shown part ``n`` of
-    by a prompt (such a memory comes again for another part: :func:`given`)."""
+    memories the session was given whole; ``seen_parts``: ``(id, n)`` of the long memories it was shown part
+    ``n`` of, at its start or by a prompt (such a memory comes again for another part:
+    :func:`gitmem.briefing.block.given`)."""
     from gitmem.search.index import open_index
 
     settings = repo.config.recall
