@@ -333,7 +333,8 @@ def recall_block(ctx: Context, project: str) -> Block:
     key = recall_cache_key(ctx, project)
     if key:
         hit = observe.read_json(os.path.join(ctx.local_dir, "recall-cache.json")).get(key)
-        if isinstance(hit, dict) and isinstance(hit.get("text"), str):
+        # a block cached before blocks recorded their parts ("parts" missing) is computed again
+        if isinstance(hit, dict) and isinstance(hit.get("text"), str) and "parts" in hit:
             ids = observe.read_ids(hit.get("ids"))
             if ids:
                 observe.bump_usage(ctx.repo_dir, ids)

@@ -155,7 +155,7 @@ class PromptBlockRequest(BaseModel):
         default_factory=list, max_length=10, description="The session's previous prompts, as context.")
     seen_parts: list[tuple[Annotated[str, Field(max_length=MAX_ID_CHARS)], int]] = Field(
         default_factory=list, max_length=1000,
-        description="[id, n]: long memories the session was shown part n of by a prompt.")
+        description="[id, n]: long memories the session was shown part n of, at its start or by a prompt.")
 
 
 class PromptBlockResponse(BaseModel):

@@ -620,6 +620,13 @@ def test_warm_block_is_served_at_session_start_and_counts_a_use(repo_path: Path,
     assert not (repo_path / ".cache" / "search").exists()
     (used,) = read_usage(repo_path).values()
     assert used["count"] == 1
+    older = {key: {k: v for k, v in cached.items() if k != "parts"}
+             for key, cached in _cached_blocks(repo_path).items()}
+    (repo_path / "local" / "recall-cache.json").write_text(json.dumps(older))  # as a version before parts wrote it
+    again = hook("session-start", payload("SessionStart", sub, session="w2"), env, cwd=sub)
+    assert block["text"] in context_of(again.stdout)
+    assert (repo_path / ".cache" / "search").exists()  # computed again, and cached with its parts
+    assert all("parts" in cached for cached in _cached_blocks(repo_path).values())
 
 
 def test_session_start_leaves_embedding_to_the_background_warm_up(repo_path: Path, code: Path,
