@@ -97,8 +97,8 @@ def relevant_hits(index: Index, query: str, *, project: str, k: int, now: dateti
     """The best ``k`` memories for ``query`` that pass the relevance gate and are not in ``exclude``: an empty
     list when nothing is related (the gate looks at raw scores, so the best of unrelated memories stays out).
     ``exclude_parts``: ``(id, n)`` of long memories the session was shown part ``n`` of (:attr:`Hit.passage`):
-    such a memory comes again only for another part. ``own_project``: the share of the BM25 threshold a memory of
-    ``project`` needs (:data:`OWN_PROJECT` for a prompt)."""
+    such a memory comes again only for another part (:meth:`Hit.other_part`). ``own_project``: the share of the
+    BM25 threshold a memory of ``project`` needs (:data:`OWN_PROJECT` for a prompt)."""
     if not query.strip():
         return []
     parts = set(exclude_parts)
@@ -112,11 +112,24 @@ def relevant_hits(index: Index, query: str, *, project: str, k: int, now: dateti
     embedder = index.embedder if mode != "bm25" else None
     model_id = embedder.model_id if embedder is not None else ""
     size = index.size
-    return [h for h in hits if h.id not in exclude and not (h.id in shown and _part(h) in parts)
-            and admits(h, query, model_id, size, project, own_project)][:k]
+    kept: list[Hit] = []
+    for hit in hits:
+        if hit.id in exclude:
+            continue
+        if hit.id in shown and _part(hit) in parts:  # the part it would show was shown: another, or none
+            other = hit.other_part({n for memory_id, n in parts if memory_id == hit.id})
+            if other is None:
+                continue
+            hit = other
+        if admits(hit, query, model_id, size, project, own_project):
+            kept.append(hit)
+            if len(kept) == k:
+                break
+    return kept
 
 
 def _part(hit: Hit) -> tuple[str, int]:
     """``(id, n)``: the part ``n`` of a long memory :attr:`Hit.passage` shows, 0 for a memory shown whole."""
     passage = hit.passage
     return hit.id, passage[1] if passage is not None else 0
+

@@ -81,7 +81,8 @@ class Hit(Record):
     ``id``, ``score``, ``memory``, ``parts`` (:class:`ScoreParts`), ``path`` (of the memory file), ``terms`` (the
     query's analyzed terms), ``analyzer`` (the one cutting the snippet; not part of the value), ``chunk``: the
     chunk of a long memory that matched best (1, 2, …; :func:`gitmem.search.schema.memory_chunks`), 0: the memory
-    as a whole. Read-only once made."""
+    as a whole; ``chunk_scores``: ``(n, raw BM25 score)`` of every chunk the search matched, best first. Read-only
+    once made."""
 
     UNCOMPARED = frozenset({"analyzer"})
     id: str
@@ -92,6 +93,7 @@ class Hit(Record):
     terms: frozenset[str] = frozenset()
     analyzer: Any = None
     chunk: int = 0
+    chunk_scores: tuple[tuple[int, float], ...] = ()
 
     def _cut(self) -> tuple[str, tuple[tuple[int, int], ...]]:
         # kept in the instance's __dict__ on first use (what functools.cached_property does, without importing
@@ -137,12 +139,39 @@ class Hit(Record):
         passage: tuple[str, int, int] | None = self.__dict__["_passage"]
         return passage
 
+    def other_part(self, seen: set[int]) -> Hit | None:
+        """This hit for another part of a long memory, when a context was shown its parts ``seen`` already: the
+        best-scoring part the search matched (:attr:`chunk_scores`) that is not among them and holds a query word
+        none of them holds (chunks overlap: a part that repeats a seen one's matching sentence says nothing
+        new). Scored by that part's own BM25 and no cosine (the memory's vector says nothing of one part), so a
+        relevance gate judges the part's words alone. None when no part qualifies."""
+        parts = idoc.memory_chunks(self.memory)
+        if not parts or self.analyzer is None:
+            return None
+        known = frozenset().union(*(_held(parts[n - 1], self.terms, self.analyzer) for n in seen
+                                    if 0 < n <= len(parts)))
+        for n, score in self.chunk_scores:
+            if n not in seen and 0 < n <= len(parts) and _held(parts[n - 1], self.terms, self.analyzer) - known:
+                return replace(self, chunk=n, chunk_scores=(), parts=replace(self.parts, bm25=score, vector=None))
+        return None
+
+
+def _held(part: str, terms: frozenset[str], analyzer: Any) -> frozenset[str]:
+    """Which of ``terms`` (the analyzer's tokens) ``part`` holds."""
+    return terms.intersection(analyzer.analyze(ranking.normalise(part)))
+
+
+def _chunks_by_score(found: dict[int, float]) -> list[tuple[int, float]]:
+    """``(n, score)`` of a memory's matched chunks, best first; on a tie the memory as a whole (0), then the
+    earlier chunk."""
+    return sorted(found.items(), key=lambda chunk: (-chunk[1], chunk[0]))
+
 
 def _most_terms(parts: list[str], terms: frozenset[str], analyzer: Any) -> int:
     """The number (from 1) of the part holding most of ``terms`` (the analyzer's tokens), the first on a tie."""
     if not terms or analyzer is None:
         return 1
-    held = [len(terms.intersection(analyzer.analyze(ranking.normalise(part)))) for part in parts]
+    held = [len(_held(part, terms, analyzer)) for part in parts]
     return held.index(max(held)) + 1
 
 
@@ -431,20 +460,20 @@ class Index:
         # a superseded candidate → (its id, the id of the memory that replaced it)
         replaced_by: dict[Key, tuple[str, str]] = {}
         bm25: dict[tuple[int, int], float] = {}
-        best_chunk: dict[Key, int] = {}
+        matched: dict[Key, dict[int, float]] = {}
         governed: dict[Key, float] = {}  # the standing rules that name the question's subject
         if mode != "vector" and not terms.empty:
-            bm25 = self._bm25(searcher, terms, filters, n, tuning, best_chunk)
+            bm25 = self._bm25(searcher, terms, filters, n, tuning, matched)
             extra = [ranking.time_clause(self._schema, when)] if when is not None else []
             if help_asked:  # the standing instructions on the subject, however many memories discuss it at length
                 extra.append(ranking.standing_clause(self._schema))
             for clause in extra:
-                for key, score in self._bm25(searcher, terms, [*filters, clause], n, tuning, best_chunk).items():
+                for key, score in self._bm25(searcher, terms, [*filters, clause], n, tuning, matched).items():
                     bm25[key] = max(score, bm25.get(key, 0.0))
             if past is not None and order is not None and order.history:
-                bm25.update(self._superseded(searcher, terms, past, AMONG, tuning, best_chunk, replaced_by))
+                bm25.update(self._superseded(searcher, terms, past, AMONG, tuning, matched, replaced_by))
             if tuning.standing_weight > 0:  # "when I ask about the budget": the question holds the subject's words
-                governed = self._naming(searcher, terms, filters, tuning, best_chunk)
+                governed = self._naming(searcher, terms, filters, tuning, matched)
                 for key, score in governed.items():
                     bm25.setdefault(key, score)
         vector: dict[tuple[int, int], float] = {}
@@ -487,14 +516,14 @@ class Index:
                     # the successor was replaced since ("after Vuex" when Vue 3 gave way to Nuxt): a candidate all
                     # the same, scored as the past states are, if the question's words meet it
                     bm25.update(self._bm25(searcher, terms, [*past, ranking.key_clause(self._schema, later)], 1,
-                                           tuning, best_chunk))
+                                           tuning, matched))
                 linked &= set(bm25) | set(vector)
         return self._rank(searcher, bm25, vector, k, now, when, terms, tuning, vectors if second else None, model,
-                          best_chunk, (order, anchor, linked, replaced_by) if order is not None else None, help_asked,
+                          matched, (order, anchor, linked, replaced_by) if order is not None else None, help_asked,
                           frozenset(governed))
 
     def _naming(self, searcher: Any, terms: QueryTerms, filters: list[tuple[Any, Any]], tuning: Tuning,
-                best_chunk: dict[Key, int]) -> dict[Key, float]:
+                matched: dict[Key, dict[int, float]]) -> dict[Key, float]:
         """The standing rules whose subject (:func:`~gitmem.search.standing.condition`), or one of the subjects it
         lists, the question holds word for word (:func:`~gitmem.search.scoring.names_subject`), at most
         :data:`~gitmem.search.standing.GOVERNING`, with their BM25 as any memory's; none, at the cost of one
@@ -514,7 +543,7 @@ class Index:
                 # scored by its text like any candidate: the subject field's scores live on another scale
                 memory_id = idoc.memory_from_json(doc["doc"][0]).id
                 scored = self._bm25(searcher, terms, [*filters, ranking.key_clause(self._schema, memory_id)], 1,
-                                    tuning, best_chunk)
+                                    tuning, matched)
                 found[(addr.segment_ord, addr.doc)] = scored.get((addr.segment_ord, addr.doc), 0.0)
                 if len(found) >= GOVERNING:
                     break
@@ -534,9 +563,9 @@ class Index:
         return {(a.segment_ord, a.doc) for _s, a in found}, memory.superseded_by
 
     def _bm25(self, searcher: Any, terms: QueryTerms, filters: list[tuple[Any, Any]], n: int,
-              tuning: Tuning, best_chunk: dict[Key, int]) -> dict[tuple[int, int], float]:
-        """The ``n`` best memories by BM25; a long memory's best chunk goes into ``best_chunk`` when a chunk
-        scored above the memory as a whole."""
+              tuning: Tuning, matched: dict[Key, dict[int, float]]) -> dict[tuple[int, int], float]:
+        """The ``n`` best memories by BM25; each chunk of a long memory among the hits goes into ``matched``
+        (chunk number → its score, 0 for the memory as a whole), so a hit knows which of its parts matched."""
         query = tantivy.Query.boolean_query([(tantivy.Occur.Must, ranking.text_query(self._schema, terms, tuning)),
                                              *filters])
         hits = searcher.search(query, limit=n, count=False).hits
@@ -553,21 +582,24 @@ class Index:
         for _score, addr, _part in chunked:
             del scores[(addr.segment_ord, addr.doc)]
         codes = searcher.fast_field_values("sha64", [a for _s, a, _p in chunked])
+        whole = dict(scores)  # the memories' own documents
         for (score, _addr, part), code in zip(chunked, codes, strict=True):
             for key in snap.addresses(int(code or 0)):
-                if score > scores.get(key, 0.0):
-                    scores[key] = score
-                    best_chunk[key] = part
+                found = matched.setdefault(key, {})
+                found[part] = max(score, found.get(part, 0.0))
+                if key in whole:  # the memory as a whole: a chunk is its best part only above it
+                    found[0] = max(whole[key], found.get(0, 0.0))
+                scores[key] = max(score, scores.get(key, 0.0))
         return scores
 
     def _superseded(self, searcher: Any, terms: QueryTerms, past: list[tuple[Any, Any]], n: int, tuning: Tuning,
-                    best_chunk: dict[Key, int], replaced_by: dict[Key, tuple[str, str]] | None = None
+                    matched: dict[Key, dict[int, float]], replaced_by: dict[Key, tuple[str, str]] | None = None
                     ) -> dict[Key, float]:
         """The ``n`` best memories by BM25 among those replaced by another (``past``: the filters keeping those
         only, :func:`gitmem.search.scoring.deprecated_clause`; a forgotten memory is not one): the past states.
         ``replaced_by``, if given, gets each one's id and the id of the memory that replaced it when that was a
         later state, not a compaction's summary (a chain's link: read from its stored document)."""
-        scores = self._bm25(searcher, terms, past, n, tuning, best_chunk)
+        scores = self._bm25(searcher, terms, past, n, tuning, matched)
         if replaced_by is not None and scores:
             keys = list(scores)
             flags = searcher.fast_field_values("superseded", [tantivy.DocAddress(*key) for key in keys])
@@ -580,7 +612,7 @@ class Index:
     def _rank(self, searcher: Any, bm25: dict[tuple[int, int], float], vector: dict[tuple[int, int], float],
               k: int, now: datetime, when: TimeRange | None, terms: QueryTerms, tuning: Tuning,
               vectors: rerank.QueryVectors | None = None, model: dict[str, float] | None = None,
-              best_chunk: dict[Key, int] | None = None,
+              matched: dict[Key, dict[int, float]] | None = None,
               order: tuple[Order, float | None, set[Key], dict[Key, tuple[str, str]]] | None = None,
               help_asked: bool = False, governed: frozenset[Key] = frozenset()) -> list[Hit]:
         blind: set[tuple[int, int]] = set()
@@ -633,8 +665,11 @@ class Index:
         for score, key, parts in scored[:k]:
             doc = searcher.doc(tantivy.DocAddress(*key))
             memory = idoc.memory_from_json(doc["doc"][0])
+            chunks = _chunks_by_score((matched or {}).get(key, {}))
+            best = chunks[0][0] if chunks else 0
             hits.append(Hit(id=memory.id, score=score, memory=memory, parts=parts, path=doc["path"][0],
-                            terms=highlight, analyzer=self._analyzer, chunk=(best_chunk or {}).get(key, 0)))
+                            terms=highlight, analyzer=self._analyzer, chunk=best,
+                            chunk_scores=tuple(c for c in chunks if c[0])))
         return hits
 
 

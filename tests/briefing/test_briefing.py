@@ -256,6 +256,24 @@ def test_a_later_prompt_brings_another_part_of_a_long_note_but_never_the_same_pa
     assert parts[0][0][0] not in ask("Stripe webhook verification still fails")
 
 
+def test_a_prompt_whose_best_part_was_shown_brings_the_part_its_new_words_match(
+        repo_path: Path, code: Path, env: dict[str, str]) -> None:
+    """When the part of a long note a prompt matches best was shown already, the part that matches the prompt's
+    other words comes instead (judged by that part's own score), rather than nothing; a part that only repeats
+    the shown one's matching sentence (chunks overlap) does not."""
+    _started_among_noise(repo_path, code, env, design_note(), "Stripe webhooks of the warehouse go through the queue")
+
+    def ask(prompt: str) -> str:
+        done = hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt=prompt), env, cwd=code)
+        return context_of(done.stdout, "UserPromptSubmit") if done.stdout else ""
+
+    first = ask("Fix the Stripe webhook verification failing in production")
+    second = ask("Stripe webhook events still fail verification; could the Redis mail queue be the cause?")
+    assert "signing secret" in first and "Redis queue" in second and "signing secret" not in second
+    shown = [re.findall(r"\(id: (\S+), part (\d+) of", text) for text in (first, second)]
+    assert len(shown[0]) == len(shown[1]) == 1 and shown[0][0][0] == shown[1][0][0] and shown[0] != shown[1]
+
+
 def test_a_long_rule_opened_at_session_start_gives_its_other_parts_to_later_prompts(
         repo_path: Path, code: Path, env: dict[str, str]) -> None:
     """A must-follow note too long for the session-start budget is shown by its first part, and the session
