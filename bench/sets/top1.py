@@ -10,10 +10,15 @@ same 48 articles. ``snippet`` is the share of questions answered by the top hit 
 of the answering sentence's words (or CJK characters); ``block``, the share whose answering sentence reaches the
 agent when a prompt recalls the top 5 hits into a block of the prompt's token budget
 (``RecallConfig.prompt_budget``): the right memory is in the block, and its line holds at least half of that
-sentence's words. ``order/``: questions about order ("first", "now", "before X") over two dated decision logs
-(dev: a shop, test: a data pipeline; see its README). ``--chains`` imports each log with its supersede chains
-recorded, as ``gitmem remember --auto --supersede`` records them: the
-memories a turn ``supersedes`` are deprecated, superseded by it.
+sentence's words; ``session`` (``longdoc/``), the share whose answering sentence has reached the agent by the time
+it is asked when the questions on one article are the prompts of one session (in the set's order, each prompt's
+block as the prompt hook makes it: the relevance gate, the previous prompts as context, the memories and the parts
+of long ones the session was given left out), and ``whole``, the same when a long memory shown by one part counts
+as given whole (no later prompt brings another part of it), each with the tokens a prompt's block adds on
+average. ``order/``: questions about order ("first", "now", "before X") over two dated decision logs (dev: a shop,
+test: a data pipeline; see its README). ``--chains`` imports each log with its supersede chains recorded, as
+``gitmem remember --auto --supersede`` records them: the memories a turn ``supersedes`` are deprecated, superseded
+by it.
 """
 
 from __future__ import annotations
@@ -34,8 +39,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import locomo  # noqa: E402
 
-from gitmem.briefing.block import build_block  # noqa: E402
-from gitmem.briefing.prompt import PROMPT_K, estimate_tokens  # noqa: E402
+from gitmem.agents.claude.handlers import PROMPT_CONTEXT  # noqa: E402
+from gitmem.briefing.block import build_block, given  # noqa: E402
+from gitmem.briefing.gate import relevant_hits  # noqa: E402
+from gitmem.briefing.prompt import PROMPT_K, estimate_tokens, prompt_query  # noqa: E402
 from gitmem.config import RankingConfig, RecallConfig  # noqa: E402
 from gitmem.search.index import Index  # noqa: E402
 from gitmem.store.memory import bullet  # noqa: E402
@@ -90,11 +97,48 @@ def main() -> None:
                     reached += any(h.id == gold and covered(bullet(h.memory, h.passage), q.get("sentence", ""))
                                    for h in used)
                 n = len(queries[conv])
+                sessions = ""
+                if name.startswith("longdoc"):
+                    (by_parts, spent), (by_whole, spent_whole) = (
+                        sessions_reached(index, queries[conv], mode, now, whole=w) for w in (False, True))
+                    sessions = (f"  session {by_parts / n:.3f} ({spent / n:.0f} tokens a prompt)"
+                                f"  whole {by_whole / n:.3f} ({spent_whole / n:.0f})")
                 print(f"{name:10} {mode:7} n {n:4d}  R@1 {r1 / n:.3f}  R@10 {r10 / n:.3f}  snippet {shown / n:.3f}"
-                      f"  block {reached / n:.3f}"
+                      f"  block {reached / n:.3f}{sessions}"
                       f"   ({time.perf_counter() - started:.0f} s)", flush=True)
         finally:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def sessions_reached(index: Index, queries: list[dict[str, Any]], mode: str, now: Any, *,
+                     whole: bool) -> tuple[int, int]:
+    """How many questions' answering sentences have reached the agent by the time they are asked, the questions on
+    one article being the prompts of one session (``session`` and ``whole`` in the module's docstring), and the
+    tokens the prompts' blocks add in all."""
+    by_article: dict[str, list[dict[str, Any]]] = {}
+    for q in queries:
+        by_article.setdefault(q["evidence"][0], []).append(q)
+    reached = spent = 0
+    for article, asked in by_article.items():
+        seen: set[str] = set()
+        seen_parts: set[tuple[str, int]] = set()
+        previous: list[str] = []
+        lines: list[str] = []  # what the session's context holds of the article
+        for q in asked:
+            hits = relevant_hits(index, prompt_query(q["question"], previous), project="", k=PROMPT_K, now=now,
+                                 exclude=seen, mode=mode, exclude_parts=seen_parts)
+            _text, used, tokens, _left = build_block(hits, RecallConfig().prompt_budget, "", estimate_tokens)
+            spent += tokens
+            lines += [bullet(h.memory, h.passage) for h in used if h.id == article]
+            ids, parts = given(used)
+            seen.update(ids)
+            if whole:
+                seen.update(memory_id for memory_id, _n in parts)
+            else:
+                seen_parts.update(parts)
+            previous = [*previous, q["question"]][-PROMPT_CONTEXT:]
+            reached += any(covered(line, q.get("sentence", "")) for line in lines)
+    return reached, spent
 
 
 def chained(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
