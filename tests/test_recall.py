@@ -84,6 +84,8 @@ def test_a_long_rules_document_does_not_take_the_other_essentials_place(mem: Rep
     assert "billing subsystem" in line and "refunds subsystem" not in line
     whole, parts = result.given()  # what a session records: the guide by its part, the other rule whole
     assert parts == [(guide.id, 1)] and guide.id not in whole and len(whole) == 1
+    printed = run_cli("--repo", str(mem.path), "recall", "--cwd", str(code), "--budget", "500", "--json")
+    assert json.loads(printed.out)["parts"] == [[guide.id, 1]], printed.err
     roomy = recall(mem, cwd=code, budget=3000)  # the hard cap: the guide (~1,900 tokens) fits whole
     assert "part 1 of" not in roomy.text and " ".join((design_note() * 3).split()) in roomy.text
 

@@ -88,7 +88,8 @@ def recall(state: State, cwd: Path | None, budget: int | None, k: int | None, qu
     if as_json:
         emit_json({"text": result.text, "tokens": result.tokens, "budget": result.budget, "query": result.query,
                    "project": result.project, "ids": result.ids, "essentials": [m.id for m in result.essentials],
-                   "relevant": [h.id for h in result.hits], "more": result.more, "left_out": result.left_out})
+                   "relevant": [h.id for h in result.hits], "more": result.more, "left_out": result.left_out,
+                   "parts": [list(p) for p in result.given()[1]]})
         return
     if result.text:
         click.echo(result.text, nl=False)
