@@ -132,4 +132,3 @@ def _part(hit: Hit) -> tuple[str, int]:
     """``(id, n)``: the part ``n`` of a long memory :attr:`Hit.passage` shows, 0 for a memory shown whole."""
     passage = hit.passage
     return hit.id, passage[1] if passage is not None else 0
-
