@@ -41,8 +41,7 @@ import locomo  # noqa: E402
 
 from gitmem.agents.claude.handlers import PROMPT_CONTEXT  # noqa: E402
 from gitmem.briefing.block import build_block, given  # noqa: E402
-from gitmem.briefing.gate import relevant_hits  # noqa: E402
-from gitmem.briefing.prompt import PROMPT_K, estimate_tokens, prompt_query  # noqa: E402
+from gitmem.briefing.prompt import PROMPT_K, estimate_tokens, prompt_recall_in  # noqa: E402
 from gitmem.config import RankingConfig, RecallConfig  # noqa: E402
 from gitmem.search.index import Index  # noqa: E402
 from gitmem.store.memory import bullet  # noqa: E402
@@ -100,7 +99,7 @@ def main() -> None:
                 sessions = ""
                 if name.startswith("longdoc"):
                     (by_parts, spent), (by_whole, spent_whole) = (
-                        sessions_reached(index, queries[conv], mode, now, whole=w) for w in (False, True))
+                        sessions_reached(index, queries[conv], mode, whole=w) for w in (False, True))
                     sessions = (f"  session {by_parts / n:.3f} ({spent / n:.0f} tokens a prompt)"
                                 f"  whole {by_whole / n:.3f} ({spent_whole / n:.0f})")
                 print(f"{name:10} {mode:7} n {n:4d}  R@1 {r1 / n:.3f}  R@10 {r10 / n:.3f}  snippet {shown / n:.3f}"
@@ -110,11 +109,10 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def sessions_reached(index: Index, queries: list[dict[str, Any]], mode: str, now: Any, *,
-                     whole: bool) -> tuple[int, int]:
+def sessions_reached(index: Index, queries: list[dict[str, Any]], mode: str, *, whole: bool) -> tuple[int, int]:
     """How many questions' answering sentences have reached the agent by the time they are asked, the questions on
-    one article being the prompts of one session (``session`` and ``whole`` in the module's docstring), and the
-    tokens the prompts' blocks add in all."""
+    one article being the prompts of one session (``session`` and ``whole`` in the module's docstring; each block is
+    the prompt hook's, :func:`gitmem.briefing.prompt.prompt_recall_in`), and the tokens the blocks add in all."""
     by_article: dict[str, list[dict[str, Any]]] = {}
     for q in queries:
         by_article.setdefault(q["evidence"][0], []).append(q)
@@ -125,10 +123,9 @@ def sessions_reached(index: Index, queries: list[dict[str, Any]], mode: str, now
         previous: list[str] = []
         lines: list[str] = []  # what the session's context holds of the article
         for q in asked:
-            hits = relevant_hits(index, prompt_query(q["question"], previous), project="", k=PROMPT_K, now=now,
-                                 exclude=seen, mode=mode, exclude_parts=seen_parts)
-            _text, used, tokens, _left = build_block(hits, RecallConfig().prompt_budget, "", estimate_tokens)
-            spent += tokens
+            text, used = prompt_recall_in(index, q["question"], project="", budget=RecallConfig().prompt_budget,
+                                          mode=mode, seen=seen, previous=previous, seen_parts=seen_parts)
+            spent += estimate_tokens(text)
             lines += [bullet(h.memory, h.passage) for h in used if h.id == article]
             ids, parts = given(used)
             seen.update(ids)

@@ -24,7 +24,7 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook avoids import
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from gitmem.search.index import Hit, IndexedRepo
+    from gitmem.search.index import Hit, Index, IndexedRepo
 
 #: memories a prompt adds at most
 PROMPT_K = 5
@@ -174,13 +174,20 @@ def prompt_recall(repo: IndexedRepo, prompt: str, *, project: str, seen: Iterabl
     settings = repo.config.recall
     vectors = settings.prompt_vectors
     index = open_index(repo, embedder="auto" if vectors else None, embed_missing=False)  # the warm-up embeds them
-    hits = relevant_hits(index, prompt_query(prompt, previous), project=project, k=PROMPT_K,
-                         exclude=set(seen), mode="hybrid" if vectors else "bm25", own_project=OWN_PROJECT,
-                         exclude_parts=seen_parts)
+    return prompt_recall_in(index, prompt, project=project, budget=settings.prompt_budget,
+                            mode="hybrid" if vectors else "bm25", seen=seen, previous=previous, seen_parts=seen_parts)
+
+
+def prompt_recall_in(index: Index, prompt: str, *, project: str, budget: int, mode: str = "bm25",
+                     seen: Iterable[str] = (), previous: Iterable[str] = (),
+                     seen_parts: Iterable[tuple[str, int]] = ()) -> tuple[str, list[Hit]]:
+    """:func:`prompt_recall` on an open ``index``, searched in ``mode``, within ``budget`` tokens."""
+    hits = relevant_hits(index, prompt_query(prompt, previous), project=project, k=PROMPT_K, exclude=set(seen),
+                         mode=mode, own_project=OWN_PROJECT, exclude_parts=seen_parts)
     if not hits:
         return "", []
     from gitmem.briefing.block import build_block  # here: a prompt that finds nothing renders nothing
 
-    text, used, _tokens, _left = build_block(hits, settings.prompt_budget,
-                                             "## Memories related to this prompt (gitmem)", estimate_tokens)
+    text, used, _tokens, _left = build_block(hits, budget, "## Memories related to this prompt (gitmem)",
+                                             estimate_tokens)
     return text, used
