@@ -34,10 +34,10 @@ class Run:
     err: str
 
 
-def bm25_only(repo: Path) -> None:
-    """Commit ``[embedding] model = "none"`` to the memory repository at ``repo``: searches run BM25 alone, with no
-    model to load."""
-    (repo / "gitmem.toml").write_text('[embedding]\nmodel = "none"\n', "utf-8")
+def bm25_only(repo: Path, settings: str = "") -> None:
+    """Commit ``[embedding] model = "none"`` (and the TOML ``settings``) to the memory repository at ``repo``:
+    searches run BM25 alone, with no model to load."""
+    (repo / "gitmem.toml").write_text('[embedding]\nmodel = "none"\n' + settings, "utf-8")
     git(repo, "add", "gitmem.toml")
     git(repo, "commit", "-qm", "settings: BM25 only")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,7 +30,6 @@ from tests.helpers import (
     code_repo,
     context_of,
     design_note,
-    git,
     hook,
     hook_env,
     payload,
@@ -65,6 +65,23 @@ def _started_among_noise(repo_path: Path, code: Path, env: dict[str, str], own: 
     repo.remember(own, project=PROJECT, category="decision")
     repo.remember(other, project=OTHER, category="decision")
     hook("session-start", payload("SessionStart", code, source="startup"), env, cwd=code)
+
+
+def _ask(code: Path, env: dict[str, str], prompt: str) -> str:
+    """What the prompt hook injects for ``prompt`` in session ``sess-1`` ("" for nothing)."""
+    done = hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt=prompt), env, cwd=code)
+    return context_of(done.stdout, "UserPromptSubmit") if done.stdout else ""
+
+
+def _parts_shown(text: str) -> list[tuple[str, str]]:
+    """(id, n) of each long memory ``text`` shows by its part n."""
+    return re.findall(r"\(id: (\S+), part (\d+) of", text)
+
+
+def _session(repo_path: Path) -> dict[str, Any]:
+    """Session ``sess-1``'s entry in ``local/sessions.json``."""
+    entry: dict[str, Any] = json.loads((repo_path / "local" / "sessions.json").read_text())["sessions"]["sess-1"]
+    return entry
 
 
 def test_a_project_rule_is_there_among_300_unrelated_memories(repo_path: Path, code: Path,
@@ -239,21 +256,17 @@ def test_a_later_prompt_brings_another_part_of_a_long_note_but_never_the_same_pa
     same note brings that section, a prompt about the first section again brings nothing."""
     _started_among_noise(repo_path, code, env, design_note(), "Stripe webhooks of the warehouse go through the queue")
 
-    def ask(prompt: str) -> str:
-        done = hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt=prompt), env, cwd=code)
-        return context_of(done.stdout, "UserPromptSubmit") if done.stdout else ""
-
-    first = ask("Fix the Stripe webhook verification failing in production")
-    second = ask("The Redis mail queue is not drained by the mail worker")
+    first = _ask(code, env, "Fix the Stripe webhook verification failing in production")
+    second = _ask(code, env, "The Redis mail queue is not drained by the mail worker")
     assert "signing secret" in first and "Redis queue" not in first
     assert "Redis queue" in second and "signing secret" not in second
-    parts = [re.findall(r"\(id: (\S+), part (\d+) of", text) for text in (first, second)]
+    parts = [_parts_shown(text) for text in (first, second)]
     assert len(parts[0]) == len(parts[1]) == 1 and parts[0][0][0] == parts[1][0][0] and parts[0] != parts[1]
-    session = json.loads((repo_path / "local" / "sessions.json").read_text())["sessions"]["sess-1"]
+    session = _session(repo_path)
     assert sorted(session["parts"]) == sorted([i, int(n)] for i, n in (parts[0][0], parts[1][0]))
     # the query holds the previous prompts too: whichever part it matches best, the webhook's or the mail
     # queue's, was shown already, so nothing of the note comes again
-    assert parts[0][0][0] not in ask("Stripe webhook verification still fails")
+    assert parts[0][0][0] not in _ask(code, env, "Stripe webhook verification still fails")
 
 
 def test_a_prompt_whose_best_part_was_shown_brings_the_part_its_new_words_match(
@@ -263,14 +276,10 @@ def test_a_prompt_whose_best_part_was_shown_brings_the_part_its_new_words_match(
     the shown one's matching sentence (chunks overlap) does not."""
     _started_among_noise(repo_path, code, env, design_note(), "Stripe webhooks of the warehouse go through the queue")
 
-    def ask(prompt: str) -> str:
-        done = hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt=prompt), env, cwd=code)
-        return context_of(done.stdout, "UserPromptSubmit") if done.stdout else ""
-
-    first = ask("Fix the Stripe webhook verification failing in production")
-    second = ask("Stripe webhook events still fail verification; could the Redis mail queue be the cause?")
+    first = _ask(code, env, "Fix the Stripe webhook verification failing in production")
+    second = _ask(code, env, "Stripe webhook events still fail verification; could the Redis mail queue be the cause?")
     assert "signing secret" in first and "Redis queue" in second and "signing secret" not in second
-    shown = [re.findall(r"\(id: (\S+), part (\d+) of", text) for text in (first, second)]
+    shown = [_parts_shown(text) for text in (first, second)]
     assert len(shown[0]) == len(shown[1]) == 1 and shown[0][0][0] == shown[1][0][0] and shown[0] != shown[1]
 
 
@@ -278,16 +287,14 @@ def test_a_long_rule_opened_at_session_start_gives_its_other_parts_to_later_prom
         repo_path: Path, code: Path, env: dict[str, str]) -> None:
     """A must-follow note too long for the session-start budget is shown by its first part, and the session
     records that part only: a prompt about another section of the note brings that section."""
-    bm25_only(repo_path)
-    (repo_path / "gitmem.toml").write_text('[embedding]\nmodel = "none"\n[recall]\nbudget = 500\n', "utf-8")
-    git(repo_path, "commit", "-qam", "settings: a small session-start budget")
+    bm25_only(repo_path, "[recall]\nbudget = 500\n")  # a small session-start budget
     repo = Repository(Config(repo=repo_path))
     repo.import_records(_noise(50))
     note = repo.remember(design_note(), project=PROJECT, category="constraint", importance=5)
     started = context_of(hook("session-start", payload("SessionStart", code, source="startup"), env,
                               cwd=code).stdout)
     assert f"(id: {note.id}, part 1 of" in started and "signing secret" not in started
-    session = json.loads((repo_path / "local" / "sessions.json").read_text())["sessions"]["sess-1"]
+    session = _session(repo_path)
     assert session["parts"] == [[note.id, 1]] and note.id not in session["recalled"]
     asked = hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="Fix the Stripe webhook "
                                                "verification failing in production"), env, cwd=code)

@@ -14,7 +14,7 @@ import pytest
 
 from gitmem.api import Repository
 from gitmem.config import Config
-from tests.helpers import PROJECT, bm25_only, code_repo, context_of, design_note, git, hook, hook_env, payload
+from tests.helpers import PROJECT, bm25_only, code_repo, context_of, design_note, hook, hook_env, payload
 from tests.serve.live import running_server
 
 TOKEN = "s3cret-token"
@@ -95,9 +95,7 @@ def test_the_parts_of_a_long_memory_a_session_was_shown_go_through_a_running_ser
     """Served, as in-process: session start records the part of a long rule it showed, a prompt brings another
     part and records it, the same prompt again brings nothing of the note; ids a hand-edited sessions file holds
     that the server would refuse are left out of the request rather than costing the prompt its memories."""
-    bm25_only(repo_path)
-    (repo_path / "gitmem.toml").write_text('[embedding]\nmodel = "none"\n[recall]\nbudget = 500\n', "utf-8")
-    git(repo_path, "commit", "-qam", "settings: a small session-start budget")
+    bm25_only(repo_path, "[recall]\nbudget = 500\n")  # a small session-start budget
     guide = Repository(Config(repo=repo_path)).remember(design_note(), project=PROJECT, category="constraint",
                                                         importance=5)
     env = {**hook_env(repo_path, GITMEM_SERVER_TIMEOUT="10"), "GITMEM_TOKEN": TOKEN}
