@@ -134,7 +134,7 @@ class Hit(Record):
             found: tuple[str, int, int] | None = None
             if parts:
                 n = self.chunk if 0 < self.chunk <= len(parts) else _most_terms(parts, self.terms, self.analyzer)
-                found = parts[n - 1], n, len(parts)
+                found = idoc.shown_chunks(self.memory, parts)[n - 1], n, len(parts)
             self.__dict__["_passage"] = found
         passage: tuple[str, int, int] | None = self.__dict__["_passage"]
         return passage

@@ -82,10 +82,54 @@ def memory_chunks(memory: Memory) -> list[str]:
     return chunks(body(memory))
 
 
+def shown_chunks(memory: Memory, parts: list[str] | None = None) -> list[str]:
+    """:func:`memory_chunks` as a context shows them: where the memory's why or how starts inside a chunk (or
+    before it, for a chunk wholly inside one) it carries the label a whole memory's bullet gives it
+    (:data:`~gitmem.store.memory.BULLET_LABELS`), so a passage of a long memory does not pass its reason off as
+    part of the rule. The index keeps the unlabelled chunks: the labels are no words of the memory. ``parts``:
+    the memory's :func:`memory_chunks` when the caller has them."""
+    parts = memory_chunks(memory) if parts is None else parts
+    marks, at = [], len(memory.text) + 1 if memory.text else 0
+    for name, label in docs.BULLET_LABELS:
+        value = getattr(memory, name)
+        if value:
+            marks.append((at, label))
+            at += len(value) + 1
+    if not parts or not marks:
+        return parts
+    from gitmem.search.chunks import locate  # here: only a long memory with a why or how needs it
+
+    spans = locate(body(memory), parts)
+    return [part if span is None else _labelled(part, span, memory, marks) for part, span in zip(parts, spans,
+                                                                                                strict=True)]
+
+
+def _labelled(part: str, span: tuple[tuple[int, int], ...], memory: Memory, marks: list[tuple[int, str]]) -> str:
+    """``part`` with the label of each mark (``(start in the body, label)``) it crosses, and the label of the one
+    it starts inside, put where they start in it. ``span``: where :func:`~gitmem.search.chunks.locate` found the
+    part in the body (a leading range is a heading the part repeats)."""
+    source = body(memory)
+    start, end = span[-1]
+    # the non-space characters of the part before its text proper: a repeated heading
+    skip = sum(not c.isspace() for c in source[span[0][0]:span[0][1]]) if len(span) > 1 else 0
+    inside = [(at, label) for at, label in marks if start < at < end]
+    before = [label for at, label in marks if at <= start]
+    places = [(sum(not c.isspace() for c in source[start:at]), label) for at, label in inside]
+    if before:
+        places.insert(0, (0, before[-1]))
+    out, count, todo = [], 0, list(places)
+    for c in part:
+        while todo and count == skip + todo[0][0] and not c.isspace():
+            out.append(todo.pop(0)[1] + " ")
+        out.append(c)
+        count += not c.isspace()
+    return "".join(out) + "".join(" " + label for _n, label in todo)
+
+
 def opening(memory: Memory) -> tuple[str, int, int] | None:
     """The first part of a long memory as a context shows a part (``(text, 1, count)``, see
     :attr:`gitmem.search.index.Hit.passage`), None for a memory short enough to be shown whole."""
-    parts = memory_chunks(memory)
+    parts = shown_chunks(memory)
     return (parts[0], 1, len(parts)) if parts else None
 
 

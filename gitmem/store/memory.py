@@ -183,6 +183,10 @@ FRONTMATTER_KEYS = tuple(f.name for f in MEMORY_FIELDS if f.metadata["write"] in
 TIME_FIELDS = tuple(f.name for f in MEMORY_FIELDS if str(f.type).startswith("datetime"))
 
 
+#: how a bullet labels a memory's why and how (a passage of a long memory labels them where they start in it)
+BULLET_LABELS = (("why", "Why:"), ("how", "How:"))
+
+
 def bullet(memory: Memory, passage: tuple[str, int, int] | None = None) -> str:
     """A memory as one Markdown bullet for an agent's context: the rule, its why/how, its type tag and id (so the
     agent can cite or forget it), and what replaced it when a later memory did (a question about the past, "what
@@ -195,8 +199,7 @@ def bullet(memory: Memory, passage: tuple[str, int, int] | None = None) -> str:
         text, extra, part = " ".join(passage[0].split()), "", f", part {passage[1]} of {passage[2]}"
     else:
         text, part = " ".join(memory.text.split()), ""
-        extra = "".join(f" {label}: {value}" for label, value in (("Why:", memory.why), ("How:", memory.how))
-                        if value)
+        extra = "".join(f" {label} {value}" for name, label in BULLET_LABELS if (value := getattr(memory, name)))
     scope = memory.type + (f", {memory.project}" if memory.project else "")
     replaced = f", replaced by {memory.superseded_by}" if memory.superseded_by else ""
     return f"- [{scope}] {text}{extra} (id: {memory.id}{part}{replaced})"

@@ -325,6 +325,33 @@ def test_a_long_memory_matched_as_a_whole_shows_its_part_holding_most_query_word
     assert replace(hit, memory=short).passage is None
 
 
+def test_a_passage_labels_the_reason_and_the_how_where_they_start() -> None:
+    """A long memory's part that runs into its why (or lies inside it) shows the "Why:" a whole memory's bullet
+    gives, where the reason starts, so the agent does not read the reason as more of the rule; the index keeps
+    the words unlabelled. A short memory's bullet labels each once."""
+    from gitmem.search.scoring import analyze_query, build_analyzer
+    from gitmem.store.memory import bullet
+
+    analyzer = build_analyzer()
+    why = " ".join(f"Incident {i} taught us that a replayed webhook charges a customer twice." for i in range(14))
+    memory = docs.make_memory(design_note(), why=why, how="Check the event id against the ledger first.",
+                              category="decision")
+    terms = frozenset(analyze_query("replayed webhook charges twice ledger", analyzer).highlight_terms())
+    parts = ScoreParts(bm25=9.0, vector=None, similarity=1.0, importance=0.6, recency=1.0)
+    hit = Hit(id=memory.id, score=1.0, memory=memory, parts=parts, terms=terms, analyzer=analyzer)
+    raw = memory_chunks(memory)
+    shown = [replace(hit, chunk=n).passage for n in range(1, len(raw) + 1)]
+    texts = [p[0] for p in shown if p is not None]
+    assert len(texts) == len(raw) > 2
+    assert "Why: Incident 0 taught" in " ".join(texts) and "How: Check the event id" in texts[-1]
+    assert all(t.startswith("Why: Incident") for t, r in zip(texts, raw, strict=True) if r.startswith("Incident"))
+    assert not any("Why:" in r or "How:" in r for r in raw)  # what BM25 and the model read
+    assert [t.replace("Why: ", "").replace("How: ", "") for t in texts] == raw  # nothing else moved
+    assert "Why: Incident" in bullet(memory, shown[-1])
+    short = docs.make_memory("Use PostgreSQL", why="JSON queries", how="new services")
+    assert bullet(short) == f"- [user] Use PostgreSQL Why: JSON queries How: new services (id: {short.id})"
+
+
 def _scored(project: str, bm25: float, query: str = "unit tests") -> Hit:
     """A hit with a raw BM25 score of ``bm25`` for ``query``, as the gate sees it."""
     from gitmem.search.scoring import analyze_query, build_analyzer
