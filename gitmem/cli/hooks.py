@@ -50,7 +50,7 @@ def warm_directory(state: State, directory: Path, timeout: float) -> None:
     import signal
 
     from gitmem.agents.claude.context import make_context
-    from gitmem.briefing.inputs import warm_recall
+    from gitmem.agents.claude.inputs import warm_recall
 
     if timeout > 0 and hasattr(signal, "SIGALRM"):
         signal.signal(signal.SIGALRM, lambda *_: os._exit(0))  # bounded: never outlive the deadline

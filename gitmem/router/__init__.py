@@ -6,5 +6,5 @@ conflicts), asks the optional model command when configured, and stores; :mod:`.
 scratch pad (``local/notepad/``) whose priority notes go into the next prompts.
 
 The router sits above the surfaces it writes to (memories, :mod:`gitmem.projects`, :mod:`gitmem.wiki`, the
-directives of :mod:`gitmem.briefing.inputs`); :mod:`.notepad` alone is low enough for the prompt hook to import.
+directives of :mod:`gitmem.briefing.directives`); :mod:`.notepad` alone is low enough for the prompt hook to import.
 """

@@ -232,7 +232,7 @@ class Router:
             result.page = f"projects/{self.project}"
             return
         if decided.surface == "directive":
-            from gitmem.briefing.inputs import DIRECTIVE_TAG, directive_id
+            from gitmem.briefing.directives import DIRECTIVE_TAG, directive_id
             from gitmem.text.directives import classify, directive_key
 
             rule = classify(" ".join(text.split()))

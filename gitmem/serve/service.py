@@ -196,9 +196,9 @@ class MemoryService:
 
     def session_block(self, cwd: str, paths: list[str]) -> dict[str, Any]:
         """The session-start block the hook would compute in-process for ``cwd`` and its hot ``paths``
-        (:func:`gitmem.briefing.inputs.block_of` of the same recall; usage counters are bumped as for a real
+        (:func:`gitmem.agents.claude.inputs.block_of` of the same recall; usage counters are bumped as for a real
         session)."""
-        from gitmem.briefing.inputs import block_of
+        from gitmem.agents.claude.inputs import block_of
 
         where = Path(cwd)
         if not where.is_dir():

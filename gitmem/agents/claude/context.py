@@ -1,6 +1,6 @@
 """Where a Claude Code hook runs: the memory repository and settings found cheaply, the session, the local log
 and detached helper processes. Shared by :mod:`gitmem.agents.claude.handlers` (the handlers) and
-:mod:`gitmem.briefing.inputs` (what a session start injects).
+:mod:`gitmem.agents.claude.inputs` (what a session start injects).
 
 The context keeps its folders as strings (``repo_dir``, ``local_dir``, ``cwd``, ``home``): a prompt's hook names
 its files with ``os.path`` and never imports :mod:`pathlib` (which loads ``re``, ``fnmatch``, ``urllib.parse`` and
@@ -48,7 +48,7 @@ class Context:
         self._repository: Repository | None = None
         self._indexed: IndexedRepo | None = None
         self._project: str | None = None
-        #: the directive and conflict files of the memory repository, once listed (gitmem.briefing.inputs)
+        #: the directive and conflict files of the memory repository, once listed (gitmem.agents.claude.inputs)
         self.special_files: list[Path] | None = None
         #: whether the repository was found without reading a setting (then the settings' snapshot may serve)
         self.fast = False

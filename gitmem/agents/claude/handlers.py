@@ -14,7 +14,7 @@ every failure into exit 0 plus one line on stderr. Events and what they do:
 - ``pre-tool-use`` / ``post-tool-use``: one observation line per call, hot paths.
 - ``pre-compact``: a ``systemMessage`` with the high-priority directives.
 - ``stop`` / ``session-end``: the session's pending directives become one commit with a ``Gitmem-Session`` trailer;
-  after a commit, a detached warm-up prepares the next session's recall block (:mod:`gitmem.briefing.inputs`).
+  after a commit, a detached warm-up prepares the next session's recall block (:mod:`gitmem.agents.claude.inputs`).
 
 Directives are memories with the tag ``directive`` (type ``feedback``, category ``constraint`` or ``preference``,
 importance 5 for high priority and 4 for normal) under the project's memory folder, with an id derived from the
@@ -22,7 +22,7 @@ project and the normalised instruction, so the same instruction is stored once.
 
 The per-tool-call path imports only the standard library and gitmem's light modules
 (:mod:`gitmem.agents.claude.context`, :mod:`gitmem.store.local`, :mod:`gitmem.redact`); the configuration, the
-store, recall and the session start's inputs (:mod:`gitmem.briefing.inputs`) load only for the events that need
+store, recall and the session start's inputs (:mod:`gitmem.agents.claude.inputs`) load only for the events that need
 them. The prompt's path names its files with the context's strings
 (``ctx.local_dir``): no ``pathlib``.
 """
@@ -54,15 +54,15 @@ def _context_output(event: str, text: str) -> dict[str, Any]:
 
 # -- handlers --------------------------------------------------------------------------------------------
 def session_start(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
-    from gitmem.briefing.inputs import (
+    from gitmem.agents.claude.inputs import (
         auto_pull,
         conflict_note,
         pending_directives,
         project_summary,
         recall_block,
-        render_directives,
         render_hot_paths,
     )
+    from gitmem.briefing.directives import render_directives
 
     ctx.require_repo()
     source = str(payload.get("source") or "startup")
@@ -212,7 +212,7 @@ def pre_compact(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
             entry["injected"] = []  # the context is about to go: the next SessionStart injects again
 
         observe.update_session(ctx.local_dir, ctx.session_id, mark)
-    from gitmem.briefing.inputs import directives_for
+    from gitmem.agents.claude.inputs import directives_for
 
     high = [(p, t) for p, t in directives_for(ctx, project) if p == "high"]
     from gitmem.wiki.lifecycle import breadcrumb  # the wiki survives compaction as one line
@@ -227,7 +227,7 @@ def pre_compact(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
 
 def commit_session(ctx: Context) -> str:
     """Commit the session's pending directives as one commit; returns its SHA ("" when there was nothing)."""
-    from gitmem.briefing.inputs import DIRECTIVE_TAG, directive_id
+    from gitmem.briefing.directives import DIRECTIVE_TAG, directive_id
     from gitmem.store import document as docs
     from gitmem.text.records import replace
 
@@ -272,7 +272,7 @@ def commit_session(ctx: Context) -> str:
 
 def stop(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
     if ctx.session_id and commit_session(ctx):
-        from gitmem.briefing.inputs import spawn_warm
+        from gitmem.agents.claude.inputs import spawn_warm
 
         spawn_warm(ctx)
     return None
@@ -285,7 +285,7 @@ def session_end(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
                                lambda e: e.update(ended=observe.now_iso(), reason=str(payload.get("reason", ""))))
         wiki_session_log(ctx, payload)
         if not spawn_learning(ctx, payload) and committed:
-            from gitmem.briefing.inputs import spawn_warm
+            from gitmem.agents.claude.inputs import spawn_warm
 
             spawn_warm(ctx)  # the learner warms after its own commits; without it, warm here
     if ctx.exists and ctx.config.sync.auto:

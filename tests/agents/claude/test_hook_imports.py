@@ -194,7 +194,7 @@ def test_a_prompt_loads_nothing_heavy_beyond_what_its_search_needs(repo_path: Pa
         assert "tomllib" not in loaded  # the settings come from their snapshot
         # HEAD is read without the git store; the session start's inputs are not the prompt's; with no server
         # recorded and no notepad on this machine, neither their client nor their reader loads
-        spared = {"gitmem.git.store", "gitmem.briefing.inputs", "gitmem.agents.claude.serverclient",
+        spared = {"gitmem.git.store", "gitmem.agents.claude.inputs", "gitmem.agents.claude.serverclient",
                   "gitmem.router.notepad"}
         assert not spared & loaded, spared & loaded
         # nor by the search: hits and the notepad are read with gitmem.text.quickjson, type names stay unimported

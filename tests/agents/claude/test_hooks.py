@@ -529,7 +529,7 @@ def test_the_plain_list_skips_a_memory_too_long_for_the_budget_and_goes_on(repo_
     the list: the memories after it are still shown."""
     import gitmem
     from gitmem.agents.claude.context import make_context
-    from gitmem.briefing.inputs import fallback_block
+    from gitmem.agents.claude.inputs import fallback_block
 
     repo = gitmem.open(repo_path)
     repo.remember(design_note() * 4, project=PROJECT, importance=5)
@@ -543,8 +543,8 @@ def test_recall_block_is_cached_until_a_repository_moves(repo_path: Path, code: 
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     import gitmem
     from gitmem.agents.claude.context import make_context
+    from gitmem.agents.claude.inputs import recall_block
     from gitmem.api import Repository
-    from gitmem.briefing.inputs import recall_block
     from gitmem.recall import RecallResult
 
     calls: list[int] = []

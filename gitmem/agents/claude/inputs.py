@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 
 from gitmem.agents.claude.context import Context, log, spawn_detached
+from gitmem.briefing.directives import DIRECTIVE_TAG, directive_id, priority
 from gitmem.errors import GitmemError
 from gitmem.files.atomic import settled
 from gitmem.store import local as observe
@@ -19,24 +20,11 @@ if TYPE_CHECKING:  # nor pathlib: the prompt hook imports this module (through t
     from typing import Any
 
     from gitmem.recall import RecallResult
-    from gitmem.store.document import Memory
 
 #: characters of the project summary injected at session start
 SUMMARY_CHARS = 650
 #: recall blocks kept in ``local/recall-cache.json``
 RECALL_CACHE_SIZE = 50
-DIRECTIVE_TAG = "directive"
-
-
-def directive_id(project: str, key: str) -> str:
-    """The memory id of a directive: the same instruction in the same project always gets the same id."""
-    import hashlib
-
-    return "directive-" + hashlib.sha1(f"{project}\n{key}".encode()).hexdigest()[:12]
-
-
-def _priority(memory: Memory) -> str:
-    return "high" if memory.importance >= 5 else "normal"
 
 
 def _is_special(name: str) -> bool:
@@ -146,7 +134,7 @@ def _directive_of(ctx: Context, path: Path, rel: str) -> list[Any]:
         log(ctx, f"skipped {path.name}: {exc}")
         return ["", "", "normal", "", False]
     active = DIRECTIVE_TAG in memory.tags and not memory.deprecated
-    return [memory.id, memory.project, _priority(memory), memory.text, active]
+    return [memory.id, memory.project, priority(memory), memory.text, active]
 
 
 def pending_directives(ctx: Context, project: str) -> list[tuple[str, str, str]]:
@@ -172,14 +160,6 @@ def directives_for(ctx: Context, project: str) -> list[tuple[str, str]]:
              stored + [d for d in pending_directives(ctx, project) if d[0] not in ids]]
     found.sort(key=lambda pair: pair[0] != "high")
     return found
-
-
-def render_directives(directives: list[tuple[str, str]]) -> str:
-    if not directives:
-        return ""
-    lines = ["## Standing instructions from the user (follow them)"]
-    lines += [f"- {'[high] ' if priority == 'high' else ''}{' '.join(text.split())}" for priority, text in directives]
-    return "\n".join(lines) + "\n"
 
 
 def project_summary(ctx: Context, project: str, avoid: Iterable[str] = ()) -> str:
@@ -343,7 +323,7 @@ def recall_block(ctx: Context, project: str) -> Block:
             return Block(hit["text"], str(hit.get("query", "")), ids, int(hit.get("more", 0) or 0),
                          [str(a) for a in hit.get("avoid", []) if isinstance(a, str)],
                          observe.read_parts(hit.get("parts")))
-    from gitmem.agents.claude.serverclient import ask_server
+    from gitmem.agents.claude.serverclient import ask_server  # here: a served block is the rare case
 
     paths = _recall_paths(ctx, project)
     served = ask_server(ctx, "/hook/session-block", {"cwd": ctx.cwd, "paths": paths})
