@@ -15,8 +15,8 @@ import time
 from gitmem.errors import LockTimeoutError, RepoError, RepoNotFoundError
 from gitmem.files.atomic import crash_point
 from gitmem.git.head import JOURNAL_NAME, GitHead
+from gitmem.git.messages import LogEntry, parse_trailers
 from gitmem.text.lazyre import LazyPattern
-from gitmem.text.records import Record
 
 # Neither typing, dataclasses, pathlib nor contextlib at run time, and no regular expression compiled at import: a
 # hook process that writes (a session's directives, a refresh of the search index) pays for every import here (a
@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # dulwich and filelock load on first use: reading HEAD or a f
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
     from contextlib import AbstractContextManager
     from pathlib import Path
-    from typing import Any, ParamSpec, TypeVar, cast
+    from typing import ParamSpec, TypeVar, cast
 
     _P = ParamSpec("_P")
     _T = TypeVar("_T")
@@ -42,10 +42,6 @@ else:
 BRANCH = cast("Ref", b"refs/heads/main")
 HEAD = cast("Ref", b"HEAD")
 LOCK_NAME = "gitmem.lock"
-#: a git lock file older than this, with no gitmem writer running, is left over from a killed process
-STALE_LOCK_SECONDS = 120.0
-_HOST = os.uname().nodename if hasattr(os, "uname") else ""
-TRAILER = LazyPattern(r"^(Gitmem-[A-Za-z-]+):\s*(.*)$")
 
 
 def _contextmanager(func: Callable[_P, Iterator[_T]]) -> Callable[_P, AbstractContextManager[_T]]:
@@ -60,53 +56,6 @@ def _contextmanager(func: Callable[_P, Iterator[_T]]) -> Callable[_P, AbstractCo
     return call
 
 
-class LogEntry(Record):
-    """One commit of the memory repository, with its gitmem trailers parsed."""
-
-    sha: str
-    time: int
-    author: str
-    subject: str
-    body: str
-    trailers: dict[str, list[str]]
-    paths: tuple[str, ...] = ()
-
-    @property
-    def op(self) -> str:
-        return (self.trailers.get("Gitmem-Op") or [""])[0]
-
-    @property
-    def source(self) -> str:
-        return (self.trailers.get("Gitmem-Source") or [""])[0]
-
-    @property
-    def ids(self) -> list[str]:
-        return self.trailers.get("Gitmem-Id", [])
-
-
-def parse_trailers(message: str) -> dict[str, list[str]]:
-    """``Gitmem-*`` trailers of a commit message (last paragraph), each key mapped to its values in order."""
-    trailers: dict[str, list[str]] = {}
-    for line in message.strip().split("\n\n")[-1].splitlines():
-        match = TRAILER.match(line.strip())
-        if match:
-            trailers.setdefault(match.group(1), []).append(match.group(2).strip())
-    return trailers
-
-
-def format_message(subject: str, trailers: Mapping[str, str | list[str]], body: str = "") -> str:
-    """A commit message: one-line subject, optional body, then ``Key: value`` trailers."""
-    subject = " ".join(subject.split())
-    if len(subject) > 72:
-        subject = subject[:71].rstrip() + "…"
-    lines: list[str] = []
-    for key, value in trailers.items():
-        for item in [value] if isinstance(value, str) else value:
-            lines.append(f"{key}: {' '.join(str(item).split())}")
-    parts = [subject, body.strip(), "\n".join(lines)]
-    return "\n\n".join(p for p in parts if p) + "\n"
-
-
 class GitStore(GitHead):
     """A memory repository on disk: a git work tree whose branch ``main`` holds the memories (HEAD is read as
     :class:`~gitmem.git.head.GitHead` reads it)."""
@@ -119,7 +68,8 @@ class GitStore(GitHead):
         self.extra_patterns = tuple(extra_patterns)
         #: kinds of secrets the last :meth:`commit` (or scrub) removed, in order of first appearance
         self.last_redaction: list[str] = []
-        self._journaling = False  # inside :meth:`journal`
+        #: inside :meth:`journal` (a nested write records nothing more)
+        self.journaling = False
 
     @property
     def path(self) -> Path:
@@ -354,12 +304,16 @@ class GitStore(GitHead):
 
         try:
             with file_lock(self.git_dir / LOCK_NAME, self.lock_timeout):
-                self._recover()
+                from gitmem.git.journal import recover
+
+                recover(self)
                 yield
         except LockTimeout:
+            from gitmem.git.journal import owner_note
+
             raise LockTimeoutError(
                 f"another gitmem process has held the lock on {self.path} for {self.lock_timeout:.0f} s"
-                + _owner_note(self.git_dir / JOURNAL_NAME),
+                + owner_note(self.git_dir / JOURNAL_NAME),
                 "wait for it to finish and try again",
             ) from None
 
@@ -403,126 +357,22 @@ class GitStore(GitHead):
 
     def recover_if_interrupted(self) -> None:
         """Undo a write that a killed process left half done, if its journal is there and no writer is running
-        (readers call this so they never show files of a commit that does not exist). Costs one ``stat``."""
-        if not self.interrupted():
-            return
-        from gitmem.files.locks import LockTimeout, file_lock
+        (readers call this so they never show files of a commit that does not exist). Costs one ``stat``
+        (:mod:`gitmem.git.journal`)."""
+        if self.interrupted():
+            from gitmem.git.journal import recover_if_interrupted
 
-        try:
-            with file_lock(self.git_dir / LOCK_NAME, 0):
-                self._recover()
-        except (LockTimeout, OSError):
-            pass
+            recover_if_interrupted(self)
 
-    def _recover(self) -> None:
-        """Under the writer lock: roll back what a dead writer left (see :meth:`journal`) and remove git lock
-        files that no live process holds; each recovery is one line in ``local/gitmem.log``."""
-        journal = self.git_dir / JOURNAL_NAME
-        notes: list[str] = []
-        since: float | None = None
-        try:
-            raw = journal.read_bytes()
-        except FileNotFoundError:
-            raw = None
-        owner = _parse_journal(raw) if raw is not None else {}
-        if raw is not None:
-            if self._journaling:  # this thread's own write, with the lock taken again inside it
-                return
-            since = float(owner.get("time") or 0) - 1
-        from gitmem.git.plumbing import sweep_git_locks
+    def journal(self, paths: Iterable[str]) -> AbstractContextManager[None]:
+        """Record, before anything is written, which work-tree paths this write touches and who writes them; a
+        process killed before the end leaves the record, and the next writer (or reader) puts those paths back
+        to HEAD (:class:`gitmem.git.journal.Recording`)."""
+        from gitmem.git.journal import Recording
 
-        removed = sweep_git_locks(self.git_dir, since=since, stale_after=STALE_LOCK_SECONDS,
-                                  objects=raw is not None)
-        if raw is not None:
-            paths = [p for p in owner.get("paths") or [] if isinstance(p, str)]
-            restored = self._roll_back(paths)
-            notes.append(f"rolled back an interrupted write by pid {owner.get('pid')} on {owner.get('host')} "
-                         f"({restored} of {len(paths)} files restored to HEAD)")
-        if removed:
-            notes.append("removed stale git lock files: " + ", ".join(removed[:5])
-                         + (f" and {len(removed) - 5} more" if len(removed) > 5 else ""))
-        if raw is not None:
-            journal.unlink()
-        if notes:
-            self._log("; ".join(notes))
+        return Recording(self, paths)
 
-    def _roll_back(self, paths: list[str]) -> int:
-        """Put the work-tree files and index entries of ``paths`` back to what HEAD holds, and remove the
-        temporary files a killed writer left next to them. Returns how many files changed."""
-        import contextlib
-
-        from dulwich.objects import Blob, ObjectID
-
-        from gitmem.files.atomic import atomic_write
-
-        changed = 0
-        blobs: dict[str, Blob | None] = {}
-        at_head = self.tree_files()
-        repo = self.open()
-        for rel in paths:
-            try:
-                _check_path(rel)
-                target = self._target(rel)
-            except RepoError:
-                continue
-            sha = at_head.get(rel)
-            committed = repo.object_store[ObjectID(sha.encode())].as_raw_string() if sha else None
-            for stray in target.parent.glob(f".{target.name}.*.tmp") if target.parent.is_dir() else []:
-                with contextlib.suppress(OSError):
-                    stray.unlink()
-            try:
-                current: bytes | None = target.read_bytes()
-            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-                current = None
-            if current != committed:
-                changed += 1
-                if committed is None:
-                    with contextlib.suppress(OSError):
-                        target.unlink()
-                    _prune_empty_dirs(target.parent, self.path)
-                else:
-                    atomic_write(target, committed)
-            blobs[rel] = Blob.from_string(committed) if committed is not None else None
-        index_path = self.git_dir / "index"
-        with repo:
-            self._update_index(repo, blobs, index_path.read_bytes() if index_path.exists() else None)
-        return changed
-
-    def _log(self, line: str) -> None:
-        import contextlib
-        from datetime import UTC, datetime
-
-        log = self.path / "local" / "gitmem.log"
-        with contextlib.suppress(OSError):
-            log.parent.mkdir(parents=True, exist_ok=True)
-            with log.open("a", encoding="utf-8") as fh:
-                fh.write(f"{datetime.now(UTC).isoformat(timespec='seconds')} recovered: {line}\n")
-
-    @_contextmanager
-    def journal(self, paths: Iterable[str]) -> Iterator[None]:
-        """Record, before anything is written, which work-tree paths this write touches and who writes them
-        (pid, host, time). A process killed before the end leaves the record behind, and the next writer (or
-        reader) puts those paths back to HEAD: files of a commit that never happened are never seen."""
-        import contextlib
-        import json
-
-        if self._journaling:  # nested (a commit's move_to): the outer record covers it
-            yield
-            return
-        journal = self.git_dir / JOURNAL_NAME
-        # written in place, not through a temporary file: a kill while writing it leaves a cut record (read as
-        # "no paths", which is right: nothing else was written yet) and no temporary file behind
-        journal.write_bytes(json.dumps({"pid": os.getpid(), "host": _HOST, "time": time.time(),
-                                        "paths": sorted(paths)}).encode())
-        self._journaling = True
-        try:
-            yield
-        finally:
-            self._journaling = False
-            with contextlib.suppress(FileNotFoundError):
-                journal.unlink()
-
-    def _target(self, rel: str) -> Path:
+    def target(self, rel: str) -> Path:
         """The work-tree path of ``rel``, refusing one that goes through a symbolic link."""
         from gitmem.files.atomic import UnsafePathError, inside
 
@@ -557,7 +407,7 @@ class GitStore(GitHead):
             blobs: dict[str, Blob | None] = {}
             tree_changes: dict[tuple[bytes, ...], bytes | None] = {}
             for path, content in changes.items():
-                _check_path(path)
+                check_path(path)
                 blob = Blob.from_string(content) if content is not None else None
                 blobs[path] = blob
                 tree_changes[tuple(path.encode().split(b"/"))] = blob.id if blob else None
@@ -578,7 +428,7 @@ class GitStore(GitHead):
 
         Used by commits and by merges/fast-forwards alike. On any failure the files and the index are put
         back and the branch stays where it was; a process killed on the way leaves its journal, and the next
-        one rolls the files back (:meth:`_recover`)."""
+        one rolls the files back (:func:`gitmem.git.journal.recover`)."""
         from dulwich.objects import Blob, ObjectID
 
         from gitmem.git.plumbing import retry, write_index
@@ -590,7 +440,7 @@ class GitStore(GitHead):
             index_path = self.git_dir / "index"
             old_index = index_path.read_bytes() if index_path.exists() else None
             try:
-                self._update_index(repo, blobs, old_index)
+                self.update_index(repo, blobs, old_index)
                 crash_point("index")
                 old_id = ObjectID(old_head) if old_head is not None else None
                 moved = retry("move the branch",
@@ -610,7 +460,7 @@ class GitStore(GitHead):
 
         from gitmem.files.atomic import atomic_write
 
-        targets = {path: self._target(path) for path in changes}  # refuse a link before writing anything
+        targets = {path: self.target(path) for path in changes}  # refuse a link before writing anything
         undo: dict[Path, bytes | None] = {}
         try:
             for path, content in changes.items():
@@ -620,7 +470,7 @@ class GitStore(GitHead):
                 if content is None:
                     with contextlib.suppress(FileNotFoundError):
                         target.unlink()
-                    _prune_empty_dirs(target.parent, self.path)
+                    prune_empty_dirs(target.parent, self.path)
                 else:
                     atomic_write(target, content)
         except (NotADirectoryError, IsADirectoryError, FileExistsError) as exc:
@@ -646,7 +496,7 @@ class GitStore(GitHead):
             else:
                 atomic_write(target, content)
 
-    def _update_index(self, repo: Repo, blobs: Mapping[str, Blob | None], old: bytes | None) -> None:
+    def update_index(self, repo: Repo, blobs: Mapping[str, Blob | None], old: bytes | None) -> None:
         from gitmem.git.plumbing import index_entry, retry, splice_index, write_index
 
         updates: dict[bytes, bytes | None] = {}
@@ -727,78 +577,16 @@ def _empty_tree(repo: Repo) -> bytes:
     return tree.id
 
 
-def _parse_journal(raw: bytes) -> dict[str, Any]:
-    import json
-
-    try:
-        data = json.loads(raw)
-    except ValueError:  # cut short by the kill: the paths are lost, but the locks can still be swept
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _owner_note(journal: Path) -> str:
-    """`` (pid P on host H, writing since T)`` from a journal, for a lock-timeout message; "" without one."""
-    try:
-        owner = _parse_journal(journal.read_bytes())
-    except OSError:
-        return ""
-    if not owner:
-        return ""
-    started = time.strftime("%H:%M:%S", time.localtime(float(owner.get("time") or 0)))
-    return f" (pid {owner.get('pid')} on {owner.get('host')}, writing since {started})"
-
-
-def _check_path(path: str) -> None:
+def check_path(path: str) -> None:
     parts = path.split("/")
     if not path or path.startswith("/") or any(p in ("", ".", "..", ".git") for p in parts):
         raise RepoError(f"refusing to write outside the repository: {path!r}", "this is a bug in the caller")
 
 
-def _prune_empty_dirs(directory: Path, root: Path) -> None:
+def prune_empty_dirs(directory: Path, root: Path) -> None:
     while directory != root and directory.is_dir() and not directory.is_symlink() and not any(directory.iterdir()):
         directory.rmdir()
         directory = directory.parent
-
-
-class CodeRepoInfo(Record):
-    """What recall needs from the code repository the agent works in."""
-
-    root: Path
-    remote: str
-    branch: str
-    subjects: tuple[str, ...]
-
-
-def code_repo_info(start: Path, subjects: int = 3) -> CodeRepoInfo | None:
-    """The git repository containing ``start`` (its root, origin URL, branch, last commit subjects), or None."""
-    from dulwich.errors import NotGitRepository
-    from dulwich.repo import Repo
-    start = start.resolve()
-    root = next((d for d in (start, *start.parents) if (d / ".git").exists()), None)
-    if root is None:
-        return None
-    try:
-        with Repo(str(root)) as repo:
-            try:
-                url: bytes = repo.get_config().get((b"remote", b"origin"), b"url")
-            except KeyError:
-                url = b""
-            try:
-                branch_ref: bytes = repo.refs.get_symrefs().get(HEAD, cast("Ref", b""))
-            except Exception:
-                branch_ref = b""
-            titles: list[str] = []
-            try:
-                head = repo.refs[HEAD]
-                for entry in repo.get_walker(include=[head], max_entries=subjects):
-                    titles.append(entry.commit.message.decode("utf-8", "replace").split("\n", 1)[0].strip())
-            except KeyError:
-                pass
-    except (NotGitRepository, OSError):
-        return None
-    return CodeRepoInfo(root=root, remote=url.decode("utf-8", "replace"),
-                        branch=branch_ref.decode().removeprefix("refs/heads/"), subjects=tuple(titles))
 
 
 _AUTHOR = LazyPattern(r"^[^<>\n]+ <[^<>\n]*>$")

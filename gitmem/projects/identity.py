@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitmem.git.store import code_repo_info
+from gitmem.git.codeinfo import code_repo_info
 from gitmem.store.document import slugify
 
 _SCP = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.+)$")

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from gitmem.api import Repository
 from gitmem.errors import NotFoundError, ValidationError
-from gitmem.git.store import LogEntry
+from gitmem.git.messages import LogEntry
 from gitmem.store.document import Memory, first_line
 from gitmem.store.memories import _parent
 from gitmem.text.tokens import count_tokens

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from gitmem.config import REPO_CONFIG_NAME, read_toml
 from gitmem.errors import ConfigError, GitmemError, RepoError
-from gitmem.git.store import GitStore, format_message
+from gitmem.git.messages import format_message
+from gitmem.git.store import GitStore
 from gitmem.store.document import SCHEMA_VERSION
 
 #: seconds the first push to an empty remote may take at init

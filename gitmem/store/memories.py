@@ -15,7 +15,8 @@ from typing import Any
 from gitmem.config import Config
 from gitmem.errors import DocumentError, GitmemError, NotFoundError, ValidationError
 from gitmem.files.atomic import UnsafePathError, read_inside
-from gitmem.git.store import GitStore, LogEntry, format_message
+from gitmem.git.messages import LogEntry, format_message
+from gitmem.git.store import GitStore
 from gitmem.redact.engine import redact, redact_value
 from gitmem.store import document as docs
 from gitmem.store.base import StoredRepo

@@ -81,8 +81,8 @@ def review_markdown(repo: Any, base: str, head: str) -> str:
 
 def review(repo: Any, base: str, head: str) -> Review:
     """The memory changes in ``base..head``, file by file, with where each memory came from."""
+    from gitmem.git.messages import parse_trailers
     from gitmem.git.remote import changes_between, commits_between
-    from gitmem.git.store import parse_trailers
     from gitmem.store import document as docs
 
     changes = changes_between(repo.git, base, head)

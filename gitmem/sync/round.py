@@ -33,6 +33,7 @@ from gitmem.git.branches import (
     same_tree,
     uncommitted_paths,
 )
+from gitmem.git.messages import format_message
 from gitmem.git.remote import (
     REMOTE,
     PushDiverged,
@@ -45,7 +46,7 @@ from gitmem.git.remote import (
     remote_branches,
     remote_url,
 )
-from gitmem.git.store import GitStore, format_message
+from gitmem.git.store import GitStore
 from gitmem.sync.merge import FileMerge, merge_file
 
 #: fetch → merge → push rounds before a sync gives up on a remote that others keep pushing to

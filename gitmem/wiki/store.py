@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitmem.errors import DocumentError, GitmemError, NotFoundError, ValidationError
-from gitmem.git.store import LogEntry
+from gitmem.git.messages import LogEntry
 from gitmem.redact.engine import redact
 from gitmem.store import document as docs
 from gitmem.store import wikipage as wp

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitmem.errors import LockTimeoutError, RepoError
-from gitmem.git.store import GitStore, format_message, parse_trailers
+from gitmem.git.messages import format_message, parse_trailers
+from gitmem.git.store import GitStore
 from tests.helpers import assert_clean, git
 
 AUTHOR = "Test User <test@example.com>"
