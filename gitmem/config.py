@@ -302,7 +302,7 @@ def _apply(base: Config, data: Mapping[str, Any], path: Path, *, allow_repo: boo
 
 def _check_patterns(path: Path, patterns: tuple[str, ...]) -> None:
     """Refuse, when the file is read, a pattern the linear-time engine cannot run (it would fail every write)."""
-    from gitmem.redact.engine import PatternError, compile_pattern
+    from gitmem.redact.custom import PatternError, compile_pattern
 
     for pattern in patterns:
         try:

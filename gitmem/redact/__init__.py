@@ -1,3 +1,4 @@
-"""Secret redaction before anything is committed: the engine (engine) and the built-in secret kinds (rules).
+"""Secret redaction before anything is committed: the engine (engine), the built-in secret kinds (rules), the
+judgement of a matched value (values), the user's RE2 patterns (custom) and the engine's memo (memo).
 
-May import: gitmem.errors, gitmem.config, gitmem.files."""
+May import the layers below it: gitmem.text, gitmem.files, gitmem.errors."""

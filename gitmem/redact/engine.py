@@ -9,8 +9,9 @@ there.
 
 This module is the engine: it compiles, triggers and runs the rules of
 :mod:`gitmem.redact.rules` (the catalogue of what each kind of secret looks
-like, and why those patterns are our own, not ``detect-secrets``), and decides
-whether a matched value is a placeholder or a more specific kind.  It runs in
+like, and why those patterns are our own, not ``detect-secrets``) and the
+user's patterns (:mod:`gitmem.redact.custom`), asks :mod:`gitmem.redact.values`
+whether a matched value is a secret at all, and finds a more specific kind.  It runs in
 a hook process on every tool call of the agent, whose whole budget is ~25 ms.
 
 Measured cost on the development machine before the catalogue grew to 88
@@ -106,7 +107,8 @@ token glued to a longer word (``xAKIA...``) is not taken for a token.
 
 from __future__ import annotations
 
-from gitmem.errors import ConfigError
+from gitmem.redact.custom import Matches, PatternError, compile_pattern, custom_patterns
+from gitmem.redact.memo import cache
 from gitmem.redact.rules import (
     ASSIGNMENT_RULE,
     BARE_GROUPS,
@@ -116,65 +118,18 @@ from gitmem.redact.rules import (
     RULES,
     SHORTEST_SPECIFIC,
 )
+from gitmem.redact.values import is_placeholder, is_prose, key_before, looks_like_secret
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
     import re
-    from collections.abc import Callable, Sequence
-    from functools import cache, lru_cache
+    from collections.abc import Sequence
     from typing import Any
 
 __all__ = [
     "PatternError", "Redaction", "compile_pattern", "contains_secret", "find_secrets", "looks_like_secret", "redact",
     "redact_value",
 ]
-
-
-class _CacheInfo:
-    """What ``functools``' ``cache_info()`` answers."""
-
-    __slots__ = ("currsize", "hits", "maxsize", "misses")
-
-    def __init__(self, hits: int, misses: int, maxsize: int | None, currsize: int) -> None:
-        self.hits, self.misses, self.maxsize, self.currsize = hits, misses, maxsize, currsize
-
-
-class _Memo:
-    """``functools.cache`` / ``lru_cache`` (oldest entry dropped past ``maxsize``) for the functions below.
-
-    ``functools`` loads ``collections``, ``operator``, ``reprlib``, ``keyword`` and ``types`` (~3 ms of a tool
-    call's hook process, a tenth of starting Python), and a hook that finds no secret needs none of them."""
-
-    __slots__ = ("function", "hits", "maxsize", "misses", "values")
-
-    def __init__(self, function: Callable[..., Any], maxsize: int | None = None) -> None:
-        self.function, self.maxsize = function, maxsize
-        self.values: dict[tuple[Any, ...], Any] = {}
-        self.hits = self.misses = 0
-
-    def __call__(self, *args: Any) -> Any:
-        try:
-            value = self.values[args]
-        except KeyError:
-            self.misses += 1
-            value = self.function(*args)
-            if self.maxsize is not None and len(self.values) >= self.maxsize:
-                del self.values[next(iter(self.values))]
-            self.values[args] = value
-            return value
-        self.hits += 1
-        return value
-
-    def cache_info(self) -> _CacheInfo:
-        return _CacheInfo(self.hits, self.misses, self.maxsize, len(self.values))
-
-
-if not TYPE_CHECKING:  # the type checker reads functools' signatures; the process runs _Memo
-    def cache(function):
-        return _Memo(function)
-
-    def lru_cache(maxsize):
-        return lambda function: _Memo(function, maxsize)
 
 
 class Redaction:
@@ -210,27 +165,6 @@ class Redaction:
 
 # A safety bound on the passes of :func:`redact`: the second pass normally finds nothing.
 _MAX_PASSES = 8
-_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-
-# Values of generic rules that are placeholders or references, not secrets,
-# when they make up the whole (stripped) value.
-_PLACEHOLDER = (
-    r"(?ai:(?:str|string|bytes|secretstr|int|bool|none|null|nil|undefined|true|false)"
-    r"(?:[ \t]*\|[ \t]*(?:str|string|bytes|none|null|nil|undefined))*"
-    r"(?:[ \t]*=[ \t]*(?:none|null|nil|undefined|\"\"|''|\.\.\.))?)"  # str | None = None
-    r"|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?"  # $VAR ${VAR}
-    r"|\$\([^()]{0,80}\)?"  # $(command)
-    r"|\$?\{\{[^{}=:]{0,80}(?:\}\})?"  # {{ template }} ${{ secrets.X }}
-    r"|%\([A-Za-z_][A-Za-z0-9_]*\)s"  # %(name)s
-    r"|<[A-Za-z][A-Za-z0-9 _.-]{0,40}>"  # <your-password>
-    r"|[*xX.]{3,}|•{3,}|…"  # masks
-)
-# What a placeholder can start with: a character, or the first three letters of a word.
-_PLACEHOLDER_FIRST = frozenset("${%<*xX.•…")
-_PLACEHOLDER_WORDS = frozenset(("str", "byt", "sec", "int", "boo", "non", "nul", "nil", "und", "tru", "fal"))
-# Unquoted values that are references: self.token, settings.API_KEY, or an
-# object or list that opens at the end of the line.
-_REFERENCE = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+|[{\[(]"
 
 
 @cache
@@ -257,83 +191,10 @@ def _marker_re() -> re.Pattern[str]:
 
 
 @cache
-def _placeholder_re() -> re.Pattern[str]:
-    import re  # on first use: the per-tool-call hook seldom needs a pattern
-
-    return re.compile(_PLACEHOLDER)
-
-
-@cache
-def _reference_re() -> re.Pattern[str]:
-    import re  # on first use: the per-tool-call hook seldom needs a pattern
-
-    return re.compile(_REFERENCE)
-
-
-@cache
 def _aws_secret_re() -> re.Pattern[str]:
     import re  # on first use: the per-tool-call hook seldom needs a pattern
 
     return re.compile(r"[A-Za-z0-9/+]{40}")
-
-
-class PatternError(ConfigError):
-    """An extra redaction pattern that the linear-time engine cannot run."""
-
-
-def compile_pattern(pattern: str) -> Any:
-    """Compile one of the user's extra patterns with RE2, whose run time is linear in the text.
-
-    Python's ``re`` backtracks: one pattern such as ``(a+)+$`` from a ``gitmem.toml`` that travels with the
-    memories could freeze every hook of every machine.  RE2 never backtracks, so no pattern can; it refuses the
-    few constructs that need backtracking (look-around, back-references).  Raises :class:`PatternError`.
-    """
-    try:
-        import re2
-    except ImportError:  # pragma: no cover - google-re2 is a dependency
-        raise PatternError("redaction.extra_patterns needs the google-re2 package",
-                           "pip install google-re2, or remove the patterns") from None
-    if not isinstance(pattern, str) or not pattern:
-        raise PatternError(f"redaction.extra_patterns: {pattern!r} is not a non-empty string",
-                           "give each pattern as a string")
-    options = re2.Options()
-    options.log_errors = False  # RE2 would print its own message on stderr
-    try:
-        regex = re2.compile(pattern, options=options)
-    except re2.error as exc:
-        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        raise PatternError(
-            f"redaction.extra_patterns: {pattern!r} is not a valid regular expression for RE2 ({reason})",
-            "patterns run on RE2, which has no look-around or back-references; rewrite or remove it in gitmem.toml",
-        ) from None
-    if regex.search("") is not None:
-        raise PatternError(f"redaction.extra_patterns: {pattern!r} matches the empty string",
-                           "make it match at least one character (e.g. + instead of *)")
-    return regex
-
-
-@lru_cache(maxsize=32)
-def _custom_patterns(patterns: tuple[str, ...]) -> tuple[Any, ...]:
-    """Compile the caller's extra patterns (raises :class:`PatternError` if one cannot be used)."""
-    return tuple(compile_pattern(p) for p in patterns)
-
-
-class _Matches:
-    """All non-empty matches of an extra pattern in one text, found in one linear pass, searched by position.
-
-    ``search(text, pos)`` answers like a compiled pattern's (the first match starting at ``pos`` or later), so
-    the scan treats extra patterns like the built-in rules without searching the text again for each match.
-    """
-
-    def __init__(self, regex: Any, text: str) -> None:
-        self.matches = [m for m in regex.finditer(text) if m.end() > m.start()]
-        self.starts = [m.start() for m in self.matches]
-
-    def search(self, text: str, pos: int = 0) -> Any:
-        from bisect import bisect_left
-
-        i = bisect_left(self.starts, pos)
-        return self.matches[i] if i < len(self.matches) else None
 
 
 # Every trigger of the table once, and each rule's trigger groups as sets: a text is searched for each trigger
@@ -424,106 +285,6 @@ def _specific_kind(value: str, *, at_start: bool) -> str:
     return ""
 
 
-def _is_placeholder(value: str, bare: bool) -> bool:
-    """Whether a (stripped) value is a placeholder, or for an unquoted one, a reference.
-
-    Cheap checks on the first character and on ``.`` come first, so the
-    patterns are compiled only for values that might match them.
-    """
-    if (value[0] in _PLACEHOLDER_FIRST or value[:3].lower() in _PLACEHOLDER_WORDS) and _placeholder_re().fullmatch(
-        value
-    ):
-        return True
-    return (
-        bare
-        and ("." in value or value in "{[(")
-        and _reference_re().fullmatch(value) is not None
-        and not _random_part(value)
-    )
-
-
-# Words that mix letters and digits but are vocabulary, not secrets ("token: sha256").
-_TECH_WORDS = frozenset((
-    "sha1", "sha256", "sha384", "sha512", "md5", "base64", "base32", "utf-8", "utf8", "utf-16", "x86_64", "aarch64",
-    "arm64", "amd64", "hs256", "hs512", "rs256", "es256", "aes128", "aes256", "oauth2", "oauth1", "http2", "http3",
-    "ipv4", "ipv6", "python3", "win32", "win64", "ed25519", "bcrypt2", "argon2", "argon2id", "pbkdf2",
-))
-# Characters that count as a "symbol" in a password-like word: not brackets, quotes, separators or ``/``.
-_SYMBOLS = frozenset("!#$%&*+=?@^|~\\")
-# Versions and quantities: v1.2.3, 2.0.1-rc1, 30s, 512MB, 1.5x.
-_QUANTITY = (
-    r"(?ai:v?[0-9]+(?:\.[0-9]+)+(?:[-+][0-9a-z.]+)?"
-    r"|[0-9]+(?:\.[0-9]+)?(?:ms|us|ns|s|m|h|d|w|kb|mb|gb|tb|kib|mib|gib|k|x|px|em|rem|%)"
-    r"|[^@\s]+@[^@\s]+\.[a-z]{2,})"  # an e-mail address
-)
-
-
-@cache
-def _quantity_re() -> re.Pattern[str]:
-    import re  # on first use: the per-tool-call hook seldom needs a pattern
-
-    return re.compile(_QUANTITY)
-
-
-def _entropy(value: str) -> float:
-    """Shannon entropy of ``value`` in bits per character."""
-    import math
-
-    counts: dict[str, int] = {}
-    for ch in value:
-        counts[ch] = counts.get(ch, 0) + 1
-    n = len(value)
-    return -sum(c / n * math.log2(c / n) for c in counts.values())
-
-
-def looks_like_secret(word: str) -> bool:
-    """Whether one word, named as a password/token/secret in prose or after ``key:``, looks like a secret.
-
-    A secret mixes letters with digits or symbols (``hunter2``, ``Tr0ub4dor&3``) or is a long random-looking run
-    of letters (16+ characters, both cases, high entropy).  Kept: words (``required``, ``see``), numbers
-    (``pass: 120``), paths (``pwd: /srv/app``), URLs, versions, quantities, e-mail addresses and a few
-    technical words (``sha256``).
-    """
-    if len(word) < 6 or word.lower() in _TECH_WORDS:
-        return False
-    if word[0] in "/~\\" or word.startswith(("./", "../")) or "://" in word:
-        return False
-    has_letter = has_digit = has_symbol = has_upper = has_lower = False
-    for ch in word:
-        if ch.isalpha():
-            has_letter = True
-            has_upper = has_upper or ch.isupper()
-            has_lower = has_lower or ch.islower()
-        elif ch.isdigit():
-            has_digit = True
-        elif ch in _SYMBOLS:
-            has_symbol = True
-    if not has_letter:
-        return False
-    if not (has_digit or has_symbol):
-        return len(word) >= 16 and has_upper and has_lower and _entropy(word) >= 3.5
-    return _quantity_re().fullmatch(word) is None
-
-
-def _is_prose(value: str) -> bool:
-    """Whether a quoted value is a sentence (three or more words, none of them secret-like), not a secret."""
-    words = value.split()
-    return len(words) >= 3 and not any(looks_like_secret(w.strip(".,;:()[]{}!?")) for w in words)
-
-
-def _random_part(value: str) -> bool:
-    """Whether a dotted value has a part that looks random (``s.Xy12...``: a token, not ``self.token``)."""
-    return any(len(part) >= 16 and looks_like_secret(part) for part in value.split("."))
-
-
-def _key_before(text: str, start: int) -> str:
-    """The identifier (at most 40 characters of ``[A-Za-z0-9_.-]``) that ends at ``start``."""
-    i = start
-    while i > 0 and start - i < 40 and text[i - 1] in _KEY_CHARS:
-        i -= 1
-    return text[i:start]
-
-
 def _refine(value: str, key: str, kind: str) -> str:
     """The most specific kind for the value of a generic rule."""
     specific = _specific_kind(value, at_start=True)
@@ -573,13 +334,13 @@ def _replacement(index: int, match: Any) -> tuple[str, str, int, str] | None:
             return None  # nothing, a marker, or only punctuation (``secrets:")``)
         if checked and not quoted and not looks_like_secret(stripped) and not _specific_kind(value, at_start=True):
             return None  # the cheapest test first: most prose candidates stop here
-        if _is_placeholder(stripped, bare) and not _specific_kind(value, at_start=False):
+        if is_placeholder(stripped, bare) and not _specific_kind(value, at_start=False):
             return None
-        if quoted and not passphrase and _is_prose(stripped):
+        if quoted and not passphrase and is_prose(stripped):
             return None
         key = ""
         if keyword_group and match.start(keyword_group) >= 0 and (bare or len(value) == 40):
-            key = _key_before(text, match.start(keyword_group)) + match.group(keyword_group)
+            key = key_before(text, match.start(keyword_group)) + match.group(keyword_group)
             if bare and value == key.rsplit(".", 1)[-1]:  # self.token = token
                 return None
         kind = _refine(value, key, kind)
@@ -613,7 +374,7 @@ def _scan(text: str, found: list[str], customs: Sequence[Any] = (), *, first_onl
     The heap holds the next match of each rule, by position then priority.
     """
     regexes: dict[int, Any] = {i: _compiled(i)[0] for i in _triggered(text.lower())}
-    regexes.update((len(RULES) + n, _Matches(pattern, text)) for n, pattern in enumerate(customs))
+    regexes.update((len(RULES) + n, Matches(pattern, text)) for n, pattern in enumerate(customs))
     heap: list[tuple[int, int, Any]] = []
     for i, regex in regexes.items():
         match = regex.search(text)
@@ -679,7 +440,7 @@ def redact(text: str, *, extra_patterns: Sequence[str] = ()) -> Redaction:
     """
     if isinstance(extra_patterns, str):  # one pattern, not a sequence of one-character patterns
         extra_patterns = (extra_patterns,)
-    customs = _custom_patterns(tuple(extra_patterns)) if extra_patterns else ()
+    customs = custom_patterns(tuple(extra_patterns)) if extra_patterns else ()
     found: list[str] = []
     for _ in range(_MAX_PASSES):
         before = len(found)
@@ -694,7 +455,7 @@ def find_secrets(text: str, *, extra_patterns: Sequence[str] = ()) -> list[tuple
     """Every secret :func:`redact` would remove from ``text``, as (kind, the secret as it appears)."""
     if isinstance(extra_patterns, str):
         extra_patterns = (extra_patterns,)
-    customs = _custom_patterns(tuple(extra_patterns)) if extra_patterns else ()
+    customs = custom_patterns(tuple(extra_patterns)) if extra_patterns else ()
     kinds: list[str] = []
     values: list[str] = []
     for _ in range(_MAX_PASSES):
