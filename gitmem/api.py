@@ -14,7 +14,8 @@ from gitmem.store.memories import MemoryRepo
 
 if TYPE_CHECKING:
     from gitmem.recall import RecallResult
-    from gitmem.search.index import Hit, Index
+    from gitmem.search.hit import Hit
+    from gitmem.search.index import Index
     from gitmem.store.document import Memory
     from gitmem.store.layout import Issue
     from gitmem.wiki.store import Wiki

@@ -20,7 +20,8 @@ from gitmem.briefing.essentials import essentials as find_essentials
 from gitmem.briefing.gate import relevant_hits
 from gitmem.errors import ValidationError
 from gitmem.projects.identity import CodeContext, code_context
-from gitmem.search.index import Hit, open_index
+from gitmem.search.hit import Hit
+from gitmem.search.index import open_index
 from gitmem.search.schema import opening
 from gitmem.store.document import Memory, bullet
 from gitmem.store.local import bump_usage

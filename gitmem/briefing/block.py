@@ -10,7 +10,7 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook avoids import
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from gitmem.search.index import Hit
+    from gitmem.search.hit import Hit
 
 HEADINGS = {
     "constraint": "Constraints",

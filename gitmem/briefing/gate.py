@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from datetime import datetime
 
-    from gitmem.search.index import Hit, Index
+    from gitmem.search.hit import Hit
+    from gitmem.search.index import Index
 
 #: raw BM25 score a hit needs (about two shared words of medium rarity, or one rare one) ...
 BM25_MIN = 5.0

@@ -24,7 +24,8 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook avoids import
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from gitmem.search.index import Hit, Index, IndexedRepo
+    from gitmem.search.hit import Hit
+    from gitmem.search.index import Index, IndexedRepo
 
 #: memories a prompt adds at most
 PROMPT_K = 5

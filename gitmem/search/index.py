@@ -18,11 +18,12 @@ A refresh compares the HEAD commit with ``search/HEAD``; when they differ it wal
 source (session), whose context field mentions them. Vectors are keyed by (model id, blob SHA): an edit embeds
 one memory, a rename or a branch switch back embeds nothing.
 
-This module is the read side: opening the index, checking that it is current, BM25, ranking and the hits. It is
-what a prompt hook loads, so it imports neither :mod:`re` nor :mod:`pathlib` (a repository's ``path`` may be a
-``str``), :mod:`contextlib`, :mod:`functools`, :mod:`typing` nor the file locks. Updating the index is
-:mod:`gitmem.search.build`'s, the model's side of a search :mod:`gitmem.search.semantic`'s: each is imported when
-it is needed (an index behind HEAD, a rebuild, a search with a model), never by a BM25 search of a current index.
+This module is the read side: opening the index, checking that it is current, BM25 and ranking (a result is a
+:class:`~gitmem.search.hit.Hit`). It is what a prompt hook loads, so it imports neither :mod:`re` nor :mod:`pathlib`
+(a repository's ``path`` may be a ``str``), :mod:`contextlib`, :mod:`functools`, :mod:`typing` nor the file locks.
+Updating the index is :mod:`gitmem.search.build`'s, the model's side of a search :mod:`gitmem.search.semantic`'s:
+each is imported when it is needed (an index behind HEAD, a rebuild, a search with a model), never by a BM25 search
+of a current index.
 """
 
 from __future__ import annotations
@@ -37,13 +38,14 @@ from gitmem.errors import SearchError, ValidationError
 from gitmem.files.atomic import settled
 from gitmem.search import schema as idoc
 from gitmem.search import scoring as ranking
+from gitmem.search.hit import Hit
 from gitmem.search.order import AMONG, FLOOR, Order, chain_firsts, order_bonus, parse_order
-from gitmem.search.scoring import DEFAULT_TUNING, QueryTerms, ScoreParts, Tuning
+from gitmem.search.scoring import DEFAULT_TUNING, QueryTerms, Tuning
 from gitmem.search.snapshot import Key, Snapshot
 from gitmem.search.standing import GOVERNING, alternatives, asks_help
 from gitmem.search.timeexpr import TimeRange, in_period, parse_time_expression
 from gitmem.store import memory as docs
-from gitmem.text.records import Record, replace
+from gitmem.text.records import replace
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
 #: the best matches of the X in "before/after X" the memory about X is chosen among
@@ -71,108 +73,13 @@ if TYPE_CHECKING:
 else:
     Protocol = object
 
-__all__ = ["Hit", "Index", "IndexedRepo", "RefreshStats", "ScoreParts", "open_index"]
-
-
-class Hit(Record):
-    """One search result: the memory, its score and a snippet of its text (``highlights`` are character ranges
-    of matched terms inside ``snippet``). The snippet is cut on first use: recall never needs one.
-
-    ``id``, ``score``, ``memory``, ``parts`` (:class:`ScoreParts`), ``path`` (of the memory file), ``terms`` (the
-    query's analyzed terms), ``analyzer`` (the one cutting the snippet; not part of the value), ``chunk``: the
-    chunk of a long memory that matched best (1, 2, …; :func:`gitmem.search.schema.memory_chunks`), 0: the memory
-    as a whole; ``chunk_scores``: ``(n, raw BM25 score)`` of every chunk the search matched, best first. Read-only
-    once made."""
-
-    UNCOMPARED = frozenset({"analyzer"})
-    id: str
-    score: float
-    memory: Memory
-    parts: ScoreParts
-    path: str = ""
-    terms: frozenset[str] = frozenset()
-    analyzer: Any = None
-    chunk: int = 0
-    chunk_scores: tuple[tuple[int, float], ...] = ()
-
-    def _cut(self) -> tuple[str, tuple[tuple[int, int], ...]]:
-        # kept in the instance's __dict__ on first use (what functools.cached_property does, without importing
-        # functools: a record's own __setattr__ refuses every write)
-        cut: tuple[str, tuple[tuple[int, int], ...]] | None = self.__dict__.get("_snippet")
-        if cut is None:
-            text = self.memory.text
-            if self.chunk:
-                parts = idoc.memory_chunks(self.memory)
-                text = parts[self.chunk - 1] if self.chunk <= len(parts) else text
-            if self.analyzer is None:
-                cut = text[:160], ()
-            else:
-                text, marks = ranking.snippet(text, set(self.terms), self.analyzer)
-                cut = text, tuple(marks)
-            self.__dict__["_snippet"] = cut
-        return cut
-
-    @property
-    def snippet(self) -> str:
-        """About 160 characters around the densest cluster of matched words (in the best chunk of a long
-        memory)."""
-        return self._cut()[0]
-
-    @property
-    def highlights(self) -> tuple[tuple[int, int], ...]:
-        """Character ranges of the matched words inside :attr:`snippet`."""
-        return self._cut()[1]
-
-    @property
-    def passage(self) -> tuple[str, int, int] | None:
-        """What an agent's context shows of a long memory (one cut into chunks): ``(text, n, count)``, its chunk
-        ``n`` of ``count``. That is the chunk that matched best (:attr:`chunk`), or, when the memory matched as
-        a whole, the chunk holding most of the query's words (the first when none holds any). None for a
-        memory short enough to be shown whole."""
-        if "_passage" not in self.__dict__:
-            parts = idoc.memory_chunks(self.memory)
-            found: tuple[str, int, int] | None = None
-            if parts:
-                n = self.chunk if 0 < self.chunk <= len(parts) else _most_terms(parts, self.terms, self.analyzer)
-                found = idoc.shown_chunks(self.memory, parts)[n - 1], n, len(parts)
-            self.__dict__["_passage"] = found
-        passage: tuple[str, int, int] | None = self.__dict__["_passage"]
-        return passage
-
-    def other_part(self, seen: set[int]) -> Hit | None:
-        """This hit for another part of a long memory, when a context was shown its parts ``seen`` already: the
-        best-scoring part the search matched (:attr:`chunk_scores`) that is not among them and holds a query word
-        none of them holds (chunks overlap: a part that repeats a seen one's matching sentence says nothing
-        new). Scored by that part's own BM25 and no cosine (the memory's vector says nothing of one part), so a
-        relevance gate judges the part's words alone. None when no part qualifies."""
-        parts = idoc.memory_chunks(self.memory)
-        if not parts or self.analyzer is None:
-            return None
-        known = frozenset().union(*(_held(parts[n - 1], self.terms, self.analyzer) for n in seen
-                                    if 0 < n <= len(parts)))
-        for n, score in self.chunk_scores:
-            if n not in seen and 0 < n <= len(parts) and _held(parts[n - 1], self.terms, self.analyzer) - known:
-                return replace(self, chunk=n, chunk_scores=(), parts=replace(self.parts, bm25=score, vector=None))
-        return None
-
-
-def _held(part: str, terms: frozenset[str], analyzer: Any) -> frozenset[str]:
-    """Which of ``terms`` (the analyzer's tokens) ``part`` holds."""
-    return terms.intersection(analyzer.analyze(ranking.normalise(part)))
+__all__ = ["Index", "IndexedRepo", "RefreshStats", "open_index"]
 
 
 def _chunks_by_score(found: dict[int, float]) -> list[tuple[int, float]]:
     """``(n, score)`` of a memory's matched chunks, best first; on a tie the memory as a whole (0), then the
     earlier chunk."""
     return sorted(found.items(), key=lambda chunk: (-chunk[1], chunk[0]))
-
-
-def _most_terms(parts: list[str], terms: frozenset[str], analyzer: Any) -> int:
-    """The number (from 1) of the part holding most of ``terms`` (the analyzer's tokens), the first on a tie."""
-    if not terms or analyzer is None:
-        return 1
-    held = [len(_held(part, terms, analyzer)) for part in parts]
-    return held.index(max(held)) + 1
 
 
 class RefreshStats:

@@ -128,7 +128,7 @@ def _labelled(part: str, span: tuple[tuple[int, int], ...], memory: Memory, mark
 
 def opening(memory: Memory) -> tuple[str, int, int] | None:
     """The first part of a long memory as a context shows a part (``(text, 1, count)``, see
-    :attr:`gitmem.search.index.Hit.passage`), None for a memory short enough to be shown whole."""
+    :attr:`gitmem.search.hit.Hit.passage`), None for a memory short enough to be shown whole."""
     parts = shown_chunks(memory)
     return (parts[0], 1, len(parts)) if parts else None
 

@@ -17,7 +17,7 @@ from gitmem.briefing.gate import BM25_MIN, CJK_FLOOR, OWN_PROJECT, admits, cjk_s
 from gitmem.briefing.prompt import task_terms
 from gitmem.config import Config, EmbeddingConfig
 from gitmem.recall import relevant_hits
-from gitmem.search.index import Hit
+from gitmem.search.hit import Hit
 from gitmem.search.schema import memory_chunks
 from gitmem.search.scoring import ScoreParts
 from gitmem.store import document as docs
