@@ -39,10 +39,12 @@ class Repository(MemoryRepo):
             self._index = index
         return self._index
 
-    def search(self, query: str, k: int = 10, **filters: Any) -> list[Hit]:
+    def search(self, query: str, k: int = 10, *, related_only: bool = True, **filters: Any) -> list[Hit]:
         """The ``k`` best memories for ``query``; filters: ``type``, ``category``, ``tags``, ``project``,
-        ``include_deprecated``, ``mode`` (``hybrid``, ``bm25``, ``vector``), ``now``."""
-        return self.index().search(query, k=k, **filters)
+        ``include_deprecated``, ``mode`` (``hybrid``, ``bm25``, ``vector``), ``now``. Only memories related to it:
+        ones that share a word with it, or whose vector is near enough by the model's measured floor
+        (``related_only=False``: the nearest ``k`` whatever they are; see :meth:`Index.search`)."""
+        return self.index().search(query, k=k, related_only=related_only, **filters)
 
     def recall(self, *, cwd: str | Path | None = None, query: str | None = None, budget: int | None = None,
                k: int | None = None, now: datetime | None = None, record_usage: bool = True,

@@ -13,6 +13,7 @@ English memories were never a needed memory).
 from __future__ import annotations
 
 from gitmem.errors import SearchError
+from gitmem.search import relevance
 from gitmem.text import scripts
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook avoids importing typing
@@ -39,12 +40,6 @@ FULL_AT = 200
 #: characters at 0.7: ×2 admits what ×1 admitted at 0.3 (63 prompts of 90 inject against 62, precision 0.220
 #: against 0.223, needed@prompt unchanged); ×1.5: 64 and 0.214; ×1: 70 and 0.193
 CJK_FLOOR = 2.0
-#: cosine a hit needs, per embedding model (prefix of the model id); measured on bench/sessions.py.
-#: multilingual-e5-small has none on purpose: its cosines crowd between 0.80 and 0.90, and no floor admits a
-#: needed memory for a Chinese prompt without many others (0.86: 2 needed of 77; docs/search.md)
-COSINE_MIN: dict[str, float] = {
-    "minilm-l6": 0.40,
-}
 #: models that only cover Latin-script text (their tokenizers split CJK into unknown or byte pieces)
 LATIN_ONLY = ("minilm-l6", "nomic-embed-text")
 
@@ -57,9 +52,9 @@ def covers(model_id: str, *texts: str) -> bool:
 
 
 def cosine_min(model_id: str) -> float | None:
-    """The model's measured threshold, or None for a model that was never measured (its cosine then never
-    admits a hit on its own)."""
-    return next((value for prefix, value in COSINE_MIN.items() if model_id.startswith(prefix)), None)
+    """The cosine a hit needs to be injected (:data:`~gitmem.search.relevance.INJECT_COSINE_MIN`), or None for a
+    model that was never measured (its cosine then never admits a hit on its own)."""
+    return relevance.floor(relevance.INJECT_COSINE_MIN, model_id)
 
 
 def bm25_min(size: int) -> float:

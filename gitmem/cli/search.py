@@ -44,7 +44,10 @@ def _hit_json(hit: Any, explain: bool) -> dict[str, Any]:
 @pass_state
 def search(state: State, query: str, k: int, type_: str | None, category: str | None, tags: tuple[str, ...],
            project: str | None, deprecated: bool, mode: str, explain: bool, as_json: bool) -> None:
-    """Search memories with a question or keywords (English, Chinese or both)."""
+    """Search memories with a question or keywords (English, Chinese or both).
+
+    Shows only memories related to the query: ones sharing a word with it, or near it in meaning by the embedding
+    model's measured floor; a query nothing is about finds nothing."""
     from gitmem.search.index import open_index
 
     if not query.strip():
@@ -52,7 +55,7 @@ def search(state: State, query: str, k: int, type_: str | None, category: str | 
     repo = state.open()
     index = open_index(repo, embedder="none" if mode == "bm25" else "auto")
     hits = index.search(query, k=k, type=type_, category=category, tags=list(tags) or None, project=project,
-                        include_deprecated=deprecated, mode=mode)
+                        include_deprecated=deprecated, mode=mode, related_only=True)
     _notice(index)
     if as_json:
         emit_json([_hit_json(h, explain) for h in hits])

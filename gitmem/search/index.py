@@ -36,6 +36,7 @@ import tantivy
 
 from gitmem.errors import SearchError, ValidationError
 from gitmem.files.atomic import settled
+from gitmem.search import relevance
 from gitmem.search import schema as idoc
 from gitmem.search import scoring as ranking
 from gitmem.search.hit import Hit
@@ -317,6 +318,7 @@ class Index:
         mode: Mode | str = "hybrid",
         now: datetime | None = None,
         tuning: Tuning | None = None,
+        related_only: bool = False,
     ) -> list[Hit]:
         """The ``k`` best memories for ``query`` (a question or keywords, any language).
 
@@ -324,7 +326,10 @@ class Index:
         plus the global ones). Deprecated memories only with ``include_deprecated``, or the replaced ones for a
         question about a subject's past ("first", "before X": :mod:`gitmem.search.order`). ``mode``: ``hybrid``
         (BM25 + vectors; BM25 alone when no model), ``bm25``, ``vector``. ``now`` anchors recency and time
-        expressions such as "last week". Raises :class:`SearchError` for an empty query."""
+        expressions such as "last week". ``related_only``: leave out the memories found by their vector alone whose
+        cosine is under the model's search floor (:data:`~gitmem.search.relevance.SEARCH_COSINE_MIN`), so a query
+        that nothing is about finds nothing rather than the nearest of unrelated memories (what ``gitmem search``
+        and the servers show). Raises :class:`SearchError` for an empty query."""
         tuning = tuning or self.tuning
         if not isinstance(query, str) or not query.strip():
             raise SearchError("the search query is empty", 'say what to look for, e.g. gitmem search "database choice"')
@@ -397,6 +402,10 @@ class Index:
                         break
                     vector.setdefault(key, cosine)
                     governed.setdefault(key, cosine)
+            least = relevance.floor(relevance.SEARCH_COSINE_MIN, embedder.model_id) if related_only else None
+            if least is not None:  # a memory sharing a word with the query is related by that alone
+                vector = {key: cosine for key, cosine in vector.items() if cosine >= least or key in bm25}
+                governed = {key: value for key, value in governed.items() if key in bm25 or key in vector}
         model = _model_weights(embedder.model_id, query) if embedder is not None else None
         second = vectors is not None and model is not None and mode == "hybrid" and tuning.fusion == "ltr"
         anchor: float | None = None

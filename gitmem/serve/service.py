@@ -133,7 +133,7 @@ class MemoryService:
             if budget <= 0:
                 raise ValidationError(f"token_budget {budget} is not positive", "give a number of tokens, e.g. 800")
             index = repo.index()
-            hits = index.search(query, k=top_k, project=project or None)
+            hits = index.search(query, k=top_k, project=project or None, related_only=True)
             rows: list[dict[str, Any]] = []
             used = left_out = 0
             for hit in hits:

@@ -227,6 +227,21 @@ def test_doctor_reports_whether_claude_hooks_are_installed(tmp_path: Path) -> No
     assert any("hooks installed for" in i["message"] and "SessionStart" in i["message"] for i in after)
 
 
+def test_doctor_reports_hook_errors_but_not_what_happens_by_design(tmp_path: Path) -> None:
+    """A session start that leaves new memories to the warm-up logs a note; doctor reports the hook's errors, not
+    its notes."""
+    from gitmem.agents.claude.context import log, make_context
+
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    ctx = make_context({}, env={}, home=tmp_path, cwd=tmp_path, repo_option=d)
+    log(ctx, "3 memories have no vector yet; the warm-up embeds them", note=True)
+    log(ctx, "prompt recall failed: OSError: No space left on device")
+    messages = [i["message"] for i in json.loads(run_cli("--repo", str(d), "doctor", "--json").out)]
+    assert any("recent hook error" in m and "No space left" in m for m in messages)
+    assert not any("no vector yet" in m for m in messages)
+
+
 def _code_project(root: Path, remote: str) -> Path:
     code = root / "shop"
     code.mkdir()

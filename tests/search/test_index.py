@@ -114,6 +114,26 @@ def test_an_english_model_stays_out_of_chinese(filled: tuple[MemoryRepo, str], m
     assert "m04" not in ids(index.search("deployment approval", k=30, mode="vector"))
 
 
+def test_a_search_nothing_is_about_finds_nothing(filled: tuple[MemoryRepo, str], model: Any) -> None:
+    """Scores are relative: the nearest of unrelated memories scores like a perfect match. With ``related_only``
+    (what ``gitmem search``, MCP and HTTP show) a memory found by its vector alone needs the model's floor, so a
+    made-up or off-topic query finds nothing, while a paraphrase sharing no word still finds its memory."""
+    repo, _pg = filled
+    index = Index(repo, embedder=model)
+    for query in ("zzzqqq", "quantum chromodynamics lattice", "kubernetes helm chart rollback"):
+        assert index.search(query, k=5), query  # the plain ranking lists the nearest anyway
+        assert index.search(query, k=5, related_only=True) == [], query
+    found = index.search("credentials storage", k=5, related_only=True)
+    assert ids(found)[:1] == ["m15"] and found[0].parts.bm25 == 0  # "Secrets come from the vault": no shared word
+    # a shared word is enough, whatever the cosine
+    assert "m08" in ids(index.search("Redis", k=5, related_only=True))
+    # the library's verb (the packaged model, as configured by default) shows related memories only, like the CLI
+    from gitmem.api import Repository
+
+    assert Repository(repo.config).search("zzzqqq", k=5) == []
+    assert ids(Repository(repo.config).search("zzzqqq", k=5, related_only=False))
+
+
 def test_query_analysis() -> None:
     analyzer = build_analyzer()
     terms = analyze_query("为什么不用 MySQL?", analyzer)

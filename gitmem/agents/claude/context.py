@@ -165,9 +165,12 @@ class Context:
         return self._project
 
 
-def log(ctx: Context, message: str) -> None:
-    """Append one line to the local log (best effort)."""
-    write_log(log_path(ctx.repo_dir if ctx.exists else None, ctx.env, ctx.home), f"{observe.now_iso()} hook: {message}")
+def log(ctx: Context, message: str, *, note: bool = False) -> None:
+    """Append one line to the local log (best effort); ``note``: what happens by design (a warm-up to come), which
+    ``gitmem doctor`` does not report as an error."""
+    kind = "hook note" if note else "hook"
+    path = log_path(ctx.repo_dir if ctx.exists else None, ctx.env, ctx.home)
+    write_log(path, f"{observe.now_iso()} {kind}: {message}")
 
 
 def write_log(path: str, line: str) -> bool:
@@ -216,5 +219,6 @@ def recent_errors(repo: StrPath, limit: int = 5) -> list[str]:
             lines = fh.read().splitlines()
     except OSError:
         return []
-    # lines that start an entry; a write recovered from a killed process is not an error
-    return [line for line in lines if line[:4].isdigit() and " recovered: " not in line][-limit:]
+    # lines that start an entry; a write recovered from a killed process, or a note, is not an error
+    return [line for line in lines if line[:4].isdigit() and " recovered: " not in line and " hook note: " not in line
+            ][-limit:]

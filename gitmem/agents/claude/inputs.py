@@ -344,7 +344,7 @@ def recall_block(ctx: Context, project: str) -> Block:
     if key:
         _store_block(ctx, key, block)
     if pending:  # after the store: the warm-up's block, with every vector, replaces this one
-        log(ctx, f"{pending} memories have no vector yet; the warm-up embeds them")
+        log(ctx, f"{pending} memories have no vector yet; the warm-up embeds them", note=True)
         spawn_warm(ctx)
     return block
 
