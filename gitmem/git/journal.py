@@ -14,7 +14,7 @@ import time
 
 from gitmem.errors import RepoError
 from gitmem.git.head import JOURNAL_NAME
-from gitmem.git.store import LOCK_NAME, check_path, prune_empty_dirs
+from gitmem.git.store import LOCK_NAME, check_path, put_file
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a hook process that writes imports this module
 if TYPE_CHECKING:
@@ -111,7 +111,6 @@ def roll_back(store: GitStore, paths: list[str]) -> int:
 
     from dulwich.objects import Blob, ObjectID
 
-    from gitmem.files.atomic import atomic_write
 
     changed = 0
     blobs: dict[str, Blob | None] = {}
@@ -135,11 +134,10 @@ def roll_back(store: GitStore, paths: list[str]) -> int:
         if current != committed:
             changed += 1
             if committed is None:
-                with contextlib.suppress(OSError):
-                    target.unlink()
-                prune_empty_dirs(target.parent, store.path)
+                with contextlib.suppress(OSError):  # a file the dead writer added: gone, whatever stands in the way
+                    put_file(target, None, store.path)
             else:
-                atomic_write(target, committed)
+                put_file(target, committed, store.path)
         blobs[rel] = Blob.from_string(committed) if committed is not None else None
     index_path = store.git_dir / "index"
     with repo:

@@ -456,10 +456,6 @@ class GitStore(GitHead):
             crash_point("ref")
 
     def _write_worktree(self, changes: Mapping[str, bytes | None]) -> dict[Path, bytes | None]:
-        import contextlib
-
-        from gitmem.files.atomic import atomic_write
-
         targets = {path: self.target(path) for path in changes}  # refuse a link before writing anything
         undo: dict[Path, bytes | None] = {}
         try:
@@ -467,12 +463,7 @@ class GitStore(GitHead):
                 target = targets[path]
                 undo[target] = target.read_bytes() if target.is_file() else None
                 crash_point("worktree")
-                if content is None:
-                    with contextlib.suppress(FileNotFoundError):
-                        target.unlink()
-                    prune_empty_dirs(target.parent, self.path)
-                else:
-                    atomic_write(target, content)
+                put_file(target, content, self.path)
         except (NotADirectoryError, IsADirectoryError, FileExistsError) as exc:
             self._restore(undo)
             where = os.path.relpath(exc.filename, self.path) if exc.filename else path
@@ -584,9 +575,25 @@ def check_path(path: str) -> None:
 
 
 def prune_empty_dirs(directory: Path, root: Path) -> None:
+    """Remove ``directory`` and its parents up to ``root`` while they are empty folders."""
     while directory != root and directory.is_dir() and not directory.is_symlink() and not any(directory.iterdir()):
         directory.rmdir()
         directory = directory.parent
+
+
+def put_file(target: Path, content: bytes | None, root: Path) -> None:
+    """Write ``content`` to the work-tree file ``target`` atomically, or with None remove it (gone already is
+    fine) and the folders under ``root`` it leaves empty."""
+    import contextlib
+
+    from gitmem.files.atomic import atomic_write
+
+    if content is None:
+        with contextlib.suppress(FileNotFoundError):
+            target.unlink()
+        prune_empty_dirs(target.parent, root)
+    else:
+        atomic_write(target, content)
 
 
 _AUTHOR = LazyPattern(r"^[^<>\n]+ <[^<>\n]*>$")
