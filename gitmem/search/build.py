@@ -27,8 +27,8 @@ import tantivy
 from gitmem.errors import DocumentError, SearchError
 from gitmem.files.atomic import atomic_write
 from gitmem.files.locks import LockTimeout, file_lock
+from gitmem.search import analysis
 from gitmem.search import schema as idoc
-from gitmem.search import scoring as ranking
 from gitmem.store import document as docs
 
 TYPE_CHECKING = False
@@ -175,7 +175,7 @@ def _open_for_write(ix: Index) -> Any:
         shutil.rmtree(path, ignore_errors=True)
         path.mkdir(parents=True, exist_ok=True)
         index = tantivy.Index(ix._schema, path=str(path), reuse=False)
-    index.register_tokenizer(ranking.TOKENIZER, ix._analyzer)
+    index.register_tokenizer(analysis.TOKENIZER, ix._analyzer)
     ix._index = index
     return index
 

@@ -4,6 +4,7 @@ or how starts (:func:`gitmem.search.schema.shown_chunks`), or another part a lat
 
 from __future__ import annotations
 
+from gitmem.search import analysis
 from gitmem.search import schema as idoc
 from gitmem.search import scoring as ranking
 from gitmem.search.scoring import ScoreParts
@@ -102,7 +103,7 @@ class Hit(Record):
 
 def _held(part: str, terms: frozenset[str], analyzer: Any) -> frozenset[str]:
     """Which of ``terms`` (the analyzer's tokens) ``part`` holds."""
-    return terms.intersection(analyzer.analyze(ranking.normalise(part)))
+    return terms.intersection(analyzer.analyze(analysis.normalise(part)))
 
 
 def _most_terms(parts: list[str], terms: frozenset[str], analyzer: Any) -> int:

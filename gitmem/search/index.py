@@ -36,12 +36,13 @@ import tantivy
 
 from gitmem.errors import SearchError, ValidationError
 from gitmem.files.atomic import settled
-from gitmem.search import relevance
+from gitmem.search import analysis, relevance
 from gitmem.search import schema as idoc
 from gitmem.search import scoring as ranking
+from gitmem.search.analysis import QueryTerms
 from gitmem.search.hit import Hit
 from gitmem.search.order import AMONG, FLOOR, Order, chain_firsts, order_bonus, parse_order
-from gitmem.search.scoring import DEFAULT_TUNING, QueryTerms, Tuning
+from gitmem.search.scoring import DEFAULT_TUNING, Tuning
 from gitmem.search.snapshot import Key, Snapshot
 from gitmem.search.standing import GOVERNING, alternatives, asks_help
 from gitmem.search.timeexpr import TimeRange, in_period, parse_time_expression
@@ -168,7 +169,7 @@ class Index:
         self.stale = False
         self._embedder: Embedder | None = None if isinstance(embedder, str) or embedder is None else embedder
         self._embedder_resolved = not isinstance(embedder, str) or embedder.strip().lower() == "none"
-        self._analyzer = ranking.build_analyzer()
+        self._analyzer = analysis.build_analyzer()
         self._schema = idoc.schema()
         self._index: Any = None
         self._snap: Snapshot | None = None  # the searcher every search uses until the next reload
@@ -225,7 +226,7 @@ class Index:
         """The tantivy index as it is on disk (:mod:`gitmem.search.build` creates it)."""
         if self._index is None:
             index = tantivy.Index(self._schema, path=self._tantivy_dir, reuse=True)
-            index.register_tokenizer(ranking.TOKENIZER, self._analyzer)
+            index.register_tokenizer(analysis.TOKENIZER, self._analyzer)
             self._index = index
         return self._index
 
@@ -352,7 +353,7 @@ class Index:
 
             semantic.vectors_ready(self, embedder)
         when = parse_time_expression(query, now) if tuning.time_boost else None
-        terms = ranking.analyze_query(query, self._analyzer)
+        terms = analysis.analyze_query(query, self._analyzer)
         if terms.empty and embedder is None:
             raise SearchError(f"nothing to search for in {query.strip()[:60]!r}", "use words, not only punctuation")
         tag_list = [tags] if isinstance(tags, str) else list(tags or [])
@@ -411,7 +412,7 @@ class Index:
         anchor: float | None = None
         linked: set[Key] = set()
         if order is not None and order.anchor:  # "before X": when was the memory about X created?
-            said = ranking.analyze_query(order.anchor, self._analyzer)
+            said = analysis.analyze_query(order.anchor, self._analyzer)
             found = self._bm25(searcher, said, filters, _ANCHORS, tuning, {})
             # X may be a state replaced since ("what did we use after MySQL?")
             states = self._superseded(searcher, said, past, _ANCHORS, tuning, {}) if past is not None else {}
@@ -454,7 +455,7 @@ class Index:
         found: dict[Key, float] = {}
         for _score, addr in hits:
             doc = searcher.doc(addr)
-            if any(ranking.names_subject(terms, ranking.analyze_query(subject, self._analyzer))
+            if any(ranking.names_subject(terms, analysis.analyze_query(subject, self._analyzer))
                    for subject in alternatives(idoc.subject(doc))):
                 # scored by its text like any candidate: the subject field's scores live on another scale
                 memory_id = idoc.memory_from_json(doc["doc"][0]).id

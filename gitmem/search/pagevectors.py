@@ -186,7 +186,7 @@ class PageVectors:
         import numpy as np
 
         from gitmem.embeddings.runtime import covers
-        from gitmem.search import scoring as ranking
+        from gitmem.search import analysis
 
         if not covers(getattr(embedder, "scripts", ()), query):
             return {}  # a query the model cannot read (Chinese for an English model): its cosines are noise
@@ -194,6 +194,6 @@ class PageVectors:
         wanted = {page: groups[page] for page in pages if page in groups}
         if matrix is None or not wanted:
             return {}
-        qv = embedder.embed_query(ranking.normalise(query))
+        qv = embedder.embed_query(analysis.normalise(query))
         sims = np.einsum("ij,j->i", matrix, qv).tolist()  # not matrix @ qv: see semantic.nearest
         return {page: {part: sims[row] for part, row in rows.items()} for page, rows in wanted.items()}

@@ -11,6 +11,7 @@ from datetime import datetime
 
 import tantivy
 
+from gitmem.search import analysis
 from gitmem.search import scoring as ranking
 from gitmem.search.standing import condition, stands
 from gitmem.store import memory as docs
@@ -43,7 +44,7 @@ def schema() -> Any:
         b.add_text_field(name, stored=name in ("path", "sha"), tokenizer_name="raw", index_option="basic")
     for name in (*TEXT_FIELDS, ranking.SUBJECT_FIELD):
         # the subject is stored: embedding it and a search's check of it read it back instead of deriving it again
-        b.add_text_field(name, stored=name == ranking.SUBJECT_FIELD, tokenizer_name=ranking.TOKENIZER,
+        b.add_text_field(name, stored=name == ranking.SUBJECT_FIELD, tokenizer_name=analysis.TOKENIZER,
                          index_option="position")
     for name in ("deprecated", "importance", "grp", "seq", "sha64", "part", "standing", "superseded"):
         b.add_unsigned_field(name, indexed=True, fast=True)
@@ -234,7 +235,7 @@ def _document(memory: Memory, path: str, sha: str, grp: int, seq: int, text: dic
         d.add_text("tag", tag)
     for name, value in (("name", memory.name), *text.items()):
         if value:
-            d.add_text(name, ranking.normalise(value))
+            d.add_text(name, analysis.normalise(value))
     d.add_unsigned("deprecated", int(memory.deprecated))
     d.add_unsigned("importance", memory.importance)
     d.add_unsigned("grp", grp)

@@ -12,9 +12,8 @@ import contextlib
 from pathlib import Path
 
 from gitmem.errors import GitmemError
-from gitmem.search import rerank
+from gitmem.search import analysis, rerank
 from gitmem.search import schema as idoc
-from gitmem.search import scoring as ranking
 from gitmem.search.build import GROUP, OK, SEQ, SHA, TOKS, ensure_vectors, load_state, missing_vectors
 from gitmem.search.neighbourhood import Neighbourhood
 from gitmem.search.standing import GOVERNING
@@ -27,8 +26,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from gitmem.embeddings.runtime import Embedder
+    from gitmem.search.analysis import QueryTerms
     from gitmem.search.index import Index
-    from gitmem.search.scoring import QueryTerms
     from gitmem.search.snapshot import Key, Snapshot
     from gitmem.search.timeexpr import TimeRange
 
@@ -172,7 +171,7 @@ def nearest(ix: Index, snap: Snapshot, embedder: Embedder, query: str, admitted:
     shas, matrix, row_of, row_sha64 = load_vectors(ix, embedder)
     if matrix is None or not shas:
         return {}, None
-    qv = embedder.embed_query(ranking.normalise(query))
+    qv = embedder.embed_query(analysis.normalise(query))
     sims = np.einsum("ij,j->i", matrix, qv)  # not matrix @ qv: OpenBLAS sgemv takes 8 ms at 10k x 384 here
     sentence_matrix, starts, sentence_of, chunked, chunk_groups = _load_sentences(ix, embedder)
     best = np.zeros(0, np.float32)

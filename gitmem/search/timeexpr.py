@@ -103,7 +103,7 @@ def names_time(text: str) -> bool:
 
 
 def _lower(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).lower()  # as ranking.normalise: full-width digits count
+    return unicodedata.normalize("NFKC", text).lower()  # as analysis.normalise: full-width digits count
 
 
 def _may_name_time(low: str) -> bool:

@@ -6,7 +6,7 @@ expression character-class bodies (no brackets), kept as strings: compiling a pa
 milliseconds, which each user pays only when and where it needs the pattern.
 
 The search index's tantivy analyzer reads them too, written in Rust regex syntax by :func:`rust_class`
-(:data:`gitmem.search.scoring.TOKEN_PATTERN`); ``tests/text/test_scripts.py`` checks that every user agrees.
+(:data:`gitmem.search.analysis.TOKEN_PATTERN`); ``tests/text/test_scripts.py`` checks that every user agrees.
 """
 
 from __future__ import annotations

@@ -61,10 +61,10 @@ def layout() -> str:
 
 
 def _analyzer() -> Any:
-    from gitmem.search import scoring as ranking
+    from gitmem.search import analysis
 
     if not _ANALYZER:
-        _ANALYZER.append(ranking.build_analyzer())
+        _ANALYZER.append(analysis.build_analyzer())
     return _ANALYZER[0]
 
 
@@ -115,13 +115,13 @@ class SearchHit:
 def _schema() -> Any:
     import tantivy
 
-    from gitmem.search import scoring as ranking
+    from gitmem.search import analysis
 
     b = tantivy.SchemaBuilder()
     for name in ("key", "category", "tag"):
         b.add_text_field(name, stored=name == "key", tokenizer_name="raw", index_option="basic")
     for name in ("name", "tags", "body"):
-        b.add_text_field(name, tokenizer_name=ranking.TOKENIZER, index_option="position")
+        b.add_text_field(name, tokenizer_name=analysis.TOKENIZER, index_option="position")
     # which page a document belongs to and which of its chunks it is (0: the page itself), read for every
     # matching document to keep one hit per page without loading the stored documents
     for name in ("page", "part"):
@@ -149,7 +149,7 @@ def _documents(key: str, doc: Doc, texts: list[tuple[str, str]]) -> list[Any]:
     chunk after its heading)."""
     import tantivy
 
-    from gitmem.search import scoring as ranking
+    from gitmem.search import analysis
 
     page = _page_id(key)
     out = []
@@ -165,7 +165,7 @@ def _documents(key: str, doc: Doc, texts: list[tuple[str, str]]) -> list[Any]:
         body = f"{section}\n{text}" if section else text
         for name, value in (("name", doc.title), ("tags", " ".join(doc.tags)), ("body", body)):
             if value:
-                d.add_text(name, ranking.normalise(value))
+                d.add_text(name, analysis.normalise(value))
         d.add_bytes("doc", json.dumps([doc.name, doc.title, text, doc.category, list(doc.tags), doc.extra, section],
                                       ensure_ascii=False).encode())
         out.append(d)
@@ -246,7 +246,7 @@ class PageIndex:
     def _open(self, fresh: bool) -> tuple[Any, Any]:
         import tantivy
 
-        from gitmem.search import scoring as ranking
+        from gitmem.search import analysis
 
         cached = _OPEN.get(str(self.dir))
         if cached is not None and not fresh:
@@ -262,7 +262,7 @@ class PageIndex:
             shutil.rmtree(path, ignore_errors=True)
             path.mkdir(parents=True, exist_ok=True)
             index = tantivy.Index(schema, path=str(path), reuse=False)
-        index.register_tokenizer(ranking.TOKENIZER, _analyzer())
+        index.register_tokenizer(analysis.TOKENIZER, _analyzer())
         _OPEN[str(self.dir)] = (index, schema)
         return index, schema
 
@@ -396,12 +396,13 @@ class PageIndex:
         pages that have vectors for it are ranked by BM25 and cosine fused; only the query is embedded."""
         import tantivy
 
+        from gitmem.search import analysis
         from gitmem.search import scoring as ranking
 
         self.refresh()
         index, schema = self._open(False)
         analyzer = _analyzer()
-        terms = ranking.analyze_query(query, analyzer)
+        terms = analysis.analyze_query(query, analyzer)
         near = self._nearest(embedder, query) if embedder is not None and query.strip() else {}
         if terms.empty and not near:
             return []

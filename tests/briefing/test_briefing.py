@@ -305,7 +305,7 @@ def test_a_long_rule_opened_at_session_start_gives_its_other_parts_to_later_prom
 def test_a_long_memory_matched_as_a_whole_shows_its_part_holding_most_query_words() -> None:
     """A hit that points at no chunk (the memory's own document matched best, or its vector did) shows the part
     holding most of the query's words; a short memory is shown whole."""
-    from gitmem.search.scoring import analyze_query, build_analyzer
+    from gitmem.search.analysis import analyze_query, build_analyzer
     from gitmem.store.memory import bullet
 
     analyzer = build_analyzer()
@@ -329,7 +329,7 @@ def test_a_passage_labels_the_reason_and_the_how_where_they_start() -> None:
     """A long memory's part that runs into its why (or lies inside it) shows the "Why:" a whole memory's bullet
     gives, where the reason starts, so the agent does not read the reason as more of the rule; the index keeps
     the words unlabelled. A short memory's bullet labels each once."""
-    from gitmem.search.scoring import analyze_query, build_analyzer
+    from gitmem.search.analysis import analyze_query, build_analyzer
     from gitmem.store.memory import bullet
 
     analyzer = build_analyzer()
@@ -354,7 +354,7 @@ def test_a_passage_labels_the_reason_and_the_how_where_they_start() -> None:
 
 def _scored(project: str, bm25: float, query: str = "unit tests") -> Hit:
     """A hit with a raw BM25 score of ``bm25`` for ``query``, as the gate sees it."""
-    from gitmem.search.scoring import analyze_query, build_analyzer
+    from gitmem.search.analysis import analyze_query, build_analyzer
 
     memory = docs.make_memory("Unit tests run with pnpm run test-unit; 单元测试用 pnpm 运行", project=project)
     return Hit(id=memory.id, score=1.0, memory=memory, terms=frozenset(analyze_query(query, build_analyzer())
@@ -406,8 +406,8 @@ def test_the_prompt_hook_opens_the_index_without_the_memory_api(repo_path: Path,
     script = (
         "import sys, os; from pathlib import Path; from gitmem.agents.claude.entry import run; "
         f"run('user-prompt-submit', {prompt!r}.encode(), env=dict(os.environ), cwd=Path.cwd(), home=Path.home()); "
-        "from gitmem.search import scoring; from gitmem.text import scripts; "
-        "print(scripts.CJK_RUN.compiled or scoring._CJK_STOP_RE.compiled "
+        "from gitmem.search import analysis; from gitmem.text import scripts; "
+        "print(scripts.CJK_RUN.compiled or analysis._CJK_STOP_RE.compiled "
         "or scripts.CJK_CHAR.compiled, file=sys.stderr); "
         "print(','.join(sorted(sys.modules)), file=sys.stderr)"
     )

@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 from gitmem.config import Config, EmbeddingConfig, RankingConfig
 from gitmem.errors import SearchError, ValidationError
 from gitmem.search import scoring as ranking
+from gitmem.search.analysis import analyze_query, build_analyzer
 from gitmem.search.index import Index, open_index
-from gitmem.search.scoring import DEFAULT_TUNING, analyze_query, build_analyzer, snippet
+from gitmem.search.scoring import DEFAULT_TUNING, snippet
 from gitmem.search.timeexpr import parse_time_expression
 from gitmem.store.memories import MemoryRepo
 from gitmem.text.records import replace

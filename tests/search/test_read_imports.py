@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import gitmem
-from gitmem.search import scoring, timeexpr
+from gitmem.search import analysis, timeexpr
 from gitmem.search.index import Index
 from gitmem.store.memories import MemoryRepo
 
@@ -115,4 +115,4 @@ def test_the_time_check_sees_what_the_time_patterns_need(text: str) -> None:
 
 def test_the_cjk_stopwords_need_no_escaping() -> None:
     """They are joined into one pattern as they are (re.escape would cost the hook the re module)."""
-    assert all(re.escape(word) == word for word in scoring.CJK_STOPWORDS)
+    assert all(re.escape(word) == word for word in analysis.CJK_STOPWORDS)

@@ -6,6 +6,7 @@ from typing import Any
 
 import tantivy
 
+from gitmem.search import analysis
 from gitmem.search import schema as indexdoc
 from gitmem.search import scoring as ranking
 from gitmem.search.snapshot import Snapshot
@@ -19,7 +20,7 @@ def _memory(text: str, **fields: Any) -> docs.Memory:
 
 def _index(memories: list[tuple[docs.Memory, str]]) -> Any:
     index = tantivy.Index(indexdoc.schema())
-    index.register_tokenizer(ranking.TOKENIZER, ranking.build_analyzer())
+    index.register_tokenizer(analysis.TOKENIZER, analysis.build_analyzer())
     writer = index.writer(heap_size=15_000_000, num_threads=1)
     for seq, (memory, sha) in enumerate(memories):
         for doc in indexdoc.documents(memory, memory.path, sha, 0, seq, ""):

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from gitmem.briefing import gate, prompt
 from gitmem.learn import capture
-from gitmem.search import scoring as ranking
+from gitmem.search import analysis
 from gitmem.store import document as documents
 from gitmem.text import scripts
 
@@ -22,7 +22,7 @@ def _chars(ranges: str) -> st.SearchStrategy[str]:
     return st.sampled_from(spans).flatmap(lambda span: st.integers(*span)).map(chr)
 
 
-_ANALYZER = ranking.build_analyzer()
+_ANALYZER = analysis.build_analyzer()
 
 
 def _letter(ch: str) -> bool:
@@ -48,7 +48,7 @@ def test_every_user_keeps_a_cjk_letter_as_a_word(ch: str) -> None:
     assert ch in documents.slugify(f"deploy {ch}")
     assert documents.is_safe_id(f"{ch}-notes")
     # a search question searches it as its own unit
-    assert ch in ranking.analyze_query(f"deploy {ch}", _ANALYZER).chars
+    assert ch in analysis.analyze_query(f"deploy {ch}", _ANALYZER).chars
     # capture compares sentences by it
     assert capture.similarity(f"use {ch}{ch}", f"{ch}{ch}") > 0
     # the tantivy analyzer writes the ranges in Rust regex syntax and indexes one token per character
@@ -63,7 +63,7 @@ def test_every_user_keeps_a_cjk_letter_as_a_word(ch: str) -> None:
 def test_no_user_counts_other_characters_as_cjk(ch: str) -> None:
     assert scripts.count_cjk(ch * 3) == 0
     assert prompt.estimate_tokens(ch * 36) == prompt.estimate_tokens("a" * 36)
-    assert ranking.analyze_query(f"deploy {ch}", _ANALYZER).chars == {}
+    assert analysis.analyze_query(f"deploy {ch}", _ANALYZER).chars == {}
 
 
 @given(st.text())
