@@ -44,15 +44,34 @@ def init(state: State, path: Path | None, remote: str, as_json: bool) -> None:
 @json_option
 @pass_state
 def show_config(state: State, as_json: bool) -> None:
-    """Show the configuration in force and the files it came from."""
+    """Show the configuration in force and the files it came from, in gitmem.toml's syntax (any part of it can be
+    copied into gitmem.toml or the user config)."""
     from gitmem.config import as_dict
 
     data = as_dict(state.config)
     if as_json:
         emit_json(data)
         return
+    sources = data.pop("sources", [])
+    click.echo("# in force; read from: " + (", ".join(sources) if sources else "the built-in defaults only"))
     for key, value in data.items():
-        click.echo(f"{key}: {value}")
+        if not isinstance(value, dict):
+            click.echo(f"{key} = {_toml_value(value)}")
+    for key, value in data.items():
+        if isinstance(value, dict):
+            click.echo(f"\n[{key}]")
+            for name, item in value.items():
+                click.echo(f"{name} = {_toml_value(item)}")
+
+
+def _toml_value(value: Any) -> str:
+    """A setting as TOML writes it: booleans in lower case, strings and lists of strings quoted as JSON quotes them
+    (a TOML basic string accepts every JSON escape)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return json.dumps(value, ensure_ascii=False)
 
 
 # -- remember / show / list ----------------------------------------------------------------------------

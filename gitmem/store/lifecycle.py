@@ -259,11 +259,11 @@ def digest(repo: MemoryRepo, *, since: timedelta = timedelta(days=7), now: datet
         count = entry.trailers.get("Gitmem-Count", [])
         counts[group] += int(count[0]) if count and count[0].isdigit() else max(1, len(ids))
     days = since.total_seconds() / 86400
-    lines = [f"gitmem digest, last {days:g} days: {counts['added']} added, {counts['changed']} changed, "
-             f"{counts['deprecated']} deprecated, {counts['learned']} learned"]
+    lines = [f"gitmem digest, last {days:g} day{'' if days == 1 else 's'}: {counts['added']} added, "
+             f"{counts['changed']} changed, {counts['deprecated']} deprecated, {counts['learned']} learned"]
     for group, subjects in groups.items():
         if subjects:
-            lines.append(f"\n{group} ({len(subjects)} commits):")
+            lines.append(f"\n{group} ({len(subjects)} commit{'' if len(subjects) == 1 else 's'}):")
             lines += [f"  - {s}" for s in subjects[:10]]
             if len(subjects) > 10:
                 lines.append(f"  - … {len(subjects) - 10} more")

@@ -217,6 +217,32 @@ def test_memrepo_example_documents_every_setting() -> None:
                 assert documented == (list(default) if isinstance(default, tuple) else default), f"{name}.{sub}"
 
 
+def test_config_prints_what_gitmem_toml_can_hold(tmp_path: Path) -> None:
+    """The settings in force, in gitmem.toml's syntax: a user can copy any part of them into a settings file."""
+    import tomllib
+
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    (d / "gitmem.toml").write_text('[recall]\nprompt_budget = 450\n[redaction]\nextra_patterns = ["acme-[0-9]+"]\n',
+                                   encoding="utf-8")
+    shown = run_cli("--repo", str(d), "config")
+    assert shown.code == 0, shown.err
+    assert shown.out.startswith(f"# in force; read from: {d / 'gitmem.toml'}")
+    parsed = tomllib.loads(shown.out)
+    expected = json.loads(run_cli("--repo", str(d), "config", "--json").out)
+    expected.pop("sources")
+    assert parsed == expected
+    assert parsed["recall"]["prompt_budget"] == 450 and parsed["redaction"]["extra_patterns"] == ["acme-[0-9]+"]
+    # and a settings file made of it is read back to the same settings
+    (tmp_path / "copy").mkdir()
+    run_cli("init", str(tmp_path / "copy"))
+    settings = "\n".join(line for line in shown.out.splitlines() if not line.startswith(("repo =", "#")))
+    (tmp_path / "copy" / "gitmem.toml").write_text(settings, encoding="utf-8")
+    again = json.loads(run_cli("--repo", str(tmp_path / "copy"), "config", "--json").out)
+    assert {k: v for k, v in again.items() if k not in ("repo", "sources")} == \
+        {k: v for k, v in expected.items() if k != "repo"}
+
+
 def test_doctor_reports_whether_claude_hooks_are_installed(tmp_path: Path) -> None:
     d = tmp_path / "mem"
     run_cli("init", str(d))
