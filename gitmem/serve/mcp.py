@@ -120,7 +120,9 @@ def build_server(service: MemoryService) -> MCPServer:
     ) -> CallToolResult:
         """Find memories relevant to a task. Returns one row per memory, best first: its id, type/category and age;
         a short memory's whole text, or a longer one's title, a one-line snippet and `tokens`, the cost of reading
-        it in full with memory_get. Read only the rows that matter; most tasks need two or three."""
+        it in full with memory_get. Read only the rows that matter; most tasks need two or three. Only memories
+        related to the query come back (sharing a word with it, or near it in meaning): none means nothing is
+        remembered about it."""
         rows = service.search(query, k=k, type=type, category=category, tags=tags, project=project,
                               include_deprecated=include_deprecated)
         found = [_row(r) for r in rows]
