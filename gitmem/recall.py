@@ -24,8 +24,8 @@ from gitmem.search.hit import Hit
 from gitmem.search.index import open_index
 from gitmem.search.schema import opening
 from gitmem.store.document import Memory, bullet
-from gitmem.store.local import bump_usage
 from gitmem.store.memories import MemoryRepo
+from gitmem.store.usage import bump_usage
 from gitmem.text.tokens import TokenCounter, count_tokens
 
 #: tokens the Relevant part may use at most (the Essentials come first and are always shown)

@@ -12,7 +12,7 @@ from gitmem.api import Repository
 from gitmem.config import Config, EmbeddingConfig, RecallConfig
 from gitmem.recall import recall
 from gitmem.store.layout import init_repo
-from gitmem.store.local import read_usage
+from gitmem.store.usage import read_usage
 from gitmem.text.records import replace
 from gitmem.text.tokens import count_tokens
 from tests.helpers import design_note, git, run_cli

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from gitmem.files.atomic import read_inside
 from gitmem.redact.engine import redact
+from gitmem.store import hotpaths
 from gitmem.store import local as observe
 from gitmem.text import quickjson
 
@@ -188,7 +189,7 @@ def directive_refs(repo_path: Path, project: str) -> str:
 
 
 def hot_paths_section(repo_path: Path, project: str, root: str) -> str:
-    paths = observe.hot_paths(observe.local_dir(repo_path), project, root, limit=10)
+    paths = hotpaths.hot_paths(observe.local_dir(repo_path), project, root, limit=10)
     shown = []
     for path in paths:
         try:

@@ -24,9 +24,9 @@ from typing import Any
 from gitmem.errors import ValidationError
 from gitmem.store import document as docs
 from gitmem.store.document import CATEGORY_ORDER, Memory
-from gitmem.store.local import read_usage
 from gitmem.store.memories import MemoryRepo
 from gitmem.store.memory import SUMMARY_TAG, compacted_into
+from gitmem.store.usage import read_usage
 from gitmem.text.records import replace
 from gitmem.text.tokens import count_tokens
 

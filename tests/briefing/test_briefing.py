@@ -22,7 +22,7 @@ from gitmem.search.schema import memory_chunks
 from gitmem.search.scoring import ScoreParts
 from gitmem.store import document as docs
 from gitmem.store.layout import init_repo
-from gitmem.store.local import read_usage
+from gitmem.store.usage import read_usage
 from gitmem.text.records import replace
 from tests.helpers import (
     PROJECT,

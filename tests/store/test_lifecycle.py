@@ -8,8 +8,8 @@ from pathlib import Path
 
 from gitmem.store import document as docs
 from gitmem.store.lifecycle import MEMORY_MD_LINES, compact, digest, gc, render_memory_md, write_memory_md
-from gitmem.store.local import bump_usage
 from gitmem.store.memories import MemoryRepo
+from gitmem.store.usage import bump_usage
 from tests.helpers import assert_clean, git, run_cli
 
 PROJECT = "github.com-acme-shop"

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gitmem.store import hotpaths, usage
 from gitmem.store import local as observe
 
 DAY = 86400.0
@@ -34,9 +35,9 @@ def test_hot_paths_rank_by_uses_that_halve_every_week(tmp_path: Path) -> None:
     uses += [("/src/mid.py", start + 2 * WEEK + i) for i in range(3)]
     uses += [("/src/new.py", start + 3 * WEEK + i) for i in range(2)]
     for path, moment in uses:
-        observe.touch_hot_path(tmp_path, "p", path, now=moment)
+        hotpaths.touch_hot_path(tmp_path, "p", path, now=moment)
     now = start + 3 * WEEK + DAY
-    assert observe.hot_paths(tmp_path, "p", now=now) == expected_ranking(uses, now) == \
+    assert hotpaths.hot_paths(tmp_path, "p", now=now) == expected_ranking(uses, now) == \
         ["/src/new.py", "/src/mid.py", "/src/old.py"]
 
 
@@ -48,13 +49,13 @@ def test_the_log_folds_into_the_same_counts_and_keeps_the_top_50(tmp_path: Path)
     uses += [(f"/src/f{i:02d}.py", start + 240 * 600.0 + i) for i in range(10)]  # f00-f09 used once more
     folded, unfolded = tmp_path / "folded", tmp_path / "unfolded"
     for path, moment in uses:
-        observe.touch_hot_path(folded, "p", path, now=moment, max_log_bytes=2048)
-        observe.touch_hot_path(unfolded, "p", path, now=moment)
+        hotpaths.touch_hot_path(folded, "p", path, now=moment, max_log_bytes=2048)
+        hotpaths.touch_hot_path(unfolded, "p", path, now=moment)
     log = folded / "hotpaths" / "p.jsonl"
     assert log.stat().st_size < (unfolded / "hotpaths" / "p.jsonl").stat().st_size
     now = start + 250 * 600.0
-    ranking = observe.hot_paths(folded, "p", limit=60, now=now)
-    assert ranking == observe.hot_paths(unfolded, "p", limit=60, now=now)
+    ranking = hotpaths.hot_paths(folded, "p", limit=60, now=now)
+    assert ranking == hotpaths.hot_paths(unfolded, "p", limit=60, now=now)
     assert len(ranking) == 50 and ranking[:10] == expected_ranking(uses, now)[:10]
     assert set(ranking[:10]) == {f"/src/f{i:02d}.py" for i in range(10)}
 
@@ -71,7 +72,7 @@ def _at_once(target: Callable[[str, int], None], folder: str, count: int, proces
 
 def _touch_many(local: str, count: int) -> None:
     for _ in range(count):
-        observe.touch_hot_path(local, "p", "/src/cart.py", now=1_800_000_000.0)
+        hotpaths.touch_hot_path(local, "p", "/src/cart.py", now=1_800_000_000.0)
 
 
 def test_parallel_tool_calls_lose_no_use(tmp_path: Path) -> None:
@@ -89,22 +90,22 @@ def test_hot_paths_of_an_earlier_version_are_kept(tmp_path: Path) -> None:
     earlier = tmp_path / "hotpaths" / "p.json"
     earlier.parent.mkdir()
     earlier.write_text(json.dumps({"/src/cart.py": [5.0, start], "/src/util.py": [1.0, start]}))
-    observe.touch_hot_path(tmp_path, "p", "/src/new.py", now=start + 1)
-    observe.touch_hot_path(tmp_path, "p", "/src/new.py", now=start + 2)
-    before = observe.hot_paths(tmp_path, "p", now=start + 10)
+    hotpaths.touch_hot_path(tmp_path, "p", "/src/new.py", now=start + 1)
+    hotpaths.touch_hot_path(tmp_path, "p", "/src/new.py", now=start + 2)
+    before = hotpaths.hot_paths(tmp_path, "p", now=start + 10)
     assert before == ["/src/cart.py", "/src/new.py", "/src/util.py"]
-    observe.touch_hot_path(tmp_path, "p", "/src/new.py", now=start + 3, max_log_bytes=0)  # folds
+    hotpaths.touch_hot_path(tmp_path, "p", "/src/new.py", now=start + 3, max_log_bytes=0)  # folds
     assert not earlier.exists()
-    assert observe.hot_paths(tmp_path, "p", now=start + 10) == ["/src/cart.py", "/src/new.py", "/src/util.py"]
+    assert hotpaths.hot_paths(tmp_path, "p", now=start + 10) == ["/src/cart.py", "/src/new.py", "/src/util.py"]
     assert len((tmp_path / "hotpaths" / "p.jsonl").read_text().splitlines()) == 3
 
 
 def test_a_damaged_line_counts_for_nothing(tmp_path: Path) -> None:
-    observe.touch_hot_path(tmp_path, "p", "/src/cart.py", now=1_800_000_000.0)
+    hotpaths.touch_hot_path(tmp_path, "p", "/src/cart.py", now=1_800_000_000.0)
     with (tmp_path / "hotpaths" / "p.jsonl").open("a") as fh:
         fh.write('["/src/half.py", 1.0, 18000\n{"not": "a use"}\n42\n')
-    observe.touch_hot_path(tmp_path, "p", "/src/util.py", now=1_800_000_001.0)
-    assert observe.hot_paths(tmp_path, "p", now=1_800_000_002.0) == ["/src/util.py", "/src/cart.py"]
+    hotpaths.touch_hot_path(tmp_path, "p", "/src/util.py", now=1_800_000_001.0)
+    assert hotpaths.hot_paths(tmp_path, "p", now=1_800_000_002.0) == ["/src/util.py", "/src/cart.py"]
 
 
 def test_a_large_output_is_summarised_from_its_start_with_its_secrets_redacted() -> None:
@@ -123,7 +124,7 @@ def test_a_large_output_is_summarised_from_its_start_with_its_secrets_redacted()
 
 def _use_many(repo: str, count: int) -> None:
     for _ in range(count):
-        observe.bump_usage(repo, ["pg", "ruff"])
+        usage.bump_usage(repo, ["pg", "ruff"])
 
 
 def test_uses_are_appended_and_folded_into_the_same_counts(tmp_path: Path,
@@ -132,15 +133,15 @@ def test_uses_are_appended_and_folded_into_the_same_counts(tmp_path: Path,
     ``usage.json``, and parallel hooks folding and appending at once lose no use."""
     from datetime import UTC, datetime
 
-    observe.bump_usage(tmp_path, ["pg"], now=datetime(2026, 5, 1, tzinfo=UTC))
-    observe.bump_usage(tmp_path, ["pg", "ruff"], now=datetime(2026, 5, 2, tzinfo=UTC))
+    usage.bump_usage(tmp_path, ["pg"], now=datetime(2026, 5, 1, tzinfo=UTC))
+    usage.bump_usage(tmp_path, ["pg", "ruff"], now=datetime(2026, 5, 2, tzinfo=UTC))
     assert not (tmp_path / "local" / "usage.json").exists()  # nothing rewritten yet
-    assert observe.read_usage(tmp_path) == {"pg": {"count": 2, "last_used": "2026-05-02T00:00:00Z"},
+    assert usage.read_usage(tmp_path) == {"pg": {"count": 2, "last_used": "2026-05-02T00:00:00Z"},
                                             "ruff": {"count": 1, "last_used": "2026-05-02T00:00:00Z"}}
-    monkeypatch.setattr(observe, "USAGE_LOG_BYTES", 300)  # fold every few uses
+    monkeypatch.setattr(usage, "USAGE_LOG_BYTES", 300)  # fold every few uses
     _at_once(_use_many, str(tmp_path), 30)
-    usage = observe.read_usage(tmp_path)
-    assert usage["pg"]["count"] == 122 and usage["ruff"]["count"] == 121
+    counts = usage.read_usage(tmp_path)
+    assert counts["pg"]["count"] == 122 and counts["ruff"]["count"] == 121
     assert (tmp_path / "local" / "usage.json").is_file()
     assert (tmp_path / "local" / "usage.jsonl").stat().st_size < 2000  # of ~10 kB appended
 

@@ -36,6 +36,7 @@ from gitmem.agents.claude.context import Context, HookInputError, log, make_cont
 from gitmem.agents.claude.events import CLAUDE_NAMES as EVENTS
 from gitmem.agents.claude.events import event_name
 from gitmem.store import local as observe
+from gitmem.store import usage
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
@@ -174,7 +175,7 @@ def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] 
     if ctx.session_id or items:
         observe.update_session(ctx.local_dir, ctx.session_id or "unknown", mark)
     if ids or parts:
-        observe.bump_usage(ctx.repo_dir, list(dict.fromkeys([*ids, *(memory_id for memory_id, _n in parts)])))
+        usage.bump_usage(ctx.repo_dir, list(dict.fromkeys([*ids, *(memory_id for memory_id, _n in parts)])))
     correction = detect_correction(prompt)
     if correction is not None:
         observe.append_line(os.path.join(ctx.local_dir, "candidates.jsonl"), {

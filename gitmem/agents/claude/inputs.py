@@ -11,6 +11,7 @@ from gitmem.agents.claude.context import Context, log, spawn_detached
 from gitmem.briefing.directives import DIRECTIVE_TAG, directive_id, priority
 from gitmem.errors import GitmemError
 from gitmem.files.atomic import settled
+from gitmem.store import hotpaths, usage
 from gitmem.store import local as observe
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
@@ -183,7 +184,7 @@ def render_hot_paths(ctx: Context, project: str, limit: int = 8) -> str:
     """The files most used in this project lately (relative to the cwd when inside it), as one line."""
     from pathlib import Path
 
-    paths = observe.hot_paths(ctx.local_dir, project, ctx.cwd, limit=limit)
+    paths = hotpaths.hot_paths(ctx.local_dir, project, ctx.cwd, limit=limit)
     if not paths:
         return ""
     shown = []
@@ -196,7 +197,7 @@ def render_hot_paths(ctx: Context, project: str, limit: int = 8) -> str:
 
 
 def _recall_paths(ctx: Context, project: str) -> list[str]:
-    return observe.hot_paths(ctx.local_dir, project, ctx.cwd, limit=5)
+    return hotpaths.hot_paths(ctx.local_dir, project, ctx.cwd, limit=5)
 
 
 def fallback_block(ctx: Context, project: str) -> str:
@@ -317,7 +318,7 @@ def recall_block(ctx: Context, project: str) -> Block:
         if isinstance(hit, dict) and isinstance(hit.get("text"), str) and "parts" in hit:
             ids = observe.read_ids(hit.get("ids"))
             if ids:
-                observe.bump_usage(ctx.repo_dir, ids)
+                usage.bump_usage(ctx.repo_dir, ids)
             if hit.get("day") != observe.now_iso()[:10]:
                 spawn_warm(ctx)  # recency moved a day: recompute for the next session
             return Block(hit["text"], str(hit.get("query", "")), ids, int(hit.get("more", 0) or 0),

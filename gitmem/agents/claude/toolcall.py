@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 
 from gitmem.files.places import user_config_file
+from gitmem.store import hotpaths
 from gitmem.store import local as observe
 from gitmem.text import quickjson
 
@@ -106,7 +107,7 @@ def observe_call(local: str | os.PathLike[str], payload: Mapping[str, Any], phas
     if phase == "post" and isinstance(tool_input, dict):
         path = next((tool_input[k] for k in FILE_KEYS if isinstance(tool_input.get(k), str)), None)
         if path:
-            observe.touch_hot_path(local, project, path)
+            hotpaths.touch_hot_path(local, project, path)
 
 
 def record(event: str, data: bytes, *, env: Mapping[str, str], home: str, cwd: str) -> bool:

@@ -23,6 +23,7 @@ from gitmem.agents.claude import events
 from gitmem.agents.claude import handlers as hooks
 from gitmem.agents.claude.context import recent_errors
 from gitmem.agents.claude.settings import HOOK_EVENTS, install, is_gitmem_command, merge, uninstall
+from gitmem.store import hotpaths
 from gitmem.store import local as observe
 from gitmem.text.directives import detect_correction, detect_directives, directive_key
 from tests.helpers import (
@@ -128,7 +129,7 @@ def test_scripted_session(repo_path: Path, code: Path, env: dict[str, str], isol
     assert all(r["session"] == "sess-1" and r["project"] == PROJECT and r["cwd"] == str(code) for r in records)
     assert "3 passed" in records[1]["output"]
     assert token not in (local / "observations.jsonl").read_text()
-    assert observe.hot_paths(local, PROJECT, str(code)) == [str(code / "cart.py")]
+    assert hotpaths.hot_paths(local, PROJECT, str(code)) == [str(code / "cart.py")]
     assert git(repo_path, "status", "--porcelain") == ""  # local/ is never tracked
 
     compact = hook("pre-compact", payload("PreCompact", code, trigger="auto", custom_instructions=""), env, cwd=code)
@@ -275,7 +276,7 @@ def test_tool_calls_take_the_fast_path_once_the_project_is_known(repo_path: Path
     assert {k: v for k, v in first.items() if k not in ("session", "time")} == \
         {k: v for k, v in second.items() if k not in ("session", "time")}
     assert "sk-live-abc123xyz789" not in json.dumps(second)
-    assert observe.hot_paths(repo_path / "local", "github.com-acme-shop") == [str(code / "cart.py")]
+    assert hotpaths.hot_paths(repo_path / "local", "github.com-acme-shop") == [str(code / "cart.py")]
 
 
 def test_a_setting_that_moves_the_repository_leaves_the_fast_path(repo_path: Path, code: Path, tmp_path: Path,
@@ -605,7 +606,7 @@ def _cached_blocks(repo_path: Path) -> dict[str, Any]:
 
 def test_warm_block_is_served_at_session_start_and_counts_a_use(repo_path: Path, code: Path,
                                                                   env: dict[str, str]) -> None:
-    from gitmem.store.local import read_usage
+    from gitmem.store.usage import read_usage
 
     assert run_cli("remember", "The shop deploys with fly.io", "--project", PROJECT, env=env).code == 0
     git(code, "commit", "-q", "--allow-empty", "-m", "Deploy the shop")

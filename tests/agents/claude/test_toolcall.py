@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from gitmem.store import hotpaths
 from gitmem.store import local as observe
 from tests.helpers import PROJECT, code_repo, hook, hook_env, payload
 
@@ -74,10 +75,10 @@ def test_an_ordinary_call_loads_no_re_json_or_pathlib(repo_path: Path, code: Pat
     assert json.loads(first["input"]) == tool["tool_input"]
     assert ("output" in first) == (phase == "post")
     if "Edit" in kind:
-        assert observe.hot_paths(repo_path / "local", PROJECT) == [str(code / "cart.py")]
+        assert hotpaths.hot_paths(repo_path / "local", PROJECT) == [str(code / "cart.py")]
         assert (repo_path / "local" / "hotpaths" / f"{PROJECT}.jsonl").read_text().count("cart.py") == 2
     else:
-        assert observe.hot_paths(repo_path / "local", PROJECT) == []
+        assert hotpaths.hot_paths(repo_path / "local", PROJECT) == []
 
 
 def test_secrets_in_an_edit_are_redacted_in_the_log(repo_path: Path, code: Path, env: dict[str, str]) -> None:
