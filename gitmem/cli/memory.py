@@ -289,7 +289,7 @@ def import_(state: State, file: Path, as_json: bool) -> None:
     """Import memories from a JSONL file (one object a line, "text" required) as one commit."""
     from tqdm import tqdm
 
-    from gitmem.store.memories import read_jsonl
+    from gitmem.store.importing import read_jsonl
 
     repo = state.open()
     if not file.is_file():

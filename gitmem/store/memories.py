@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gitmem.config import Config
-from gitmem.errors import DocumentError, GitmemError, NotFoundError, ValidationError
+from gitmem.errors import DocumentError, NotFoundError, ValidationError
 from gitmem.files.atomic import UnsafePathError, read_inside
 from gitmem.git.messages import LogEntry, format_message
 from gitmem.git.store import GitStore
@@ -21,24 +20,11 @@ from gitmem.redact.engine import redact, redact_value
 from gitmem.store import document as docs
 from gitmem.store.base import StoredRepo
 from gitmem.store.document import Memory
+from gitmem.store.importing import ImportResult, record_to_memory
 from gitmem.store.layout import Issue, check_layout
 from gitmem.text.records import replace
 
-#: fields an import record may carry (every field of a memory, and the ``path`` ``gitmem export`` writes so an
-#: export can be imported again); anything else is refused so a typo is not silently dropped
-IMPORT_FIELDS = frozenset({f.name for f in docs.MEMORY_FIELDS} - {"extra"} | {"path"})
 _MAX_TRAILER_IDS = 20
-
-
-@dataclass
-class ImportResult:
-    """What an import did: counts and the commit (empty when nothing changed)."""
-
-    added: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    commit: str = ""
-    redacted: int = 0
 
 
 class MemoryRepo(StoredRepo):
@@ -378,7 +364,7 @@ class MemoryRepo(StoredRepo):
         redacted = 0
         for number, record in enumerate(records, start=1):
             try:
-                memory = self._clean(self._record_to_memory(record))
+                memory = self._clean(record_to_memory(record, self._raw_tags))
             except ValidationError as exc:
                 raise ValidationError(f"record {number}: {exc.message}", exc.hint or "fix the record") from None
             if memory.id in seen:
@@ -425,46 +411,6 @@ class MemoryRepo(StoredRepo):
                 )
         return result
 
-    def _record_to_memory(self, record: Mapping[str, Any]) -> Memory:
-        if not isinstance(record, Mapping):
-            raise ValidationError("a record must be a JSON object", 'e.g. {"text": "..."}')
-        unknown = sorted(set(record) - IMPORT_FIELDS)
-        if unknown:
-            raise ValidationError(f"unknown field(s) {', '.join(unknown)}",
-                                  f"allowed: {', '.join(sorted(IMPORT_FIELDS - {'path', 'schema_version'}))}")
-        if "text" not in record:
-            raise ValidationError("'text' is missing", 'every record needs {"text": "..."}')
-        source = record.get("source")
-        source_ref = record.get("source_ref") or ""
-        if source and str(source) not in docs.SOURCES:
-            source_ref = str(source)
-            source = "import"
-        memory = docs.make_memory(
-            record["text"],
-            id=record.get("id"),
-            type=record.get("type"),
-            category=record.get("category") or "background",
-            importance=record.get("importance", 3),
-            tags=self._raw_tags(record.get("tags")),
-            scope=record.get("scope"),
-            project=record.get("project") or "",
-            name=record.get("name") or "",
-            description=record.get("description") or "",
-            why=record.get("why") or "",
-            how=record.get("how") or "",
-            source=source or "import",
-            source_ref=source_ref,
-            created=record.get("created"),
-            updated=record.get("updated"),
-            expires=record.get("expires"),
-        )
-        deprecated = record.get("deprecated", False)
-        if not isinstance(deprecated, bool):
-            raise ValidationError("'deprecated' must be true or false", "use a JSON boolean")
-        return replace(memory, deprecated=deprecated,
-                       deprecated_reason=str(record.get("deprecated_reason") or ""),
-                       superseded_by=str(record.get("superseded_by") or ""))
-
     def export(self, *, deprecated: bool = True) -> Iterator[dict[str, Any]]:
         """Every memory as a dict that :meth:`import_records` accepts back."""
         for _rel, item in self.iter_files():
@@ -503,33 +449,3 @@ def _parent(git: GitStore, sha: str) -> bytes | None:
     with git.open() as repo:
         parents = repo[sha.encode()].parents  # type: ignore[attr-defined]
         return parents[0] if parents else None
-
-
-def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """Records of a JSONL file; a bad line raises a :class:`ValidationError` naming the line."""
-    import json
-
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise GitmemError(f"cannot read {path}: {exc.strerror}", "check the file name") from None
-    with handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8").strip()
-            except UnicodeDecodeError:
-                raise ValidationError(f"{path}:{number}: not UTF-8", "save the file as UTF-8") from None
-            if not line:
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValidationError(f"{path}:{number}: not valid JSON ({exc.msg})",
-                                      "one JSON object per line") from None
-            except RecursionError:
-                raise ValidationError(f"{path}:{number}: JSON nested too deeply",
-                                      "a record is a flat object of text, numbers and lists") from None
-            if not isinstance(value, dict):
-                raise ValidationError(f"{path}:{number}: not a JSON object", 'write {"text": "..."} per line')
-            yield value
-

@@ -1,0 +1,102 @@
+"""What an import reads: a JSONL file's records (:func:`read_jsonl`) and each record as a memory
+(:func:`record_to_memory`), refused with the reason before anything is written; :class:`ImportResult` is what
+:meth:`gitmem.store.memories.MemoryRepo.import_records` did. ``gitmem export`` writes records that read back."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gitmem.errors import GitmemError, ValidationError
+from gitmem.store import document as docs
+from gitmem.store.document import Memory
+from gitmem.text.records import replace
+
+#: fields an import record may carry (every field of a memory, and the ``path`` ``gitmem export`` writes so an
+#: export can be imported again); anything else is refused so a typo is not silently dropped
+IMPORT_FIELDS = frozenset({f.name for f in docs.MEMORY_FIELDS} - {"extra"} | {"path"})
+
+
+@dataclass
+class ImportResult:
+    """What an import did: counts and the commit (empty when nothing changed)."""
+
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    commit: str = ""
+    redacted: int = 0
+
+
+def record_to_memory(record: Mapping[str, Any], clean_tags: Callable[[Any], Any]) -> Memory:
+    """The memory an import record describes (``clean_tags``: the tags as given, redacted before they are
+    lower-cased); raises :class:`ValidationError` saying what is wrong with the record."""
+    if not isinstance(record, Mapping):
+        raise ValidationError("a record must be a JSON object", 'e.g. {"text": "..."}')
+    unknown = sorted(set(record) - IMPORT_FIELDS)
+    if unknown:
+        raise ValidationError(f"unknown field(s) {', '.join(unknown)}",
+                              f"allowed: {', '.join(sorted(IMPORT_FIELDS - {'path', 'schema_version'}))}")
+    if "text" not in record:
+        raise ValidationError("'text' is missing", 'every record needs {"text": "..."}')
+    source = record.get("source")
+    source_ref = record.get("source_ref") or ""
+    if source and str(source) not in docs.SOURCES:
+        source_ref = str(source)
+        source = "import"
+    memory = docs.make_memory(
+        record["text"],
+        id=record.get("id"),
+        type=record.get("type"),
+        category=record.get("category") or "background",
+        importance=record.get("importance", 3),
+        tags=clean_tags(record.get("tags")),
+        scope=record.get("scope"),
+        project=record.get("project") or "",
+        name=record.get("name") or "",
+        description=record.get("description") or "",
+        why=record.get("why") or "",
+        how=record.get("how") or "",
+        source=source or "import",
+        source_ref=source_ref,
+        created=record.get("created"),
+        updated=record.get("updated"),
+        expires=record.get("expires"),
+    )
+    deprecated = record.get("deprecated", False)
+    if not isinstance(deprecated, bool):
+        raise ValidationError("'deprecated' must be true or false", "use a JSON boolean")
+    return replace(memory, deprecated=deprecated,
+                   deprecated_reason=str(record.get("deprecated_reason") or ""),
+                   superseded_by=str(record.get("superseded_by") or ""))
+
+
+def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    """Records of a JSONL file; a bad line raises a :class:`ValidationError` naming the line."""
+    import json
+
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise GitmemError(f"cannot read {path}: {exc.strerror}", "check the file name") from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8").strip()
+            except UnicodeDecodeError:
+                raise ValidationError(f"{path}:{number}: not UTF-8", "save the file as UTF-8") from None
+            if not line:
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValidationError(f"{path}:{number}: not valid JSON ({exc.msg})",
+                                      "one JSON object per line") from None
+            except RecursionError:
+                raise ValidationError(f"{path}:{number}: JSON nested too deeply",
+                                      "a record is a flat object of text, numbers and lists") from None
+            if not isinstance(value, dict):
+                raise ValidationError(f"{path}:{number}: not a JSON object", 'write {"text": "..."} per line')
+            yield value
