@@ -1,6 +1,6 @@
 """The write-ahead journal of the memory repository, and the recovery it makes possible.
 
-Before a write touches the work tree, :class:`Recording` names in ``.git/gitmem-journal`` the paths it will touch
+Before a write touches the work tree, :class:`Recording` names in ``.git/gitmem-journal.json`` the paths it will touch
 and who writes them (pid, host, time); the record goes when the write ends. A process killed in between (kill -9,
 a power cut) leaves it behind, and the next writer, or a reader, rolls those paths and their index entries back to
 HEAD (:func:`recover`), removes the temporary files and git lock files the dead writer left, and writes one
