@@ -393,7 +393,9 @@ class PageIndex:
                embedder: Embedder | None = None) -> list[SearchHit]:
         """The ``k`` best documents for ``query`` (words in any order, English or Chinese), filtered by
         ``category`` and ``tags``; an empty list for a query with no searchable word. With ``embedder``, the
-        pages that have vectors for it are ranked by BM25 and cosine fused; only the query is embedded."""
+        pages that have vectors for it are ranked by BM25 and cosine fused; only the query is embedded. Only pages
+        related to the query: a BM25 match, or a cosine at the model's search floor
+        (:data:`~gitmem.search.relevance.SEARCH_COSINE_MIN`), so a query nothing is about finds nothing."""
         import tantivy
 
         from gitmem.search import analysis
@@ -421,6 +423,15 @@ class PageIndex:
         if not terms.empty:
             matched = Q.boolean_query([(tantivy.Occur.Must, ranking.text_query(schema, terms, tuning)), *filters])
             best, chunk = _best_per_page(searcher, matched, max(k, CANDIDATES) if near else max(1, k))
+        if near and embedder is not None:
+            # a page that shares no word with the query is shown only when the model finds it near enough: the
+            # fusion scales the best candidate to 1, so the nearest of unrelated pages would look like a match
+            from gitmem.search import relevance
+
+            least = relevance.floor(relevance.SEARCH_COSINE_MIN, embedder.model_id)
+            if least is not None:
+                near = {page: found for page, found in near.items()
+                        if page in best or max(found[1].values(), default=0.0) >= least}
         highlight = terms.highlight_terms()
         ranked = _fused(searcher, schema, filters, best, chunk, near, tuning, k) if near else \
             {page: (*found, False) for page, found in best.items()}

@@ -98,6 +98,17 @@ def test_a_paraphrased_question_finds_the_last_section_of_a_long_page(wiki: Wiki
     assert hits[0].name == "payments" and hits[0].section == "Retries"
 
 
+def test_a_query_no_page_is_about_finds_no_page(wiki: Wiki, embedder: OnnxEmbedder) -> None:
+    """The fusion scales the best candidate to 1: without the model's floor, the nearest of unrelated pages came
+    back for any query. A page that shares no word with the query needs a cosine at the floor; the paraphrase
+    above still finds its page, made-up and off-topic queries find none."""
+    wiki.embed(embedder)
+    index = _index(wiki)
+    for query in ("zzzqqq", "quantum chromodynamics lattice", "medieval falconry techniques"):
+        assert index.search(query, k=3, embedder=embedder) == [], query
+    assert index.search(QUESTION, k=3, embedder=embedder)[0].name == "payments"
+
+
 def test_a_chunk_past_the_first_window_gets_its_own_row_from_the_pages_pass(wiki: Wiki,
                                                                           embedder: OnnxEmbedder) -> None:
     doc = _index(wiki).reader(wiki.repo.path / "wiki/shop/payments.md", "wiki/shop/payments.md")
