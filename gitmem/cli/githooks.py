@@ -19,6 +19,7 @@ from gitmem.learn.oncommit import (
     store_findings,
     uninstall_hook,
 )
+from gitmem.text.counted import counted
 
 
 def _gitmem_executable() -> str:
@@ -134,5 +135,5 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, code_d
     for item in report:
         for finding in item["findings"]:
             click.echo(f"{item['commit'][:10]}  {finding['category']:10} {finding['text']}")
-    click.echo(f"{len(report)} commits, {added} memories added to project {project}"
+    click.echo(f"{counted(len(report), 'commit')}, {counted(added, 'memory')} added to project {project}"
                + (" (dry run)" if dry_run else ""), err=True)

@@ -16,6 +16,7 @@ import click
 
 from gitmem.cli.app import State, cli, emit_json, json_option, pass_state
 from gitmem.errors import ValidationError
+from gitmem.text.counted import counted
 
 
 @cli.group()
@@ -41,7 +42,7 @@ def instincts_list(state: State, show_all: bool, as_json: bool) -> None:
     for item in items:
         flag = " [deprecated]" if item.deprecated else ""
         click.echo(f"{item.confidence:.2f}  {item.id}  ({item.domain}, evidence {item.evidence_count}, "
-                   f"{item.sessions} sessions){flag}")
+                   f"{counted(item.sessions, 'session')}){flag}")
 
 
 @instincts.command("show")
@@ -63,7 +64,7 @@ def instincts_show(state: State, instinct_id: str, as_json: bool) -> None:
     click.echo(f"  do:         {item.action}")
     gone = f" (deprecated: {item.deprecated_reason})" if item.deprecated else ""
     click.echo(f"  confidence: {item.confidence:.2f}{gone}")
-    click.echo(f"  evidence:   {item.evidence_count} observations in {item.sessions} sessions, "
+    click.echo(f"  evidence:   {counted(item.evidence_count, 'observation')} in {counted(item.sessions, 'session')}, "
                f"first {item.observed_at:%Y-%m-%d}, last {item.last_seen:%Y-%m-%d}")
     click.echo("  history:")
     for row in rows:
@@ -88,7 +89,8 @@ def instincts_learn(state: State, sessions: tuple[str, ...], decay_days: float |
     repo = state.open()
     result = learn(repo, sessions=sessions or None, source="cli", min_idle=min_idle * 60,
                    decay_days=load_settings(repo.path).decay_days if decay_days is None else decay_days)
-    _report(result, f"learned from {len(result.sessions)} sessions; {len(result.changes)} changes", as_json)
+    _report(result, f"learned from {counted(len(result.sessions), 'session')}; "
+                    f"{counted(len(result.changes), 'change')}", as_json)
 
 
 def _print_lines(result: Any, as_json: bool) -> None:

@@ -18,6 +18,7 @@ import click
 from gitmem.cli.app import State, cli, emit_json, json_option, pass_state, read_text, report_redaction
 from gitmem.errors import GitmemError, ValidationError
 from gitmem.store.document import CATEGORIES, SCOPES, TYPES
+from gitmem.text.counted import counted
 
 
 # -- init / config ---------------------------------------------------------------------------------------
@@ -385,7 +386,8 @@ def purge_secrets(state: State, yes: bool, as_json: bool) -> None:
         if as_json:
             emit_json({"leaks": [], "rewritten": 0})
         else:
-            click.echo(f"no secret in {found.commits} commits and {found.blobs} file versions: nothing to purge")
+            click.echo(f"no secret in {counted(found.commits, 'commit')} and "
+                       f"{counted(found.blobs, 'file version')}: nothing to purge")
         return
     if not yes:
         if as_json:
@@ -411,8 +413,9 @@ def purge_secrets(state: State, yes: bool, as_json: bool) -> None:
         emit_json({"rewritten": result.rewritten, "refs": result.refs, "dropped": result.dropped,
                    "pruned": result.pruned})
         return
-    click.echo(f"rewrote {result.rewritten} commits; {len(result.dropped)} remote-tracking refs deleted; "
-               f"{result.pruned} old objects removed")
+    click.echo(f"rewrote {counted(result.rewritten, 'commit')}; "
+               f"{counted(len(result.dropped), 'remote-tracking ref')} deleted; "
+               f"{counted(result.pruned, 'old object')} removed")
     for ref, (old, new) in result.refs.items():
         click.echo(f"  {ref}: {old[:10]} -> {new[:10]}")
     click.echo(f"next: {push}; clone again on every other machine; rotate the secrets")

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from gitmem.cli.app import State, cli, emit_json, json_option, pass_state
+from gitmem.text.counted import counted
 
 
 @cli.group()
@@ -44,7 +45,7 @@ def project_scan(state: State, cwd: Path | None, project_id: str, force: bool, t
     if result.scan is None:
         click.echo(f"{result.path} is up to date (scanned within 24 h; --force scans again)")
         return
-    took = f"{result.scan.files} files in {result.scan.seconds * 1000:.0f} ms"
+    took = f"{counted(result.scan.files, 'file')} in {result.scan.seconds * 1000:.0f} ms"
     if result.changed:
         click.echo(f"Scanned {result.scan.root} ({took}); committed {result.path} [{result.sha[:8]}]")
     else:

@@ -10,6 +10,7 @@ import click
 
 from gitmem.cli.app import State, cli, emit_json, json_option, pass_state
 from gitmem.errors import GitmemError, ValidationError
+from gitmem.text.counted import counted
 
 
 def _progress(desc: str, unit: str = "mem") -> Any:
@@ -133,7 +134,7 @@ def reindex(state: State, bm25_only: bool, as_json: bool) -> None:
     if as_json:
         emit_json(data)
     else:
-        line = f"reindexed {stats.indexed} memories in {stats.seconds:.1f} s"
+        line = f"reindexed {counted(stats.indexed, 'memory')} in {stats.seconds:.1f} s"
         if bm25_only:
             line += " (BM25 only, as asked)"
         elif index.embedder is None:
@@ -144,9 +145,10 @@ def reindex(state: State, bm25_only: bool, as_json: bool) -> None:
         for problem in stats.unreadable[:3]:
             click.echo(f"skipped an unreadable file: {problem}", err=True)
         if len(stats.unreadable) > 3:
-            click.echo(f"skipped {len(stats.unreadable) - 3} more unreadable files: gitmem doctor lists them", err=True)
+            rest = counted(len(stats.unreadable) - 3, "more unreadable file")
+            click.echo(f"skipped {rest}: gitmem doctor lists them", err=True)
         if stats.embedded and stats.embed_seconds > 0:
-            click.echo(f"embedded {stats.embedded} memories in {stats.embed_seconds:.1f} s "
+            click.echo(f"embedded {counted(stats.embedded, 'memory')} in {stats.embed_seconds:.1f} s "
                        f"({stats.embedded / stats.embed_seconds:.1f} memories/s)")
         if pages and took > 0:
             click.echo(f"embedded {pages} wiki pages and notes ({vectors} vectors, chunks included) in {took:.1f} s "

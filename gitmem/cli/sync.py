@@ -10,6 +10,7 @@ import click
 
 from gitmem.cli.app import State, cli, emit_json, json_option, pass_state
 from gitmem.errors import GitmemError, NotFoundError, ValidationError
+from gitmem.text.counted import counted
 from gitmem.text.records import replace
 
 
@@ -123,7 +124,7 @@ def status_command(state: State, do_fetch: bool, as_json: bool) -> None:
     else:
         click.echo("no conflicts")
     if info.pending:
-        click.echo(f"{len(info.pending)} files changed but not committed:")
+        click.echo(f"{counted(len(info.pending), 'file')} changed but not committed:")
         for path in info.pending:
             click.echo(f"  {path}")
 

@@ -25,6 +25,7 @@ from gitmem.git.branches import uncommitted_paths
 from gitmem.git.history import RewriteResult, read_history, rewrite_history
 from gitmem.redact.engine import find_secrets, redact
 from gitmem.store.layout import Issue
+from gitmem.text.counted import counted
 
 if TYPE_CHECKING:
     from gitmem.git.store import GitStore
@@ -181,7 +182,8 @@ def history_issues(store: GitStore, *, extra_patterns: Sequence[str] = ()) -> li
     how to purge them."""
     found = scan(store, extra_patterns=extra_patterns)
     if not found.leaks:
-        return [Issue("ok", "history", f"no secret in {found.commits} commits and {found.blobs} file versions")]
+        return [Issue("ok", "history", f"no secret in {counted(found.commits, 'commit')} and "
+                                       f"{counted(found.blobs, 'file version')}")]
     shown = [Issue("error", leak.path or "commit message", f"secret in history: {leak}")
              for leak in found.leaks[:_MAX_LEAKS_SHOWN]]
     more = len(found.leaks) - len(shown)

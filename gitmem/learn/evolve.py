@@ -23,6 +23,7 @@ from gitmem.learn.instincts import Instinct, list_instincts
 from gitmem.redact.engine import redact
 from gitmem.store.document import file_stem
 from gitmem.store.memories import MemoryRepo
+from gitmem.text.counted import counted
 
 KEEP_AT = 0.7
 MERGE_AT = 0.5
@@ -108,8 +109,8 @@ def render_domain(domain: str, rules: list[tuple[Instinct, list[Instinct]]]) -> 
         lines.append("")
         lines.append(f"**When:** {item.trigger}")
         lines.append(f"**Do:** {item.action}")
-        lines.append(f"**Confidence:** {item.confidence:.2f} from {item.evidence_count} observations in "
-                     f"{item.sessions} sessions")
+        lines.append(f"**Confidence:** {item.confidence:.2f} from {counted(item.evidence_count, 'observation')} in "
+                     f"{counted(item.sessions, 'session')}")
         if len(group) > 1:
             lines.append(f"**Merged:** {', '.join(g.id for g in group[1:])}")
         lines.append("")
@@ -181,8 +182,9 @@ def evolve(repo: MemoryRepo, *, source: str = "cli", keep_at: float = KEEP_AT, d
             f"rule {r.id} ({r.domain}, {r.confidence:.2f}, evidence {r.evidence_count})" for r in result.rules)
         if result.merged:
             body += "\n" + "\n".join(f"merged into {k}: {', '.join(v)}" for k, v in result.merged.items())
-        subject = f"evolve: {len(result.rules)} rules in {len({r.domain for r in result.rules})} domains, " \
-                  f"{len(result.changes)} files changed"
+        domains = counted(len({r.domain for r in result.rules}), "domain")
+        files = counted(len(result.changes), "file")
+        subject = f"evolve: {counted(len(result.rules), 'rule')} in {domains}, {files} changed"
         result.commit = repo.commit(changes, subject, "evolve", source, [r.id for r in result.rules],
                                     {"Gitmem-Evidence": str(sum(r.evidence_count for r in result.rules))}, body)
     return result

@@ -50,6 +50,7 @@ from gitmem.redact.engine import redact
 from gitmem.store import document as docs
 from gitmem.store.local import read_json, sessions_path
 from gitmem.store.memories import MemoryRepo
+from gitmem.text.counted import counted
 
 INSTINCTS_DIR = "instincts"
 NEW = 0.5
@@ -391,7 +392,7 @@ def learn(repo: MemoryRepo, *, sessions: Iterable[str] | None = None, records: I
             kinds = sorted({c.kind for c in items})
             op = "add" if kinds == ["new"] else "update"
             what = ", ".join(f"{sum(c.kind == k for c in items)} {k}" for k in kinds)
-            label = result.sessions[0][:12] if len(result.sessions) == 1 else f"{len(result.sessions)} sessions"
+            label = result.sessions[0][:12] if len(result.sessions) == 1 else counted(len(result.sessions), "session")
             result.commit = commit_changes(repo, items, f"instincts: {what} from {label}", op, source,
                                     {"Gitmem-Session": result.sessions[:20]} if result.sessions else None)
             result.changes.extend(items)

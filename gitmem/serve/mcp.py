@@ -24,6 +24,7 @@ from gitmem.errors import GitmemError, NotFoundError
 from gitmem.serve.service import MemoryService, memory_view
 from gitmem.store.wikipage import CATEGORIES as WIKI_CATEGORIES
 from gitmem.store.wikipage import CONFIDENCES
+from gitmem.text.counted import counted
 
 F = TypeVar("F", bound=Callable[..., Any])
 MemoryType = Literal["user", "feedback", "project", "reference"]
@@ -126,8 +127,8 @@ def build_server(service: MemoryService) -> MCPServer:
         rows = service.search(query, k=k, type=type, category=category, tags=tags, project=project,
                               include_deprecated=include_deprecated)
         found = [_row(r) for r in rows]
-        head = (f"{len(found)} memories (id | kind | age | full text, or tokens to read it | title — snippet); "
-                "read the others with memory_get")
+        head = (f"{counted(len(found), 'memory')} (id | kind | age | full text, or tokens to read it | title — "
+                "snippet); read the others with memory_get")
         return _result({"results": found}, "\n".join([head, *map(_line, found)]) if found else "no memories match")
 
     @server.tool(annotations=READ)

@@ -27,6 +27,7 @@ from gitmem.store.document import CATEGORY_ORDER, Memory
 from gitmem.store.memories import MemoryRepo
 from gitmem.store.memory import SUMMARY_TAG, compacted_into
 from gitmem.store.usage import read_usage
+from gitmem.text.counted import counted
 from gitmem.text.records import replace
 from gitmem.text.tokens import count_tokens
 
@@ -99,7 +100,7 @@ def gc(repo: MemoryRepo, *, now: datetime | None = None, dry_run: bool = False) 
         return result
     changed = [replace(m, deprecated=True, deprecated_reason=f"gc: {r}", updated=now) for m, r in result.deprecated]
     result.commit, _ = repo.commit_batch(
-        changed, subject=f"gc: {len(changed)} memories deprecated", op="deprecate", source="gc",
+        changed, subject=f"gc: {counted(len(changed), 'memory')} deprecated", op="deprecate", source="gc",
         body="\n".join(f"- {m.id}: {r}" for m, r in result.deprecated))
     result.index_commit = write_memory_md(repo)[0]
     return result
@@ -125,7 +126,7 @@ class CompactResult:
              "summary": c.summary.id if c.summary else None} for c in self.clusters]}
 
     def lines(self) -> list[str]:
-        out = [f"{c.key} ({c.project or 'global'}): {len(c.members)} memories -> "
+        out = [f"{c.key} ({c.project or 'global'}): {counted(len(c.members), 'memory')} -> "
                f"{c.summary.id if c.summary else '?'}" for c in self.clusters]
         return out + ([f"committed {self.commit[:8]}"] if self.commit else []) or ["nothing to compact"]
 
@@ -171,7 +172,7 @@ def summarise(cluster: Cluster) -> Memory:
         for line in lines:
             if line not in bullets:
                 bullets.append(line)
-    head = f"Summary of {len(cluster.members)} memories about {label}:"
+    head = f"Summary of {counted(len(cluster.members), 'memory')} about {label}:"
     text = head
     for bullet in bullets:
         if len((text + "\n- " + bullet).encode()) > MAX_SUMMARY_BYTES:
@@ -263,7 +264,7 @@ def digest(repo: MemoryRepo, *, since: timedelta = timedelta(days=7), now: datet
              f"{counts['changed']} changed, {counts['deprecated']} deprecated, {counts['learned']} learned"]
     for group, subjects in groups.items():
         if subjects:
-            lines.append(f"\n{group} ({len(subjects)} commit{'' if len(subjects) == 1 else 's'}):")
+            lines.append(f"\n{group} ({counted(len(subjects), 'commit')}):")
             lines += [f"  - {s}" for s in subjects[:10]]
             if len(subjects) > 10:
                 lines.append(f"  - … {len(subjects) - 10} more")

@@ -22,6 +22,7 @@ from gitmem.store.base import StoredRepo
 from gitmem.store.document import Memory
 from gitmem.store.importing import ImportResult, record_to_memory
 from gitmem.store.layout import Issue, check_layout
+from gitmem.text.counted import counted
 from gitmem.text.records import replace
 
 _MAX_TRAILER_IDS = 20
@@ -405,7 +406,7 @@ class MemoryRepo(StoredRepo):
             if changes:
                 label = f" from {origin}" if origin else ""
                 result.commit = self.commit(
-                    changes, f"import: {len(ids)} memories{label}", "ingest",
+                    changes, f"import: {counted(len(ids), 'memory')}{label}", "ingest",
                     f"import:{origin}" if origin else "import", ids,
                     body=f"{result.added} added, {result.updated} updated, {result.unchanged} unchanged",
                 )
@@ -441,7 +442,7 @@ class MemoryRepo(StoredRepo):
             if item.id in ids:
                 issues.append(Issue("error", rel, f"id '{item.id}' is also used by {ids[item.id]}"))
             ids.setdefault(item.id, rel)
-        issues.append(Issue("ok", "memories/", f"{count} memories readable"))
+        issues.append(Issue("ok", "memories/", f"{counted(count, 'memory')} readable"))
         return issues
 
 

@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 from gitmem.errors import DocumentError
 from gitmem.store import document as docs
 from gitmem.store.document import Memory
+from gitmem.text.counted import counted
 from gitmem.text.records import replace
 
 T = TypeVar("T")
@@ -351,7 +352,7 @@ def conflict_note(memories: Iterable[Memory]) -> str:
     if not found:
         return ""
     ids = ", ".join(m.id for m, _v in found[:5]) + (" ..." if len(found) > 5 else "")
-    return (f"gitmem: {len(found)} memories have conflicting versions after a sync ({ids}); "
+    return (f"gitmem: {counted(len(found), 'memory')} with conflicting versions after a sync ({ids}); "
             "see gitmem status, settle with gitmem resolve ID")
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitmem.errors import GitmemError
+from gitmem.text.counted import counted
 
 SECTIONS = ("Added", "Changed", "Deprecated", "Superseded", "Restored", "Removed", "Conflicts", "Instincts", "Wiki",
             "Other files")
@@ -28,7 +29,7 @@ class Review:
 
     def markdown(self) -> str:
         """The summary as a pull-request description."""
-        lines = [f"## Memory changes ({self.commits} commits)", "", self.counts or "no memory changes", ""]
+        lines = [f"## Memory changes ({counted(self.commits, 'commit')})", "", self.counts or "no memory changes", ""]
         for name, items in self.sections.items():
             if items:
                 lines += [f"### {name}", "", *items, ""]

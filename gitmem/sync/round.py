@@ -48,6 +48,7 @@ from gitmem.git.remote import (
 )
 from gitmem.git.store import GitStore
 from gitmem.sync.merge import FileMerge, merge_file
+from gitmem.text.counted import counted
 
 #: fetch → merge → push rounds before a sync gives up on a remote that others keep pushing to
 _MAX_ROUNDS = 6
@@ -133,7 +134,7 @@ def merge_remote(store: GitStore, remote_sha: bytes, *, author: str, remote: str
 
 
 def merge_message(remote: str, branch: str, files: Mapping[str, bytes | None], report: FileMerge) -> str:
-    body = f"{len(files)} files changed by the merge."
+    body = f"{counted(len(files), 'file')} changed by the merge."
     if report.conflicts:
         body += "\n\nConflicts (both versions kept; settle them with gitmem resolve ID):\n" + "\n".join(
             f"- {c}" for c in report.conflicts)

@@ -13,6 +13,7 @@ from gitmem.errors import GitmemError
 from gitmem.files.atomic import settled
 from gitmem.store import hotpaths, usage
 from gitmem.store import local as observe
+from gitmem.text.counted import counted
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:  # nor pathlib: the prompt hook imports this module (through the handlers) and uses none of it
@@ -283,7 +284,7 @@ def conflict_note(ctx: Context) -> str:
     if not versions:
         return ""
     shown = ", ".join(v.split("-conflict-")[0] for v in versions[:5]) + (" ..." if len(versions) > 5 else "")
-    return (f"gitmem: {len(versions)} memories have conflicting versions after a sync ({shown}); "
+    return (f"gitmem: {counted(len(versions), 'memory')} with conflicting versions after a sync ({shown}); "
             "see gitmem status, settle with gitmem resolve ID\n")
 
 
@@ -345,7 +346,7 @@ def recall_block(ctx: Context, project: str) -> Block:
     if key:
         _store_block(ctx, key, block)
     if pending:  # after the store: the warm-up's block, with every vector, replaces this one
-        log(ctx, f"{pending} memories have no vector yet; the warm-up embeds them", note=True)
+        log(ctx, f"{counted(pending, 'memory')} without a vector yet; the warm-up embeds them", note=True)
         spawn_warm(ctx)
     return block
 
