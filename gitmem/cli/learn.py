@@ -165,10 +165,10 @@ def evolve(state: State, rules_dir: Path | None, no_install: bool, dry_run: bool
         emit_json({**result.to_dict(), "installed": str(installed) if installed else None})
         return
     if not result.changes:
-        click.echo(f"nothing changed ({len(result.rules)} rules)")
+        click.echo(f"nothing changed ({counted(len(result.rules), 'rule')})")
     else:
         click.echo(f"{'would change' if dry_run else 'committed ' + result.commit[:8]}: "
-                   f"{len(result.rules)} rules")
+                   f"{counted(len(result.rules), 'rule')}")
         for line in result.changes:
             click.echo(f"  {line}")
     if installed:

@@ -9,6 +9,7 @@ import click
 
 from gitmem.cli.app import State, cli, emit_json, json_option, pass_state, read_text
 from gitmem.cli.wiki import project_of
+from gitmem.text.counted import counted
 
 
 def remember_auto(state: State, text: str, project: str, *, supersede: bool, dry_run: bool, as_json: bool) -> None:
@@ -86,4 +87,4 @@ def notepad_clear(state: State, section: str | None, project: str) -> None:
     from gitmem.router import notepad as pad
 
     local, pid = _where(state, project)
-    click.echo(f"removed {pad.clear(local, pid, section)} notes")
+    click.echo(f"removed {counted(pad.clear(local, pid, section), 'note')}")

@@ -151,8 +151,8 @@ def reindex(state: State, bm25_only: bool, as_json: bool) -> None:
             click.echo(f"embedded {counted(stats.embedded, 'memory')} in {stats.embed_seconds:.1f} s "
                        f"({stats.embedded / stats.embed_seconds:.1f} memories/s)")
         if pages and took > 0:
-            click.echo(f"embedded {pages} wiki pages and notes ({vectors} vectors, chunks included) in {took:.1f} s "
-                       f"({pages / took:.1f} pages/s)")
+            click.echo(f"embedded {counted(pages, 'page')} of the wiki and writer notes "
+                       f"({counted(vectors, 'vector')}, chunks included) in {took:.1f} s ({pages / took:.1f} pages/s)")
 
 
 # -- models ---------------------------------------------------------------------------------------------

@@ -180,4 +180,4 @@ def resolve_command(state: State, memory_id: str, take_id: str | None, text: str
     if as_json:
         emit_json({"id": resolved.id, "commit": sha, "removed": [v.id for v in versions]})
     else:
-        click.echo(f"resolved {resolved.id} ({len(versions)} versions removed)")
+        click.echo(f"resolved {resolved.id} ({counted(len(versions), 'version')} removed)")

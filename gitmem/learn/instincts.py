@@ -312,7 +312,7 @@ def commit_changes(repo: MemoryRepo, changes: list[Change], subject: str, op: st
             extra: Mapping[str, str | list[str]] | None = None) -> str:
     files: dict[str, bytes | None] = {c.instinct.path: dumps(c.instinct).encode() for c in changes}
     evidence = sum(c.instinct.evidence_count for c in changes)
-    body = "\n".join(f"- {c.line()}" for c in changes) + f"\n\nEvidence: {evidence} observations in total."
+    body = "\n".join(f"- {c.line()}" for c in changes) + f"\n\nEvidence: {counted(evidence, 'observation')} in total."
     trailers: dict[str, str | list[str]] = {"Gitmem-Evidence": str(evidence), **(extra or {})}
     return repo.commit(files, subject, op, source, [c.instinct.id for c in changes], trailers, body)
 
@@ -332,7 +332,7 @@ def _promotions(current: dict[str, Instinct], when: datetime) -> list[Change]:
         old = current.get(gid)
         confidence = best.confidence
         evidence = sum(i.evidence_count for i in items)
-        line = f"{when:%Y-%m-%d} promoted: at >= {PROMOTE_AT} in {len(items)} projects"
+        line = f"{when:%Y-%m-%d} promoted: at >= {PROMOTE_AT} in {counted(len(items), 'project')}"
         if old is not None and not old.deprecated and old.confidence >= confidence and \
                 old.evidence_count == evidence:
             continue

@@ -40,6 +40,7 @@ from gitmem.learn.instincts import (
 from gitmem.learn.patterns import Call, read_observations, sessions_from
 from gitmem.store import document as docs
 from gitmem.store.memories import MemoryRepo
+from gitmem.text.counted import counted
 
 SETTINGS_FILE = "learning.toml"
 BUDGET_FILE = "semantic-budget.json"
@@ -268,7 +269,7 @@ def analyze(repo: MemoryRepo, session: str, *, settings: LearningSettings | None
     except (ValueError, RecursionError) as exc:
         return AnalysisResult("invalid", f"the answer was not valid: {exc}")
     project = next((c.project for c in mine if c.project), "")
-    result = AnalysisResult("ok", f"{len(findings)} instincts proposed")
+    result = AnalysisResult("ok", f"{counted(len(findings), 'instinct')} proposed")
     if not findings:
         return result
     with repo.git.locked():

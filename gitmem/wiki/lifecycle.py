@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from gitmem.text import scripts
+from gitmem.text.counted import counted
 from gitmem.text.lazyre import LazyPattern
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: every session start's hook process imports this module
@@ -68,7 +69,7 @@ def overview(repo_path: Path, project: str, query: str = "", *, limit: int = OVE
         return (-sum(w in title for w in wanted), entry[0] == "session-log", _newest_first(entry[3]), entry[2])
 
     ranked = heapq.nsmallest(3, entries, key=rank)
-    head = f"## Project wiki: {len(entries)} pages ({_summary(entries)})"
+    head = f"## Project wiki: {counted(len(entries), 'page')} ({_summary(entries)})"
     tail = f'query: gitmem wiki query "..." --project {project}'
     titles: list[str] = []
     for _category, _name, title, _updated in ranked[:3]:
@@ -87,8 +88,9 @@ def breadcrumb(repo_path: Path, project: str) -> str:
     if not entries:
         return ""
     categories = list(dict.fromkeys(e[0] for e in entries))
-    return (f"This project has a wiki of {len(entries)} pages on {', '.join(categories[:5])}; query it with: "
-            f'gitmem wiki query "..." --project {project} (read a page: gitmem wiki read PAGE --project {project})')
+    return (f"This project has a wiki of {counted(len(entries), 'page')} on {', '.join(categories[:5])}; query it "
+            f'with: gitmem wiki query "..." --project {project} '
+            f"(read a page: gitmem wiki read PAGE --project {project})")
 
 
 def session_start_note(repo_path: Path, project: str, query: str, source: str) -> str:

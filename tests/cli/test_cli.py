@@ -336,7 +336,7 @@ def test_reindex_reports_how_fast_it_embedded(repo_path: Path) -> None:
     first = run_cli("--repo", str(repo_path), "reindex")
     assert first.code == 0, first.err
     assert re.search(r"^embedded 3 memories in \d+\.\d s \(\d+\.\d memories/s\)$", first.out, re.M), first.out
-    assert re.search(r"^embedded 1 wiki pages and notes \(1 vectors, chunks included\) in \d+\.\d s "
+    assert re.search(r"^embedded 1 page of the wiki and writer notes \(1 vector, chunks included\) in \d+\.\d s "
                      r"\(\d+\.\d pages/s\)$", first.out, re.M), first.out
     assert re.search(r"^reindexed 3 memories in \d+\.\d s$", first.out, re.M), first.out
     again = json.loads(run_cli("--repo", str(repo_path), "reindex", "--json").out)

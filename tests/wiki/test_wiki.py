@@ -358,13 +358,13 @@ def test_session_end_writes_a_session_log_within_budget_even_without_an_index(re
         assert expected in text
     start = context_of(hook("session-start", payload("SessionStart", code, "sess-2", source="startup"), env,
                             cwd=code).stdout)
-    assert "## Project wiki: 1 pages (session-log 1)" in start
+    assert "## Project wiki: 1 page (session-log 1)" in start
     compact = json.loads(hook("pre-compact", payload("PreCompact", code, "sess-2", trigger="auto"), env,
                               cwd=code).stdout)["systemMessage"]
-    assert "This project has a wiki of 1 pages on session-log" in compact
+    assert "This project has a wiki of 1 page on session-log" in compact
     after = context_of(hook("session-start", payload("SessionStart", code, "sess-2", source="compact"), env,
                             cwd=code).stdout)
-    assert "This project has a wiki of 1 pages" in after and "gitmem wiki query" in after
+    assert "This project has a wiki of 1 page" in after and "gitmem wiki query" in after
     assert_clean(repo_path)
 
 

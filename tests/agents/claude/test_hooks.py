@@ -157,7 +157,7 @@ def test_scripted_session(repo_path: Path, code: Path, env: dict[str, str], isol
     later = context_of(hook("session-start", payload("SessionStart", code, "sess-2", source="startup"), env,
                             cwd=code).stdout)
     assert later.index("## Essentials") < later.index("Never use unittest.")  # a rule: always there
-    assert "## Project wiki: 1 pages (session-log 1)" in later  # the overview of the wiki the last session wrote
+    assert "## Project wiki: 1 page (session-log 1)" in later  # the overview of the wiki the last session wrote
     hook("user-prompt-submit", payload("UserPromptSubmit", code, "sess-2", prompt="Never use unittest!"), env, code)
     hook("stop", payload("Stop", code, "sess-2"), env, cwd=code)
     assert int(git(repo_path, "rev-list", "--count", "HEAD")) == int(commits_before) + 2
