@@ -394,7 +394,8 @@ def purge_secrets(state: State, yes: bool, as_json: bool) -> None:
             emit_json({"leaks": [{"place": leak.place, "path": leak.path, "commit": leak.commit,
                                   "kinds": list(leak.kinds)} for leak in found.leaks], "refs": list(found.refs)})
             return
-        click.echo(f"{len(found.leaks)} places in history hold secrets:")
+        holds = "holds a secret" if len(found.leaks) == 1 else "hold secrets"
+        click.echo(f"{counted(len(found.leaks), 'place')} in history {holds}:")
         for leak in found.leaks:
             click.echo(f"  {leak}")
         click.echo("With --yes, gitmem will:\n"

@@ -187,7 +187,8 @@ def history_issues(store: GitStore, *, extra_patterns: Sequence[str] = ()) -> li
     shown = [Issue("error", leak.path or "commit message", f"secret in history: {leak}")
              for leak in found.leaks[:_MAX_LEAKS_SHOWN]]
     more = len(found.leaks) - len(shown)
-    shown.append(Issue("error", "history", f"{len(found.leaks)} places in history hold secrets"
+    holds = "holds a secret" if len(found.leaks) == 1 else "hold secrets"
+    shown.append(Issue("error", "history", f"{counted(len(found.leaks), 'place')} in history {holds}"
                        + (f" ({more} more not shown)" if more > 0 else "")
                        + ": rotate them, then run 'gitmem purge-secrets' to see the plan and "
                        "'gitmem purge-secrets --yes' to rewrite history (see docs/store.md)"))
