@@ -5,14 +5,15 @@ reads "1 memories"."""
 
 from __future__ import annotations
 
-#: plurals that are not the noun plus "s"
-_IRREGULAR = {"memory": "memories", "file version": "file versions", "directory": "directories",
-              "entry": "entries", "match": "matches"}
+#: plurals that are not the word plus "s"
+_IRREGULAR = {"memory": "memories", "directory": "directories", "entry": "entries", "match": "matches"}
 
 
 def counted(count: int, noun: str) -> str:
-    """``"<count> <noun>"``, the noun in the plural unless ``count`` is 1 (``counted(1, "memory")`` → "1 memory",
-    ``counted(3, "memory")`` → "3 memories")."""
+    """``"<count> <noun>"``, the noun's last word in the plural unless ``count`` is 1 (``counted(1, "memory")`` →
+    "1 memory", ``counted(3, "memory")`` → "3 memories", ``counted(2, "file version")`` → "2 file versions")."""
     if count == 1:
         return f"{count} {noun}"
-    return f"{count} {_IRREGULAR.get(noun, noun + 's')}"
+    head, _, last = noun.rpartition(" ")
+    plural = _IRREGULAR.get(last, last + "s")
+    return f"{count} {head + ' ' if head else ''}{plural}"

@@ -37,6 +37,7 @@ from gitmem.agents.claude.events import CLAUDE_NAMES as EVENTS
 from gitmem.agents.claude.events import event_name
 from gitmem.store import local as observe
 from gitmem.store import usage
+from gitmem.text.counted import counted
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
@@ -76,9 +77,7 @@ def session_start(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | Non
     pending = [(priority, text) for memory_id, priority, text in pending_directives(ctx, project)
                if memory_id not in block.ids]
     query = block.query or project
-    more = f"{block.more} more memories of {project} and global ones are not shown; " if block.more else ""
-    footer = (f'{more}search them with: gitmem search "{query[:80]}" (memory repo {ctx.repo_dir}; '
-              f"project {project})\n")
+    footer = _footer(ctx, project, query, block.more, shown=bool(block.text or pending))
     from gitmem.wiki.lifecycle import session_start_note  # the wiki: overview, or breadcrumb after compaction
 
     parts = [render_directives(pending), block.text, project_summary(ctx, project, block.avoid),
@@ -94,6 +93,19 @@ def session_start(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | Non
 
         observe.update_session(ctx.local_dir, ctx.session_id, mark)
     return _context_output("session-start", text)
+
+
+def _footer(ctx: Context, project: str, query: str, more: int, *, shown: bool) -> str:
+    """The session start's last line: how many memories it left out and how to search them, how to search the ones
+    shown when it left none out, or that this project has none yet (a new repository)."""
+    where = f"(memory repo {ctx.repo_dir}; project {project})"
+    search = f'gitmem search "{query[:80]}"'
+    if more:
+        return (f"{counted(more, 'more memory')} of {project} and global ones not shown; search them with: {search} "
+                f"{where}\n")
+    if shown:
+        return f"search the memories with: {search} {where}\n"
+    return f"gitmem keeps no memories for {project} yet; they build up from sessions {where}\n"
 
 
 #: prompts of a session kept as context for the next prompt's recall

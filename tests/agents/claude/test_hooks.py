@@ -65,6 +65,14 @@ def test_session_start_injects_the_projects_memory(repo_path: Path, code: Path, 
     assert_clean(repo_path)
 
 
+def test_a_session_start_in_a_new_repository_says_there_is_nothing_yet(repo_path: Path, code: Path,
+                                                                        env: dict[str, str]) -> None:
+    """No memories at all: one line that memory is on and empty, not an invitation to search for nothing."""
+    context = context_of(hook("session-start", payload("SessionStart", code, source="startup"), env, cwd=code).stdout)
+    assert context.strip() == f"gitmem keeps no memories for {PROJECT} yet; they build up from sessions " \
+                              f"(memory repo {repo_path}; project {PROJECT})"
+
+
 def test_settings_that_name_the_old_module_still_run(repo_path: Path, code: Path, env: dict[str, str],
                                                       isolated_env: Path) -> None:
     """Settings files written before the subpackages name the old hook module: the hook still injects, and
