@@ -68,12 +68,11 @@ def main() -> None:
                 now = max(locomo.parse_date(t["date"]) for t in turns[conv]) + timedelta(days=1)
                 for q in asked:
                     hits = index.search(q["question"], k=10, mode="hybrid", now=now)
-                    gold = set(q["evidence"])
-                    found = len(gold & {h.id for h in hits}) / len(gold)
+                    found = run.r10([h.id for h in hits], q["evidence"])
                     n, base = n + 1, base + found
                     for floor in floors:
-                        kept = {h.id for h in hits if h.parts.bm25 > 0 or (h.parts.vector or 0.0) >= floor}
-                        fall[floor] += found - len(gold & kept) / len(gold)
+                        kept = [h.id for h in hits if h.parts.bm25 > 0 or (h.parts.vector or 0.0) >= floor]
+                        fall[floor] += found - run.r10(kept, q["evidence"])
                         left[floor] += len(kept)
             cells = " ".join(f"{-fall[f] / n:+7.3f} ({left[f] / n:4.1f})" for f in floors)
             print(f"{name:10} {n:5d} {base / n:6.3f} {cells}", flush=True)

@@ -58,11 +58,10 @@ class Recording:
             (self.store.git_dir / JOURNAL_NAME).unlink()
 
 
-def recover_if_interrupted(store: GitStore) -> None:
-    """:func:`recover` when a journal is there and no writer holds the lock (readers call this, so they never
-    show files of a commit that does not exist); a writer running now is left alone. Costs one ``stat``."""
-    if not store.interrupted():
-        return
+def recover_unless_writing(store: GitStore) -> None:
+    """:func:`recover` when no writer holds the lock: a reader found a journal
+    (:meth:`~gitmem.git.store.GitStore.recover_if_interrupted`) and must not show files of a commit that does not
+    exist; a writer running now is left alone."""
     from gitmem.files.locks import LockTimeout, file_lock
 
     try:

@@ -360,9 +360,9 @@ class GitStore(GitHead):
         (readers call this so they never show files of a commit that does not exist). Costs one ``stat``
         (:mod:`gitmem.git.journal`)."""
         if self.interrupted():
-            from gitmem.git.journal import recover_if_interrupted
+            from gitmem.git.journal import recover_unless_writing
 
-            recover_if_interrupted(self)
+            recover_unless_writing(self)
 
     def journal(self, paths: Iterable[str]) -> AbstractContextManager[None]:
         """Record, before anything is written, which work-tree paths this write touches and who writes them; a

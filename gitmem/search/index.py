@@ -36,7 +36,7 @@ import tantivy
 
 from gitmem.errors import SearchError, ValidationError
 from gitmem.files.atomic import settled
-from gitmem.search import analysis, relevance
+from gitmem.search import analysis
 from gitmem.search import schema as idoc
 from gitmem.search import scoring as ranking
 from gitmem.search.analysis import QueryTerms
@@ -403,10 +403,12 @@ class Index:
                         break
                     vector.setdefault(key, cosine)
                     governed.setdefault(key, cosine)
-            least = relevance.floor(relevance.SEARCH_COSINE_MIN, embedder.model_id) if related_only else None
-            if least is not None:  # a memory sharing a word with the query is related by that alone
-                vector = {key: cosine for key, cosine in vector.items() if cosine >= least or key in bm25}
-                governed = {key: value for key, value in governed.items() if key in bm25 or key in vector}
+            if related_only:  # a memory sharing a word with the query is related by that alone
+                from gitmem.search.relevance import related  # here: the hooks' searches never ask
+
+                kept = related(vector, bm25, embedder.model_id)
+                vector = {key: cosine for key, cosine in vector.items() if key in kept}
+                governed = {key: value for key, value in governed.items() if key in bm25 or key in kept}
         model = _model_weights(embedder.model_id, query) if embedder is not None else None
         second = vectors is not None and model is not None and mode == "hybrid" and tuning.fusion == "ltr"
         anchor: float | None = None

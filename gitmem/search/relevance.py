@@ -21,6 +21,13 @@ needed memory for a Chinese prompt without many others (0.86: 2 needed of 77).
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook imports this module (through the gate)
+if TYPE_CHECKING:
+    from collections.abc import Container, Mapping
+    from typing import TypeVar
+
+    K = TypeVar("K")
+
 #: cosine a memory found by its vector alone needs to be shown by a search, per embedding model (id prefix)
 SEARCH_COSINE_MIN: dict[str, float] = {
     "minilm-l6": 0.25,
@@ -35,3 +42,11 @@ def floor(table: dict[str, float], model_id: str) -> float | None:
     """The model's floor in ``table`` (:data:`SEARCH_COSINE_MIN` or :data:`INJECT_COSINE_MIN`), None for a model
     that was never measured."""
     return next((value for prefix, value in table.items() if model_id.startswith(prefix)), None)
+
+
+def related(cosines: Mapping[K, float], matched: Container[K], model_id: str) -> set[K]:
+    """Which of the candidates a search found by its vectors (``cosines``: each one's best cosine with the query)
+    a search shows: the ones ``matched`` by a query word, and the others at the model's search floor
+    (:data:`SEARCH_COSINE_MIN`); all of them for a model that has no floor."""
+    least = floor(SEARCH_COSINE_MIN, model_id)
+    return {key for key, cosine in cosines.items() if least is None or cosine >= least or key in matched}

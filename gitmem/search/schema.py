@@ -56,7 +56,12 @@ def schema() -> Any:
 
 def body(memory: Memory) -> str:
     """The text BM25 scores as the body: the memory with its why and how."""
-    return "\n".join(p for p in (memory.text, memory.why, memory.how) if p)
+    return "\n".join(value for _name, value in _body_pieces(memory))
+
+
+def _body_pieces(memory: Memory) -> list[tuple[str, str]]:
+    """``(field, text)`` of what :func:`body` joins, in order: the text, the why, the how, those present."""
+    return [(name, value) for name in ("text", "why", "how") if (value := getattr(memory, name))]
 
 
 def group(memory: Memory) -> str:
@@ -90,26 +95,25 @@ def shown_chunks(memory: Memory, parts: list[str] | None = None) -> list[str]:
     part of the rule. The index keeps the unlabelled chunks: the labels are no words of the memory. ``parts``:
     the memory's :func:`memory_chunks` when the caller has them."""
     parts = memory_chunks(memory) if parts is None else parts
-    marks, at = [], len(memory.text) + 1 if memory.text else 0
-    for name, label in docs.BULLET_LABELS:
-        value = getattr(memory, name)
-        if value:
-            marks.append((at, label))
-            at += len(value) + 1
+    labels = dict(docs.BULLET_LABELS)
+    marks, at = [], 0  # (where a labelled field starts in the body, its label)
+    for name, value in _body_pieces(memory):
+        if name in labels:
+            marks.append((at, labels[name]))
+        at += len(value) + 1
     if not parts or not marks:
         return parts
     from gitmem.search.chunks import locate  # here: only a long memory with a why or how needs it
 
-    spans = locate(body(memory), parts)
-    return [part if span is None else _labelled(part, span, memory, marks) for part, span in zip(parts, spans,
-                                                                                                strict=True)]
+    source = body(memory)
+    return [part if span is None else _labelled(part, span, source, marks)
+            for part, span in zip(parts, locate(source, parts), strict=True)]
 
 
-def _labelled(part: str, span: tuple[tuple[int, int], ...], memory: Memory, marks: list[tuple[int, str]]) -> str:
+def _labelled(part: str, span: tuple[tuple[int, int], ...], source: str, marks: list[tuple[int, str]]) -> str:
     """``part`` with the label of each mark (``(start in the body, label)``) it crosses, and the label of the one
     it starts inside, put where they start in it. ``span``: where :func:`~gitmem.search.chunks.locate` found the
-    part in the body (a leading range is a heading the part repeats)."""
-    source = body(memory)
+    part in ``source``, the memory's body (a leading range is a heading the part repeats)."""
     start, end = span[-1]
     # the non-space characters of the part before its text proper: a repeated heading
     skip = sum(not c.isspace() for c in source[span[0][0]:span[0][1]]) if len(span) > 1 else 0

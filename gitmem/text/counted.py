@@ -6,7 +6,7 @@ reads "1 memories"."""
 from __future__ import annotations
 
 #: plurals that are not the word plus "s"
-_IRREGULAR = {"memory": "memories", "directory": "directories", "entry": "entries", "match": "matches"}
+_IRREGULAR = {"memory": "memories"}
 
 
 def counted(count: int, noun: str) -> str:

@@ -426,12 +426,11 @@ class PageIndex:
         if near and embedder is not None:
             # a page that shares no word with the query is shown only when the model finds it near enough: the
             # fusion scales the best candidate to 1, so the nearest of unrelated pages would look like a match
-            from gitmem.search import relevance
+            from gitmem.search.relevance import related
 
-            least = relevance.floor(relevance.SEARCH_COSINE_MIN, embedder.model_id)
-            if least is not None:
-                near = {page: found for page, found in near.items()
-                        if page in best or max(found[1].values(), default=0.0) >= least}
+            kept = related({page: max(rows.values(), default=0.0) for page, (_key, rows) in near.items()}, best,
+                           embedder.model_id)
+            near = {page: found for page, found in near.items() if page in kept}
         highlight = terms.highlight_terms()
         ranked = _fused(searcher, schema, filters, best, chunk, near, tuning, k) if near else \
             {page: (*found, False) for page, found in best.items()}

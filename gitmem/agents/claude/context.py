@@ -165,12 +165,16 @@ class Context:
         return self._project
 
 
+#: what a log line of something that happens by design starts with, after its time (not an error for ``doctor``)
+NOTE = "hook note:"
+
+
 def log(ctx: Context, message: str, *, note: bool = False) -> None:
     """Append one line to the local log (best effort); ``note``: what happens by design (a warm-up to come), which
     ``gitmem doctor`` does not report as an error."""
-    kind = "hook note" if note else "hook"
+    kind = NOTE if note else "hook:"
     path = log_path(ctx.repo_dir if ctx.exists else None, ctx.env, ctx.home)
-    write_log(path, f"{observe.now_iso()} {kind}: {message}")
+    write_log(path, f"{observe.now_iso()} {kind} {message}")
 
 
 def write_log(path: str, line: str) -> bool:
@@ -220,5 +224,5 @@ def recent_errors(repo: StrPath, limit: int = 5) -> list[str]:
     except OSError:
         return []
     # lines that start an entry; a write recovered from a killed process, or a note, is not an error
-    return [line for line in lines if line[:4].isdigit() and " recovered: " not in line and " hook note: " not in line
+    return [line for line in lines if line[:4].isdigit() and " recovered: " not in line and f" {NOTE} " not in line
             ][-limit:]
