@@ -13,7 +13,6 @@ English memories were never a needed memory).
 from __future__ import annotations
 
 from gitmem.errors import SearchError
-from gitmem.search import relevance
 from gitmem.text import scripts
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook avoids importing typing
@@ -54,6 +53,8 @@ def covers(model_id: str, *texts: str) -> bool:
 def cosine_min(model_id: str) -> float | None:
     """The cosine a hit needs to be injected (:data:`~gitmem.search.relevance.INJECT_COSINE_MIN`), or None for a
     model that was never measured (its cosine then never admits a hit on its own)."""
+    from gitmem.search import relevance  # here: a prompt searched by BM25 alone never asks
+
     return relevance.floor(relevance.INJECT_COSINE_MIN, model_id)
 
 

@@ -36,8 +36,6 @@ from gitmem.agents.claude.context import Context, HookInputError, log, make_cont
 from gitmem.agents.claude.events import CLAUDE_NAMES as EVENTS
 from gitmem.agents.claude.events import event_name
 from gitmem.store import local as observe
-from gitmem.store import usage
-from gitmem.text.counted import counted
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
@@ -98,6 +96,8 @@ def session_start(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | Non
 def _footer(ctx: Context, project: str, query: str, more: int, *, shown: bool) -> str:
     """The session start's last line: how many memories it left out and how to search them, how to search the ones
     shown when it left none out, or that this project has none yet (a new repository)."""
+    from gitmem.text.counted import counted  # here: the prompt's hook, which loads this module too, needs none of it
+
     where = f"(memory repo {ctx.repo_dir}; project {project})"
     search = f'gitmem search "{query[:80]}"'
     if more:
@@ -187,7 +187,9 @@ def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] 
     if ctx.session_id or items:
         observe.update_session(ctx.local_dir, ctx.session_id or "unknown", mark)
     if ids or parts:
-        usage.bump_usage(ctx.repo_dir, list(dict.fromkeys([*ids, *(memory_id for memory_id, _n in parts)])))
+        from gitmem.store.usage import bump_usage
+
+        bump_usage(ctx.repo_dir, list(dict.fromkeys([*ids, *(memory_id for memory_id, _n in parts)])))
     correction = detect_correction(prompt)
     if correction is not None:
         observe.append_line(os.path.join(ctx.local_dir, "candidates.jsonl"), {

@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 
 from gitmem.files.places import user_config_file
-from gitmem.store import hotpaths
 from gitmem.store import local as observe
 from gitmem.text import quickjson
 
@@ -107,6 +106,8 @@ def observe_call(local: str | os.PathLike[str], payload: Mapping[str, Any], phas
     if phase == "post" and isinstance(tool_input, dict):
         path = next((tool_input[k] for k in FILE_KEYS if isinstance(tool_input.get(k), str)), None)
         if path:
+            from gitmem.store import hotpaths  # here: a call that names no file (most Bash calls) needs none of it
+
             hotpaths.touch_hot_path(local, project, path)
 
 
