@@ -61,7 +61,7 @@ token/credential(s)/api_key/access_key/... (or 密码/口令/密钥/令牌), fol
 is one word (``;`` and ``&`` end it, as in connection and query strings).
 After ``:``, and for a secret named in prose ("the admin password is ...",
 "use password ... to log in", "数据库密码是 ..."), the value is one word that
-is kept unless it looks like a secret (:func:`looks_like_secret`: letters
+is kept unless it looks like a secret (:func:`~gitmem.redact.values.looks_like_secret`: letters
 mixed with digits or symbols, or a long random-looking run), so that "CI
 summary: pass: 120", "pwd: /srv/app" and "Password: must be at least 12
 characters" stay intact; after ``passphrase:`` it is the rest of the line.  A
@@ -96,7 +96,7 @@ A candidate that these checks turn down hides nothing: the matches of other
 rules inside it are still redacted ("密钥是 postgres://u:PASSWORD@host").
 
 User patterns (``extra_patterns``) run on RE2, in linear time whatever the
-pattern (:func:`compile_pattern`); :func:`redact_value` redacts parsed JSON
+pattern (:func:`~gitmem.redact.custom.compile_pattern`); :func:`redact_value` redacts parsed JSON
 values (tool calls) string by string, judging a value with its key.
 
 Known limits: a value ends at the end of its line (YAML block scalars
@@ -107,7 +107,6 @@ token glued to a longer word (``xAKIA...``) is not taken for a token.
 
 from __future__ import annotations
 
-from gitmem.redact.custom import Matches, PatternError, compile_pattern, custom_patterns
 from gitmem.redact.memo import cache
 from gitmem.redact.rules import (
     ASSIGNMENT_RULE,
@@ -118,7 +117,6 @@ from gitmem.redact.rules import (
     RULES,
     SHORTEST_SPECIFIC,
 )
-from gitmem.redact.values import is_placeholder, is_prose, key_before, looks_like_secret
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
 if TYPE_CHECKING:
@@ -127,8 +125,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
-    "PatternError", "Redaction", "compile_pattern", "contains_secret", "find_secrets", "looks_like_secret", "redact",
-    "redact_value",
+    "Redaction", "contains_secret", "find_secrets", "redact", "redact_value",
 ]
 
 
@@ -332,6 +329,9 @@ def _replacement(index: int, match: Any) -> tuple[str, str, int, str] | None:
         stripped = value.strip()
         if not stripped or _marker_re().fullmatch(stripped) or not any(ch.isalnum() for ch in stripped):
             return None  # nothing, a marker, or only punctuation (``secrets:")``)
+        # here: only a candidate of a generic rule is judged (most texts of a tool call's hook hold none)
+        from gitmem.redact.values import is_placeholder, is_prose, key_before, looks_like_secret
+
         if checked and not quoted and not looks_like_secret(stripped) and not _specific_kind(value, at_start=True):
             return None  # the cheapest test first: most prose candidates stop here
         if is_placeholder(stripped, bare) and not _specific_kind(value, at_start=False):
@@ -374,7 +374,10 @@ def _scan(text: str, found: list[str], customs: Sequence[Any] = (), *, first_onl
     The heap holds the next match of each rule, by position then priority.
     """
     regexes: dict[int, Any] = {i: _compiled(i)[0] for i in _triggered(text.lower())}
-    regexes.update((len(RULES) + n, Matches(pattern, text)) for n, pattern in enumerate(customs))
+    if customs:  # the user's patterns (loaded only when there are some)
+        from gitmem.redact.custom import Matches
+
+        regexes.update((len(RULES) + n, Matches(pattern, text)) for n, pattern in enumerate(customs))
     heap: list[tuple[int, int, Any]] = []
     for i, regex in regexes.items():
         match = regex.search(text)
@@ -421,6 +424,15 @@ def _scan(text: str, found: list[str], customs: Sequence[Any] = (), *, first_onl
     return "".join(pieces)
 
 
+def _customs(extra_patterns: Sequence[str]) -> tuple[Any, ...]:
+    """The user's patterns compiled (:mod:`gitmem.redact.custom`, loaded only when there are some)."""
+    if not extra_patterns:
+        return ()
+    from gitmem.redact.custom import custom_patterns
+
+    return custom_patterns(tuple(extra_patterns))
+
+
 def redact(text: str, *, extra_patterns: Sequence[str] = ()) -> Redaction:
     """Replace every secret in ``text`` by ``[REDACTED:<kind>]``.
 
@@ -440,7 +452,7 @@ def redact(text: str, *, extra_patterns: Sequence[str] = ()) -> Redaction:
     """
     if isinstance(extra_patterns, str):  # one pattern, not a sequence of one-character patterns
         extra_patterns = (extra_patterns,)
-    customs = custom_patterns(tuple(extra_patterns)) if extra_patterns else ()
+    customs = _customs(extra_patterns)
     found: list[str] = []
     for _ in range(_MAX_PASSES):
         before = len(found)
@@ -455,7 +467,7 @@ def find_secrets(text: str, *, extra_patterns: Sequence[str] = ()) -> list[tuple
     """Every secret :func:`redact` would remove from ``text``, as (kind, the secret as it appears)."""
     if isinstance(extra_patterns, str):
         extra_patterns = (extra_patterns,)
-    customs = custom_patterns(tuple(extra_patterns)) if extra_patterns else ()
+    customs = _customs(extra_patterns)
     kinds: list[str] = []
     values: list[str] = []
     for _ in range(_MAX_PASSES):

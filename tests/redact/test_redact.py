@@ -18,7 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitmem.redact.engine import PatternError, Redaction, contains_secret, redact
+from gitmem.redact.custom import PatternError
+from gitmem.redact.engine import Redaction, contains_secret, redact
 from gitmem.redact.rules import KINDS
 
 # The autouse ``isolated_env`` fixture of conftest.py is function-scoped; these pure-function
