@@ -14,7 +14,8 @@ import time
 
 from gitmem.errors import RepoError
 from gitmem.git.head import JOURNAL_NAME
-from gitmem.git.store import LOCK_NAME, check_path, put_file
+from gitmem.git.store import LOCK_NAME
+from gitmem.git.worktree import check_path, put_file, update_index
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a hook process that writes imports this module
 if TYPE_CHECKING:
@@ -140,7 +141,7 @@ def roll_back(store: GitStore, paths: list[str]) -> int:
         blobs[rel] = Blob.from_string(committed) if committed is not None else None
     index_path = store.git_dir / "index"
     with repo:
-        store.update_index(repo, blobs, index_path.read_bytes() if index_path.exists() else None)
+        update_index(store, repo, blobs, index_path.read_bytes() if index_path.exists() else None)
     return changed
 
 

@@ -392,6 +392,7 @@ class GitStore(GitHead):
         """
         from dulwich.objects import Blob
 
+        from gitmem.git import worktree
         from gitmem.git.plumbing import TreeEditor
 
         self.last_redaction = []
@@ -407,7 +408,7 @@ class GitStore(GitHead):
             blobs: dict[str, Blob | None] = {}
             tree_changes: dict[tuple[bytes, ...], bytes | None] = {}
             for path, content in changes.items():
-                check_path(path)
+                worktree.check_path(path)
                 blob = Blob.from_string(content) if content is not None else None
                 blobs[path] = blob
                 tree_changes[tuple(path.encode().split(b"/"))] = blob.id if blob else None
@@ -431,16 +432,17 @@ class GitStore(GitHead):
         one rolls the files back (:func:`gitmem.git.journal.recover`)."""
         from dulwich.objects import Blob, ObjectID
 
+        from gitmem.git import worktree
         from gitmem.git.plumbing import retry, write_index
 
         if blobs is None:
             blobs = {path: (Blob.from_string(data) if data is not None else None) for path, data in files.items()}
         with self.journal(files):
-            undo = self._write_worktree(files)
+            undo = worktree.write_files(self, files)
             index_path = self.git_dir / "index"
             old_index = index_path.read_bytes() if index_path.exists() else None
             try:
-                self.update_index(repo, blobs, old_index)
+                worktree.update_index(self, repo, blobs, old_index)
                 crash_point("index")
                 old_id = ObjectID(old_head) if old_head is not None else None
                 moved = retry("move the branch",
@@ -449,86 +451,11 @@ class GitStore(GitHead):
                     raise RepoError("the memory repo's branch moved while gitmem was writing",
                                     "retry; run gitmem doctor if it repeats")
             except BaseException:
-                self._restore(undo)
+                worktree.restore(undo)
                 if old_index is not None:
                     retry("restore the index", lambda: write_index(index_path, old_index))
                 raise
             crash_point("ref")
-
-    def _write_worktree(self, changes: Mapping[str, bytes | None]) -> dict[Path, bytes | None]:
-        targets = {path: self.target(path) for path in changes}  # refuse a link before writing anything
-        undo: dict[Path, bytes | None] = {}
-        try:
-            for path, content in changes.items():
-                target = targets[path]
-                undo[target] = target.read_bytes() if target.is_file() else None
-                crash_point("worktree")
-                put_file(target, content, self.path)
-        except (NotADirectoryError, IsADirectoryError, FileExistsError) as exc:
-            self._restore(undo)
-            where = os.path.relpath(exc.filename, self.path) if exc.filename else path
-            raise RepoError(f"cannot write {path}: {where} is a file where a folder is needed, or the other way round",
-                            "rename or remove one of them with git (git rm PATH, commit), then retry") from None
-        except BaseException:
-            self._restore(undo)
-            raise
-        return undo
-
-    @staticmethod
-    def _restore(undo: dict[Path, bytes | None]) -> None:
-        import contextlib
-
-        from gitmem.files.atomic import atomic_write
-
-        for target, content in undo.items():
-            if content is None:
-                with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-                    target.unlink()
-            else:
-                atomic_write(target, content)
-
-    def update_index(self, repo: Repo, blobs: Mapping[str, Blob | None], old: bytes | None) -> None:
-        from gitmem.git.plumbing import index_entry, retry, splice_index, write_index
-
-        updates: dict[bytes, bytes | None] = {}
-        for path, blob in blobs.items():
-            name = path.encode()
-            if blob is None:
-                updates[name] = None
-            else:
-                updates[name] = index_entry(name, os.stat(self.path / path), bytes.fromhex(blob.id.decode()))
-        index_path = self.git_dir / "index"
-        spliced = splice_index(old or b"", updates)
-        if spliced is not None:
-            retry("update the index", lambda: write_index(index_path, spliced))
-            return
-        from dulwich.index import index_entry_from_stat
-
-        def slow() -> None:
-            index = repo.open_index()
-            for path, blob in blobs.items():
-                if blob is None:
-                    if path.encode() in index:
-                        del index[path.encode()]
-                else:
-                    index[path.encode()] = index_entry_from_stat(os.stat(self.path / path), blob.id)
-            index.write()
-
-        retry("update the index", slow)
-
-    def reset_index_to_head(self) -> None:
-        """Rebuild the index from HEAD (repairs an index left stale by an interrupted process)."""
-        with self.open() as repo:
-            try:
-                tree = repo[repo.refs[HEAD]].tree  # type: ignore[attr-defined]
-            except KeyError:
-                return
-            from dulwich.index import build_index_from_tree
-
-            build_index_from_tree(
-                repo.path, repo.index_path(), repo.object_store, tree, honor_filemode=True
-            )
-
 
 class _NullStream:
     def write(self, data: bytes) -> int:
@@ -566,34 +493,6 @@ def _empty_tree(repo: Repo) -> bytes:
     tree = Tree()
     repo.object_store.add_object(tree)
     return tree.id
-
-
-def check_path(path: str) -> None:
-    parts = path.split("/")
-    if not path or path.startswith("/") or any(p in ("", ".", "..", ".git") for p in parts):
-        raise RepoError(f"refusing to write outside the repository: {path!r}", "this is a bug in the caller")
-
-
-def prune_empty_dirs(directory: Path, root: Path) -> None:
-    """Remove ``directory`` and its parents up to ``root`` while they are empty folders."""
-    while directory != root and directory.is_dir() and not directory.is_symlink() and not any(directory.iterdir()):
-        directory.rmdir()
-        directory = directory.parent
-
-
-def put_file(target: Path, content: bytes | None, root: Path) -> None:
-    """Write ``content`` to the work-tree file ``target`` atomically, or with None remove it (gone already is
-    fine) and the folders under ``root`` it leaves empty."""
-    import contextlib
-
-    from gitmem.files.atomic import atomic_write
-
-    if content is None:
-        with contextlib.suppress(FileNotFoundError):
-            target.unlink()
-        prune_empty_dirs(target.parent, root)
-    else:
-        atomic_write(target, content)
 
 
 _AUTHOR = LazyPattern(r"^[^<>\n]+ <[^<>\n]*>$")

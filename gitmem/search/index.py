@@ -18,8 +18,9 @@ A refresh compares the HEAD commit with ``search/HEAD``; when they differ it wal
 source (session), whose context field mentions them. Vectors are keyed by (model id, blob SHA): an edit embeds
 one memory, a rename or a branch switch back embeds nothing.
 
-This module is the read side: opening the index, checking that it is current, BM25 and ranking (a result is a
-:class:`~gitmem.search.hit.Hit`). It is what a prompt hook loads, so it imports neither :mod:`re` nor :mod:`pathlib`
+This module is the read side: opening the index, checking that it is current, and a search's steps in order (its
+BM25 candidates come from :mod:`gitmem.search.candidates`, their ranking into hits from
+:mod:`gitmem.search.results`). It is what a prompt hook loads, so it imports neither :mod:`re` nor :mod:`pathlib`
 (a repository's ``path`` may be a ``str``), :mod:`contextlib`, :mod:`functools`, :mod:`typing` nor the file locks.
 Updating the index is :mod:`gitmem.search.build`'s, the model's side of a search :mod:`gitmem.search.semantic`'s:
 each is imported when it is needed (an index behind HEAD, a rebuild, a search with a model), never by a BM25 search
@@ -36,24 +37,18 @@ import tantivy
 
 from gitmem.errors import SearchError, ValidationError
 from gitmem.files.atomic import settled
-from gitmem.search import analysis
+from gitmem.search import analysis, candidates, results
 from gitmem.search import schema as idoc
 from gitmem.search import scoring as ranking
-from gitmem.search.analysis import QueryTerms
 from gitmem.search.hit import Hit
-from gitmem.search.order import AMONG, FLOOR, Order, chain_firsts, order_bonus, parse_order
+from gitmem.search.order import AMONG, parse_order
 from gitmem.search.scoring import DEFAULT_TUNING, Tuning
 from gitmem.search.snapshot import Key, Snapshot
-from gitmem.search.standing import GOVERNING, alternatives, asks_help
-from gitmem.search.timeexpr import TimeRange, in_period, parse_time_expression
+from gitmem.search.standing import GOVERNING, asks_help
+from gitmem.search.timeexpr import parse_time_expression
 from gitmem.store import memory as docs
-from gitmem.text.records import replace
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: a search does not import typing (~3 ms a process)
-#: the best matches of the X in "before/after X" the memory about X is chosen among
-_ANCHORS = 5
-#: the rules sharing a word with the question whose subjects a search reads to find the ones it names whole
-_SUBJECTS = 32
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path
@@ -65,7 +60,6 @@ if TYPE_CHECKING:
     from gitmem.git.store import GitStore
     from gitmem.search import rerank
     from gitmem.search.neighbourhood import Neighbourhood
-    from gitmem.store.memory import Memory
 
     Mode = Literal["hybrid", "bm25", "vector"]
     #: called with the number of memories just embedded (``tqdm.update`` fits)
@@ -76,12 +70,6 @@ else:
     Protocol = object
 
 __all__ = ["Index", "IndexedRepo", "RefreshStats", "open_index"]
-
-
-def _chunks_by_score(found: dict[int, float]) -> list[tuple[int, float]]:
-    """``(n, score)`` of a memory's matched chunks, best first; on a tie the memory as a whole (0), then the
-    earlier chunk."""
-    return sorted(found.items(), key=lambda chunk: (-chunk[1], chunk[0]))
 
 
 class RefreshStats:
@@ -376,17 +364,18 @@ class Index:
         matched: dict[Key, dict[int, float]] = {}
         governed: dict[Key, float] = {}  # the standing rules that name the question's subject
         if mode != "vector" and not terms.empty:
-            bm25 = self._bm25(searcher, terms, filters, n, tuning, matched)
+            bm25 = candidates.bm25(self, searcher, terms, filters, n, tuning, matched)
             extra = [ranking.time_clause(self._schema, when)] if when is not None else []
             if help_asked:  # the standing instructions on the subject, however many memories discuss it at length
                 extra.append(ranking.standing_clause(self._schema))
             for clause in extra:
-                for key, score in self._bm25(searcher, terms, [*filters, clause], n, tuning, matched).items():
+                for key, score in candidates.bm25(self, searcher, terms, [*filters, clause], n, tuning,
+                                                  matched).items():
                     bm25[key] = max(score, bm25.get(key, 0.0))
             if past is not None and order is not None and order.history:
-                bm25.update(self._superseded(searcher, terms, past, AMONG, tuning, matched, replaced_by))
+                bm25.update(candidates.superseded(self, searcher, terms, past, AMONG, tuning, matched, replaced_by))
             if tuning.standing_weight > 0:  # "when I ask about the budget": the question holds the subject's words
-                governed = self._naming(searcher, terms, filters, tuning, matched)
+                governed = candidates.naming(self, searcher, terms, filters, tuning, matched)
                 for key, score in governed.items():
                     bm25.setdefault(key, score)
         vector: dict[tuple[int, int], float] = {}
@@ -414,187 +403,11 @@ class Index:
         anchor: float | None = None
         linked: set[Key] = set()
         if order is not None and order.anchor:  # "before X": when was the memory about X created?
-            said = analysis.analyze_query(order.anchor, self._analyzer)
-            found = self._bm25(searcher, said, filters, _ANCHORS, tuning, {})
-            # X may be a state replaced since ("what did we use after MySQL?")
-            states = self._superseded(searcher, said, past, _ANCHORS, tuning, {}) if past is not None else {}
-            found.update(states)
-            if found:
-                # where X is a state of a supersede chain, X's memory is where X first appears among the good
-                # matches: later ones that name X say what replaced it ("migrated from Vue 2 to Vue 3" names Vue 2
-                # more often than "written in Vue 2"); an event ("after I downloaded it") is its best match
-                best = max(found.values())
-                near = [key for key, score in found.items() if score >= FLOOR * best] if states else \
-                    [max(found, key=found.__getitem__)]
-                made = searcher.fast_field_values("created", [tantivy.DocAddress(*key) for key in near])
-                created, key = min(zip(made, near, strict=True),
-                                   key=lambda pair: (pair[0] if pair[0] is not None else float("inf"), -found[pair[1]]))
-                anchor = float(created or 0)
-                linked, later = self._chain_links(searcher, _stored(searcher, key), order, replaced_by)
-                if later and past is not None and linked - set(bm25) - set(vector):
-                    # the successor was replaced since ("after Vuex" when Vue 3 gave way to Nuxt): a candidate all
-                    # the same, scored as the past states are, if the question's words meet it
-                    bm25.update(self._bm25(searcher, terms, [*past, ranking.key_clause(self._schema, later)], 1,
-                                           tuning, matched))
-                linked &= set(bm25) | set(vector)
-        return self._rank(searcher, bm25, vector, k, now, when, terms, tuning, vectors if second else None, model,
-                          matched, (order, anchor, linked, replaced_by) if order is not None else None, help_asked,
-                          frozenset(governed))
-
-    def _naming(self, searcher: Any, terms: QueryTerms, filters: list[tuple[Any, Any]], tuning: Tuning,
-                matched: dict[Key, dict[int, float]]) -> dict[Key, float]:
-        """The standing rules whose subject (:func:`~gitmem.search.standing.condition`), or one of the subjects it
-        lists, the question holds word for word (:func:`~gitmem.search.scoring.names_subject`), at most
-        :data:`~gitmem.search.standing.GOVERNING`, with their BM25 as any memory's; none, at the cost of one
-        lookup in an almost empty field, in most repositories."""
-        query = ranking.subject_query(self._schema, terms)
-        if query is None:
-            return {}
-        # every rule whose subject shares a word with the question, best first (a full match may rank low among
-        # partial ones: a rare word of the question in many subjects)
-        hits = searcher.search(tantivy.Query.boolean_query([(tantivy.Occur.Must, query), *filters]),
-                               limit=_SUBJECTS, count=False).hits
-        found: dict[Key, float] = {}
-        for _score, addr in hits:
-            doc = searcher.doc(addr)
-            if any(ranking.names_subject(terms, analysis.analyze_query(subject, self._analyzer))
-                   for subject in alternatives(idoc.subject(doc))):
-                # scored by its text like any candidate: the subject field's scores live on another scale
-                memory_id = idoc.memory_from_json(doc["doc"][0]).id
-                scored = self._bm25(searcher, terms, [*filters, ranking.key_clause(self._schema, memory_id)], 1,
-                                    tuning, matched)
-                found[(addr.segment_ord, addr.doc)] = scored.get((addr.segment_ord, addr.doc), 0.0)
-                if len(found) >= GOVERNING:
-                    break
-        return found
-
-    def _chain_links(self, searcher: Any, memory: Memory, order: Order,
-                     replaced_by: dict[Key, tuple[str, str]]) -> tuple[set[Key], str]:
-        """The memories a supersede chain puts right before ``memory`` (the candidates it replaced) or right after
-        it (the one that replaced it, candidate or not, and its id), as ``order`` asks."""
-        if order.kind == "before":
-            return {key for key, (_id, by) in replaced_by.items() if by == memory.id}, ""
-        if idoc.superseded(memory) != ranking.REPLACED:
-            return set(), ""  # current, forgotten, or compacted: a compaction's summary is no next state of the fact
-        Q, must = tantivy.Query, tantivy.Occur.Must
-        found = searcher.search(Q.boolean_query([ranking.key_clause(self._schema, memory.superseded_by),
-                                                 (must, Q.term_query(self._schema, "part", 0))]), limit=2).hits
-        return {(a.segment_ord, a.doc) for _s, a in found}, memory.superseded_by
-
-    def _bm25(self, searcher: Any, terms: QueryTerms, filters: list[tuple[Any, Any]], n: int,
-              tuning: Tuning, matched: dict[Key, dict[int, float]]) -> dict[tuple[int, int], float]:
-        """The ``n`` best memories by BM25; each chunk of a long memory among the hits goes into ``matched``
-        (chunk number → its score, 0 for the memory as a whole), so a hit knows which of its parts matched."""
-        query = tantivy.Query.boolean_query([(tantivy.Occur.Must, ranking.text_query(self._schema, terms, tuning)),
-                                             *filters])
-        hits = searcher.search(query, limit=n, count=False).hits
-        scores = {(a.segment_ord, a.doc): float(s) for s, a in hits}
-        snap = self._snapshot()
-        if not hits or not self._chunk_docs(snap):
-            return scores
-        # a long memory is scored by its best document: itself or one of its chunks
-        addrs = [a for _s, a in hits]
-        parts = searcher.fast_field_values("part", addrs)
-        chunked = [(float(s), a, int(p)) for (s, a), p in zip(hits, parts, strict=True) if p]
-        if not chunked:
-            return scores
-        for _score, addr, _part in chunked:
-            del scores[(addr.segment_ord, addr.doc)]
-        codes = searcher.fast_field_values("sha64", [a for _s, a, _p in chunked])
-        whole = dict(scores)  # the memories' own documents
-        for (score, _addr, part), code in zip(chunked, codes, strict=True):
-            for key in snap.addresses(int(code or 0)):
-                found = matched.setdefault(key, {})
-                found[part] = max(score, found.get(part, 0.0))
-                if key in whole:  # the memory as a whole: a chunk is its best part only above it
-                    found[0] = max(whole[key], found.get(0, 0.0))
-                scores[key] = max(score, scores.get(key, 0.0))
-        return scores
-
-    def _superseded(self, searcher: Any, terms: QueryTerms, past: list[tuple[Any, Any]], n: int, tuning: Tuning,
-                    matched: dict[Key, dict[int, float]], replaced_by: dict[Key, tuple[str, str]] | None = None
-                    ) -> dict[Key, float]:
-        """The ``n`` best memories by BM25 among those replaced by another (``past``: the filters keeping those
-        only, :func:`gitmem.search.scoring.deprecated_clause`; a forgotten memory is not one): the past states.
-        ``replaced_by``, if given, gets each one's id and the id of the memory that replaced it when that was a
-        later state, not a compaction's summary (a chain's link: read from its stored document)."""
-        scores = self._bm25(searcher, terms, past, n, tuning, matched)
-        if replaced_by is not None and scores:
-            keys = list(scores)
-            flags = searcher.fast_field_values("superseded", [tantivy.DocAddress(*key) for key in keys])
-            for key, flag in zip(keys, flags, strict=True):
-                if flag == ranking.REPLACED:
-                    memory = _stored(searcher, key)
-                    replaced_by[key] = (memory.id, memory.superseded_by)
-        return scores
-
-    def _rank(self, searcher: Any, bm25: dict[tuple[int, int], float], vector: dict[tuple[int, int], float],
-              k: int, now: datetime, when: TimeRange | None, terms: QueryTerms, tuning: Tuning,
-              vectors: rerank.QueryVectors | None = None, model: dict[str, float] | None = None,
-              matched: dict[Key, dict[int, float]] | None = None,
-              order: tuple[Order, float | None, set[Key], dict[Key, tuple[str, str]]] | None = None,
-              help_asked: bool = False, governed: frozenset[Key] = frozenset()) -> list[Hit]:
-        blind: set[tuple[int, int]] = set()
-        if vectors is not None and self._blind:  # matched words only: BM25 alone ranks them (``fuse``)
-            rest = [key for key in bm25 if key not in vector]
-            codes = searcher.fast_field_values("sha64", [tantivy.DocAddress(s, d) for s, d in rest])
-            blind = {key for key, code in zip(rest, codes, strict=True) if int(code or 0) in self._blind}
-        fused = ranking.fuse(bm25, vector, tuning, blind=blind)
-        if not fused:
-            return []
-        keys = list(fused)
-        addrs = [tantivy.DocAddress(s, d) for s, d in keys]
-        wanted = ["importance", "updated"]
-        if when is not None or order is not None:
-            wanted.append("created")
-        if tuning.context_weight > 0:
-            wanted += ["grp", "seq"]
-        if vectors is not None:
-            wanted.append("sha64")
-        if help_asked:
-            wanted.append("standing")
-        columns = {name: searcher.fast_field_values(name, addrs) for name in wanted}
-        signals: dict[str, list[float]] = {}
-        if vectors is not None:  # the second stage: the model over every signal replaces the fused similarity
-            from gitmem.search import rerank, semantic
-
-            signals = semantic.signals(self, searcher, keys, columns, fused, bm25, when, terms, vectors)
-            fused = dict(zip(keys, rerank.combine(signals, model or rerank.WEIGHTS), strict=True))
-            tuning = replace(tuning, context_weight=0.0, time_boost=0.0)  # both are signals of the model
-        if order is not None:  # by date among the memories on the subject (and of the period named, if one is)
-            asked, anchor, linked, replaced_by = order
-            sims, created = [fused[key] for key in keys], columns["created"]
-            if asked.kind == "first" and replaced_by:  # a chain's first state: as near the subject as its nearest
-                firsts = chain_firsts(replaced_by, fused)
-                sims = [max(sim, firsts.get(key, 0.0)) for key, sim in zip(keys, sims, strict=True)]
-            bonus = order_bonus(asked, sims, [float(c or 0) for c in created], weight=tuning.order_weight,
-                                linked=[key in linked for key in keys] if linked else None,
-                                anchor_at=anchor, within=None if when is None else in_period(created, when, len(keys)))
-            fused = {key: sim + extra for key, sim, extra in zip(keys, sims, bonus, strict=True)}
-        if help_asked or governed:
-            # a standing instruction or preference governs the answer when the request for help matched its words
-            # or when it names the question's subject (a rule that does, stands): one bonus either way
-            flags = columns["standing"] if help_asked else [0] * len(keys)
-            fused = {key: fused[key] + (tuning.standing_weight if key in governed or (flag and key in bm25) else 0.0)
-                     for key, flag in zip(keys, flags, strict=True)}
-        scored = ranking.score(keys, fused, columns, bm25, vector, k=k, when=when, now=now,
-                               weights=self.repo.config.ranking, tuning=tuning, signals=signals)
-        highlight = frozenset(terms.highlight_terms())
-        hits: list[Hit] = []
-        for score, key, parts in scored[:k]:
-            doc = searcher.doc(tantivy.DocAddress(*key))
-            memory = idoc.memory_from_json(doc["doc"][0])
-            chunks = _chunks_by_score((matched or {}).get(key, {}))
-            best = chunks[0][0] if chunks else 0
-            hits.append(Hit(id=memory.id, score=score, memory=memory, parts=parts, path=doc["path"][0],
-                            terms=highlight, analyzer=self._analyzer, chunk=best,
-                            chunk_scores=tuple(c for c in chunks if c[0])))
-        return hits
-
-
-def _stored(searcher: Any, key: Key) -> Memory:
-    """The memory stored in the index document at ``key`` (a JSON parse: read only the ones needed)."""
-    return idoc.memory_from_json(searcher.doc(tantivy.DocAddress(*key))["doc"][0])
+            anchor, linked = candidates.anchor(self, searcher, order, terms, filters, past, tuning, (bm25, vector),
+                                               matched, replaced_by)
+        return results.rank(self, searcher, bm25, vector, k, now, when, terms, tuning, vectors if second else None,
+                            model, matched, (order, anchor, linked, replaced_by) if order is not None else None,
+                            help_asked, frozenset(governed))
 
 
 def _covers(embedder: Embedder, text: str) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import time
 
-from gitmem.store.local import append_line, read_json
+from gitmem.store.local import append_line, read_json, rewrite_log
 from gitmem.text import quickjson
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
@@ -62,33 +62,35 @@ def _hot_counts(data: bytes) -> dict[str, list[float]]:
     return counts
 
 
-def _read_hot_log(file: str) -> tuple[bytes, bytes]:
-    """(the lines of the file an earlier version kept, ``<project>.json`` with one ``[score, time]`` per path; the
-    log's lines), missing files counting as empty."""
-    earlier = "".join(quickjson.dumps([path, entry[0], entry[1]]) + "\n" for path, entry in read_json(file[:-1]).items()
-                      if isinstance(entry, list) and len(entry) == 2)
+def _earlier_lines(file: str) -> bytes:
+    """The counts an earlier version kept in ``<project>.json`` (one ``[score, time]`` per path) as log lines."""
+    return "".join(quickjson.dumps([path, entry[0], entry[1]]) + "\n" for path, entry in read_json(file[:-1]).items()
+                   if isinstance(entry, list) and len(entry) == 2).encode("utf-8")
+
+
+def _read_hot_log(file: str) -> bytes:
+    """The lines an earlier version kept (:func:`_earlier_lines`), then the log's; missing files count as empty."""
     try:
         with open(file, "rb") as fh:
-            return earlier.encode("utf-8"), fh.read()
+            return _earlier_lines(file) + fh.read()
     except FileNotFoundError:
-        return earlier.encode("utf-8"), b""
+        return _earlier_lines(file)
 
 
 def _fold_hot_paths(file: str) -> None:
     """Rewrite a hot-path log as one line per path, under a lock; best effort (a busy lock leaves it for later)."""
     from pathlib import Path
 
-    from gitmem.files.atomic import atomic_write
     from gitmem.files.locks import LockTimeout, file_lock
+
+    def fold(data: bytes) -> bytes:
+        return "".join(quickjson.dumps([path, score, moment]) + "\n"
+                       for path, (score, moment) in _hot_counts(earlier + data).items()).encode("utf-8")
 
     try:
         with file_lock(Path(file + ".lock"), 1.0):
-            earlier, data = _read_hot_log(file)
-            folded = "".join(quickjson.dumps([path, score, moment]) + "\n"
-                             for path, (score, moment) in _hot_counts(earlier + data).items())
-            with open(file, "rb") as fh:  # uses appended since the read (by hooks that take no lock) stay
-                tail = fh.read()[len(data):]
-            atomic_write(file, folded.encode("utf-8") + tail)
+            earlier = _earlier_lines(file)
+            rewrite_log(file, fold)
             if earlier:
                 os.unlink(file[:-1])
     except (LockTimeout, FileNotFoundError):
@@ -101,7 +103,7 @@ def hot_paths(local: Where, project: str, cwd: str = "", limit: int = 10, now: f
 
     moment = time.time() if now is None else now
     scored: list[tuple[float, str]] = []
-    for path, (count, then) in _hot_counts(b"".join(_read_hot_log(_hot_file(local, project)))).items():
+    for path, (count, then) in _hot_counts(_read_hot_log(_hot_file(local, project))).items():
         score = _decayed(count, then, moment)
         if cwd:
             try:

@@ -116,18 +116,56 @@ def _clip_strings(value: Any, cut: int, least: int, budget: list[int], depth: in
 
 def append_line(path: Where, record: Any) -> int:
     """Append one JSON line with a single ``write`` on an ``O_APPEND`` descriptor (parallel hooks never mix);
-    returns the file's size after it."""
+    returns the file's size after it. The write holds the file's record lock, so it waits for a fold under way
+    (:func:`rewrite_log`) and, when that fold replaced the file meanwhile, appends to the new one: no line is lost."""
     data = (quickjson.dumps(record) + "\n").encode("utf-8")
+    waits = 0
+    while True:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            if _LOCKF and waits < 4:  # a fold per 64 kB of log: a second wait is rare, a fifth never comes
+                # os.lockf, not fcntl.flock: os is loaded already, fcntl would cost every tool call's hook an import
+                os.lockf(fd, os.F_LOCK, 0)
+                if not _same_file(fd, path):  # a fold replaced the file while this waited: append to the new one
+                    waits += 1
+                    continue
+            os.write(fd, data)
+            return os.lseek(fd, 0, os.SEEK_CUR)  # O_APPEND wrote at the end: this is where the file ends now
+        finally:
+            os.close(fd)  # releases the lock
+
+
+def _same_file(fd: int, path: Where) -> bool:
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        return os.fstat(fd).st_ino == os.stat(path).st_ino
     except FileNotFoundError:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        return False
+
+
+def rewrite_log(path: Where, fold: Callable[[bytes], bytes]) -> None:
+    """Replace the log at ``path`` (one :func:`append_line` line per record) with ``fold(its content)``, while no
+    append is under way: appends wait for the file's record lock, and one that opened the old file writes to the
+    new one (:func:`append_line`). The caller keeps other folders out (a lock file of its own); FileNotFoundError
+    when there is no log."""
+    from gitmem.files.atomic import atomic_write
+
+    fd = os.open(path, os.O_RDWR)
     try:
-        os.write(fd, data)
-        return os.lseek(fd, 0, os.SEEK_CUR)  # O_APPEND wrote at the end: this is where the file ends now
+        if _LOCKF:
+            os.lockf(fd, os.F_LOCK, 0)
+        # read through the locked descriptor: closing any other one on the file would release a POSIX record lock
+        chunks = list(iter(lambda: os.read(fd, 1 << 20), b""))
+        atomic_write(path, fold(b"".join(chunks)))
     finally:
         os.close(fd)
+
+
+#: POSIX record locks, where the platform has them (not on Windows: there appends take no lock)
+_LOCKF = hasattr(os, "lockf")
 
 
 # -- observations ---------------------------------------------------------------------------------------
@@ -161,19 +199,17 @@ def rotate(local: Where, *, max_bytes: int = MAX_BYTES, max_lines: int = MAX_LIN
     """Move old observations into monthly archives; returns how many lines moved.
 
     Lines older than ``keep_days`` always move; if the rest is still past half of either limit, the oldest of
-    them move too, so a busy month does not rotate on every call. Runs under a lock; a concurrent append that
-    lands between the read and the replace is kept (the file is re-read under the lock just before replacing)."""
+    them move too, so a busy month does not rotate on every call. Runs under a lock, one rotation at a time; an
+    append waits for it and lands in the rotated file (:func:`rewrite_log`)."""
     from pathlib import Path
 
-    from gitmem.files.atomic import atomic_write
     from gitmem.files.locks import file_lock
 
     path = Path(observations_path(local))
-    with file_lock(Path(local, "observations.lock"), 5.0):
-        try:
-            lines = path.read_bytes().splitlines(keepends=True)
-        except FileNotFoundError:
-            return 0
+    moved: list[int] = [0]
+
+    def archive(data: bytes) -> bytes:
+        lines = data.splitlines(keepends=True)
         cutoff = (time.time() if now is None else now) - keep_days * 86400
         stamped = [(_parse_iso(_field(line, "time")), line) for line in lines]
         old: list[tuple[float | None, bytes]] = [(t, line) for t, line in stamped if t is not None and t < cutoff]
@@ -184,15 +220,20 @@ def rotate(local: Where, *, max_bytes: int = MAX_BYTES, max_lines: int = MAX_LIN
         for stamp, line in old:
             month = time.strftime("%Y-%m", time.gmtime(stamp)) if stamp is not None else "unknown"
             by_month.setdefault(month, []).append(line if line.endswith(b"\n") else line + b"\n")
-        archive = Path(local, "observations")
-        archive.mkdir(parents=True, exist_ok=True)
+        folder = Path(local, "observations")
+        folder.mkdir(parents=True, exist_ok=True)
         for month, chunk in sorted(by_month.items()):
-            with (archive / f"{month}.jsonl").open("ab") as fh:
+            with (folder / f"{month}.jsonl").open("ab") as fh:
                 fh.write(b"".join(chunk))
-        # anything appended since the read (by hooks that did not take the lock) stays
-        tail = path.read_bytes()[sum(len(line) for line in lines):]
-        atomic_write(path, b"".join(line for _, line in keep) + tail)
-        return len(old)
+        moved[0] = len(old)
+        return b"".join(line for _, line in keep)
+
+    with file_lock(Path(local, "observations.lock"), 5.0):
+        try:
+            rewrite_log(path, archive)
+        except FileNotFoundError:
+            return 0
+    return moved[0]
 
 
 def _field(line: bytes, name: str) -> Any:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from gitmem.store.local import append_line, now_iso, read_json, write_json
+from gitmem.store.local import append_line, now_iso, read_json, rewrite_log, write_json
 from gitmem.text import quickjson
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
@@ -56,8 +56,8 @@ def read_usage(repo_path: Where) -> dict[str, dict[str, Any]]:
 def bump_usage(repo_path: Where, ids: list[str], now: datetime | None = None) -> None:
     """Count one use of each id: one line appended to ``local/usage.jsonl`` (a prompt's hook pays ~10 µs, where
     rewriting ``usage.json`` under its lock cost milliseconds), folded into ``usage.json`` past
-    :data:`USAGE_LOG_BYTES`. Best effort: a busy lock leaves the fold for a later use, and a use appended while a fold
-    replaces the log (hooks append without the lock) can be lost."""
+    :data:`USAGE_LOG_BYTES`: a busy lock leaves the fold for a later use, and a use appended while a fold runs waits
+    for it and lands in the new log (:func:`~gitmem.store.local.rewrite_log`)."""
     if not ids:
         return
     log = _usage_log(repo_path)
@@ -65,15 +65,12 @@ def bump_usage(repo_path: Where, ids: list[str], now: datetime | None = None) ->
         return
     from gitmem.files.locks import LockTimeout, file_lock
 
+    def fold(data: bytes) -> bytes:
+        write_json(usage_path(repo_path), _count_uses(read_json(usage_path(repo_path)), data))
+        return b""
+
     try:
         with file_lock(usage_path(repo_path) + ".lock", 1.0):
-            with open(log, "rb") as fh:
-                data = fh.read()
-            write_json(usage_path(repo_path), _count_uses(read_json(usage_path(repo_path)), data))
-            with open(log, "rb") as fh:  # uses appended since the first read are kept
-                tail = fh.read()[len(data):]
-            from gitmem.files.atomic import atomic_write
-
-            atomic_write(log, tail)
+            rewrite_log(log, fold)
     except (LockTimeout, FileNotFoundError):
         pass

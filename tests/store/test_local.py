@@ -75,12 +75,26 @@ def _touch_many(local: str, count: int) -> None:
         hotpaths.touch_hot_path(local, "p", "/src/cart.py", now=1_800_000_000.0)
 
 
+def _touch_and_fold(local: str, count: int) -> None:
+    for i in range(count):
+        hotpaths.touch_hot_path(local, "p", f"/src/{i % 3}.py", now=1_800_000_000.0, max_log_bytes=150)
+
+
 def test_parallel_tool_calls_lose_no_use(tmp_path: Path) -> None:
     """Each use is one appended line, so hooks running at once (parallel tool calls) all count."""
     _at_once(_touch_many, str(tmp_path), 40)
     log = (tmp_path / "hotpaths" / "p.jsonl").read_text().splitlines()
     assert len(log) == 160
     assert sum(json.loads(line)[1] for line in log) == 160
+
+
+def test_uses_appended_while_another_hook_folds_the_log_all_count(tmp_path: Path) -> None:
+    """Past its limit a hook folds the log into one line per path; hooks appending meanwhile wait for the fold and
+    append to the folded log, so no use is lost (at one instant, counts do not decay)."""
+    _at_once(_touch_and_fold, str(tmp_path), 60)
+    lines = [json.loads(line) for line in (tmp_path / "hotpaths" / "p.jsonl").read_text().splitlines()]
+    assert len(lines) < 240  # folded along the way
+    assert sum(line[1] for line in lines) == 240
 
 
 def test_hot_paths_of_an_earlier_version_are_kept(tmp_path: Path) -> None:
