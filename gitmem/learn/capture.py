@@ -114,7 +114,13 @@ _WORD_EN = re.compile(r"[A-Za-z]+")
 # -- reading --------------------------------------------------------------------------------------------
 def transcript_texts(path: Path, skip: int = 0, seen: list[int] | None = None) -> Iterator[str]:
     """The text of the user's messages in a Claude Code transcript, in order, from line ``skip`` on. ``seen``,
-    when given, receives the number of complete lines read (where the next run can start)."""
+    when given, receives the number of complete lines read (where the next run can start). Anything but a regular
+    file (a FIFO, ``/dev/zero``: a hook's input names the path) has no messages: reading one could block or never
+    end."""
+    import stat
+
+    if not stat.S_ISREG(path.stat().st_mode):  # before opening: opening a FIFO waits for a writer
+        return
     with path.open("r", encoding="utf-8", errors="replace") as fh:
         for number, line in enumerate(fh):
             if not line.endswith("\n"):

@@ -60,6 +60,26 @@ def loads(text: str) -> Any:
     return json.loads(text)
 
 
+def loads_input(data: bytes) -> Any:
+    """The JSON value of input from another program (a hook's stdin): bytes that are not UTF-8 read as U+FFFD, and
+    so does a lone UTF-16 surrogate (a ``\\ud83d`` escape whose pair was cut off, as a truncated emoji leaves it),
+    which no UTF-8 file can hold. Raises ``ValueError`` on bad JSON, ``RecursionError`` on JSON nested too deeply."""
+    value = loads(data.decode("utf-8", "replace") or "null")
+    if b"\\u" in data and any(b"\\ud" + bytes([c]) in data.lower() for c in b"89abcdef"):  # a surrogate's escape
+        value = _whole(value)
+    return value
+
+
+def _whole(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {_whole(key): _whole(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_whole(item) for item in value]
+    return value
+
+
 def dumps(value: Any, *, default: Callable[[Any], Any] | None = None, sort_keys: bool = False) -> str:
     """Like ``json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=default,
     sort_keys=sort_keys)``."""

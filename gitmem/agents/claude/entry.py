@@ -43,7 +43,7 @@ def _parse(data: bytes) -> dict[str, Any]:
     if len(data) > MAX_INPUT:
         raise HookInputError(f"the hook input is larger than {MAX_INPUT} bytes", "nothing was recorded")
     try:
-        payload = quickjson.loads(data.decode("utf-8", "replace") or "null")
+        payload = quickjson.loads_input(data)
     except RecursionError:
         raise HookInputError("the hook input is JSON nested too deeply", "nothing was recorded") from None
     except ValueError as exc:  # json.JSONDecodeError: say where

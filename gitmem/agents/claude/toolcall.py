@@ -117,7 +117,7 @@ def record(event: str, data: bytes, *, env: Mapping[str, str], home: str, cwd: s
     if event not in EVENTS or len(data) > MAX_FAST_INPUT:
         return False
     try:
-        payload = quickjson.loads(data.decode("utf-8", "replace") or "null")
+        payload = quickjson.loads_input(data)
     except (ValueError, RecursionError):
         return False
     if not isinstance(payload, dict):

@@ -197,6 +197,41 @@ def test_bad_input_never_fails(event: str, data: str, env: dict[str, str], repo_
     assert len(result.stderr.strip().splitlines()) <= 1
 
 
+def test_a_cut_emoji_in_the_input_is_read_as_a_replacement_character(repo_path: Path, code: Path,
+                                                                       env: dict[str, str]) -> None:
+    """A tool output or prompt cut in the middle of an emoji leaves a lone surrogate escape (``\\ud83d``), which no
+    UTF-8 file can hold: the call is still observed and the prompt still gets its memories and its directive."""
+    run_cli("remember", "Releases need a changelog entry", "--project", PROJECT, env=env)
+    hook("session-start", payload("SessionStart", code), env, cwd=code)
+    for fast in (True, False):
+        call = payload("PostToolUse", code, tool_name="Bash", tool_input={"command": "cat NOTES.md"},
+                       tool_response={"stdout": "Release notes \ud83d"})
+        assert "\\ud83d" in call  # json.dumps writes the lone surrogate as its escape
+        result = hook("post-tool-use", call, env, cwd=code, fast=fast)
+        assert result.returncode == 0 and result.stderr == "", result.stderr
+    observed = [json.loads(line) for line in (repo_path / "local" / "observations.jsonl").read_text().splitlines()]
+    assert ["Release notes \ufffd" in json.dumps(o, ensure_ascii=False) for o in observed].count(True) == 2
+    prompt = payload("UserPromptSubmit", code, prompt="Always add a changelog entry for releases \ud83d")
+    result = hook("user-prompt-submit", prompt, env, cwd=code)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert "Releases need a changelog entry" in context_of(result.stdout, "UserPromptSubmit")
+    hook("stop", payload("Stop", code), env, cwd=code)
+    assert "Always add a changelog entry for releases" in git(repo_path, "log", "-p", "-1")
+
+
+def test_a_transcript_path_that_is_no_file_is_not_read(repo_path: Path, code: Path, env: dict[str, str]) -> None:
+    """``/dev/zero`` never ends a line and a FIFO blocks its reader: the session end reads regular files only."""
+    from gitmem.learn.capture import transcript_texts
+
+    fifo = code / "fifo"
+    os.mkfifo(fifo)
+    assert list(transcript_texts(Path("/dev/zero"))) == [] and list(transcript_texts(fifo)) == []
+    started = time.monotonic()
+    result = hook("session-end", json.dumps({"session_id": "s", "cwd": str(code), "transcript_path": "/dev/zero",
+                                             "reason": "exit"}), {**env, "GITMEM_LEARN": "0"}, cwd=code)
+    assert result.returncode == 0 and time.monotonic() - started < 4
+
+
 def test_no_memory_repo(tmp_path: Path, code: Path, isolated_env: Path) -> None:
     env = {"GITMEM_REPO": str(tmp_path / "missing")}
     for event in ("session-start", "post-tool-use", "pre-compact"):
