@@ -126,6 +126,15 @@ def slugify(text: str, max_length: int = 48, *, keep_dots: bool = False) -> str:
     return slug
 
 
+def name_slug(name: str, max_length: int = 80) -> str:
+    """The slug of a name a user gives that becomes a file name (a wiki page's title, a work, a character), with
+    any secret in it redacted first: slugged (``ghp-1a2b…``), a token no longer looks like one to the commit's
+    redaction gate, and a file name stays in git history."""
+    from gitmem.redact.engine import redact
+
+    return slugify(redact(name).text, max_length)
+
+
 def id_slug(text: str) -> str:
     """The readable part of an id derived from ``text``: its ASCII words, at most 40 characters (``memory`` when
     it has none). Derived ids are ASCII on purpose: see "Ids and file names" in docs/store.md."""

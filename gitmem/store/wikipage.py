@@ -22,6 +22,7 @@ Unknown frontmatter keys are kept when a page is rewritten.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -95,13 +96,26 @@ def page_slug(title: str) -> str:
 
 
 def check_page_name(name: str) -> str:
-    """A page name given by a user: refused when it could leave the wiki folder (see
+    """A page name a user gives (or a title that slugs to it): refused when it could leave the wiki folder (see
     :func:`gitmem.store.document.check_name`); a name with a ``.md`` suffix is accepted without it."""
     value = docs.check_name(name, "page name")
-    value = value[:-3] if value.lower().endswith(".md") else value
-    slug = page_slug(value)
+    return _page_slug(value[:-3] if value.lower().endswith(".md") else value, name)
+
+
+def title_page_name(title: str) -> str:
+    """The page name of a new page's title, any text but control characters: ``"CI/CD pipeline"`` →
+    ``"ci-cd-pipeline"`` (its slug keeps neither separators nor "..")."""
+    value = unicodedata.normalize("NFC", title.strip()) if isinstance(title, str) else ""
+    if any(unicodedata.category(ch) == "Cc" for ch in value):
+        raise ValidationError(f"title {title!r} contains a NUL or control character", "use a plain title")
+    return _page_slug(value, title)
+
+
+def _page_slug(value: str, given: str) -> str:
+    """The slug of a checked name, with any secret in it redacted (:func:`~gitmem.store.document.name_slug`)."""
+    slug = docs.name_slug(value)
     if not slug:
-        raise ValidationError(f"page name {name!r} has no letters or digits", "give a name such as 'deploy-notes'")
+        raise ValidationError(f"page name {given!r} has no letters or digits", "give a name such as 'deploy-notes'")
     docs.check_name(slug, "page name")  # a slug can still be a device name ("con")
     return slug
 

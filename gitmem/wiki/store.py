@@ -116,7 +116,7 @@ class Wiki:
         """Add ``text`` to the page for ``title``: a new page, or a new timestamped section of the page with the
         same name (tags and sources are merged; category and confidence change only when given). Text the page
         already holds word for word is not added again."""
-        slug = _writable(name or title)
+        slug = _writable(title, name)
         kinds: list[str] = []
         body = self._scrub(docs.check_text(text, "page text"), kinds)
         clean_title = self._scrub(title, kinds)
@@ -149,7 +149,7 @@ class Wiki:
             confidence: str | None = None, sources: Any = (), source: str = "cli", name: str | None = None
             ) -> WriteResult:
         """Create a page with ``text`` as its body, as written (refused when the page exists: use ``ingest``)."""
-        slug = _writable(name or title)
+        slug = _writable(title, name)
         kinds: list[str] = []
         page = wp.make_page(slug, self._scrub(title, kinds), self._scrub(docs.check_text(text, "page text"), kinds),
                             category=category, tags=tags, confidence=confidence, sources=sources)
@@ -166,7 +166,7 @@ class Wiki:
         reason = " ".join((reason or "").split())
         if not reason:
             raise ValidationError("a reason is required to delete a page", 'pass --reason "why"')
-        slug = _writable(name)
+        slug = _writable("", name)
         with self.repo.git.locked():
             page = self.read(slug)
             return self._commit({wp.page_path(self.project, slug): None}, f"wiki: delete {page.title}", "deprecate",
@@ -273,9 +273,9 @@ class Wiki:
                     max_page_size=settings.max_page_size if max_page_size is None else max_page_size)
 
 
-def _writable(name: str) -> str:
-    """The page name for ``name``, refused when it is one of the generated pages."""
-    slug = wp.check_page_name(name)
+def _writable(title: str, name: str | None) -> str:
+    """The page name a write of ``title`` goes to (``name`` when given), refused when it is a generated page."""
+    slug = wp.check_page_name(name) if name else wp.title_page_name(title)
     if slug in wp.RESERVED_PAGES:
         raise ValidationError(f"'{slug}' is a generated page (rebuilt by every wiki write)", "choose another title")
     return slug

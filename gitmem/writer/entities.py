@@ -66,12 +66,12 @@ def entity_name(kind: str, title: str, fields: dict[str, Any]) -> str:
     ``<chapter>-<title>`` for a scene. The title is checked like any name (no ``..``, separators, NUL)."""
     docs.check_name(title, f"{kind} name")
     if kind == "relationship":
-        a, b = (docs.slugify(docs.check_name(str(fields.get(k) or ""), "character name"), 40) for k in ("a", "b"))
+        a, b = (docs.name_slug(docs.check_name(str(fields.get(k) or ""), "character name"), 40) for k in ("a", "b"))
         slug = f"{a}--{b}"
     elif kind == "scene":
-        slug = f"{int(fields.get('chapter') or 0):03d}-{docs.slugify(title, 60)}"
+        slug = f"{int(fields.get('chapter') or 0):03d}-{docs.name_slug(title, 60)}"
     else:
-        slug = docs.slugify(title, 80)
+        slug = docs.name_slug(title, 80)
     if not slug.strip("-0"):
         raise ValidationError(f"{kind} name {title!r} has no letters or digits", "give a name such as 'Lin Mei'")
     return docs.check_name(slug, f"{kind} name")

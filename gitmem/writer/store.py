@@ -29,7 +29,7 @@ class Writer:
 
     def __init__(self, repo: MemoryRepo, work: str) -> None:
         self.repo = repo
-        self.work = docs.slugify(docs.check_name(work, "work"), 80)
+        self.work = docs.name_slug(docs.check_name(work, "work"), 80)
         if not self.work:
             raise ValidationError(f"work {work!r} has no letters or digits", "give a work such as 'the-long-night'")
         self.rel = f"{we.WRITER_DIR}/{self.work}"
@@ -51,7 +51,7 @@ class Writer:
         """The entity of ``kind`` whose file name or title is ``name``."""
         docs.check_name(name, f"{we.check_kind(kind)} name")
         folder = self.repo.path / self.rel / we.FOLDERS[kind]
-        slug = docs.slugify(name, 80)
+        slug = docs.name_slug(name, 80)
         candidates = [folder / f"{slug}.md"] if kind in ("character", "world") else []
         candidates += sorted(folder.glob("*.md")) if folder.is_dir() else []
         for path in candidates:

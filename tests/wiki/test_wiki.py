@@ -280,6 +280,25 @@ def test_nul_and_reserved_titles_are_refused(repo: MemoryRepo) -> None:
         Wiki(repo, "shop\x00x")
 
 
+def test_a_title_with_a_slash_names_its_page_and_a_secret_in_a_title_never_names_a_file(repo_path: Path) -> None:
+    """A title is text: "CI/CD pipeline" becomes the page ci-cd-pipeline. A token in a title is redacted before the
+    page name is made from it: slugged ("ghp-1a2b…"), it would no longer look like a secret to the commit's gate."""
+    env = {"GITMEM_REPO": str(repo_path)}
+    assert run_cli("wiki", "ingest", "--title", "CI/CD pipeline", "--project", "shop", "Runs on every push",
+                   env=env).code == 0
+    assert (repo_path / "wiki" / "shop" / "ci-cd-pipeline.md").is_file()
+    assert "Runs on every push" in run_cli("wiki", "read", "ci-cd-pipeline", "--project", "shop", env=env).out
+    token = "ghp_" + "1234567890abcdefghijklmnopqrstuvwxyzAB"
+    result = run_cli("wiki", "ingest", "--title", f"Creds {token}", "--project", "shop", "rotate monthly", env=env)
+    assert result.code == 0, result.err
+    history = git(repo_path, "log", "-p", "--stat", "--format=%B", "--all").lower()
+    assert token[4:].lower() not in history and token[4:].lower() not in "".join(
+        p.name for p in (repo_path / "wiki").rglob("*"))
+    writer = run_cli("writer", "world", "add", "Keys", "--work", "AKIAIOSFODNN7EXAMPLE", "--notes", "x", env=env)
+    assert writer.code == 0, writer.err
+    assert "akiaiosfodnn7example" not in git(repo_path, "log", "--stat", "--format=%B", "--all").lower()
+
+
 def test_concurrent_ingests_of_one_title_end_in_one_page_with_both_sections(repo_path: Path) -> None:
     script = ("import sys; from pathlib import Path; from gitmem.config import Config; "
               "from gitmem.store.memories import MemoryRepo; from gitmem.wiki.store import Wiki; "
