@@ -67,7 +67,9 @@ summary: pass: 120", "pwd: /srv/app" and "Password: must be at least 12
 characters" stay intact; after ``passphrase:`` it is the rest of the line.  A
 quoted value is kept when it is a sentence.  When the value is itself a known
 token, the specific kind is used (``GITHUB_TOKEN=ghp_...`` gives
-``github-token``).
+``github-token``).  An unquoted value that is itself a key ("password: token:
+...", ``password = password = ...``) is not the value: the value after the
+last keyword of the chain is redacted, and the keywords are kept.
 
 To avoid false positives, these are left alone:
 
@@ -90,7 +92,9 @@ To avoid false positives, these are left alone:
 Other kinds: Slack webhook URLs are ``slack-webhook`` (Slack tokens are
 ``slack-token``); an ``Authorization: Bearer`` value is ``bearer-token`` unless
 it is a known token such as a JWT; an ``Authorization: Basic`` value is
-``basic-auth``.
+``basic-auth``.  An AWS secret access key with no key name
+(``aws-secret-key``) is found by its neighbour: 40 base64 characters (both
+cases, not all hex) beside an ``AKIA``/``ASIA`` key id, on its line or the next.
 
 A candidate that these checks turn down hides nothing: the matches of other
 rules inside it are still redacted ("密钥是 postgres://u:PASSWORD@host").

@@ -79,13 +79,14 @@ _CJK_STOP = r"(?!，|；)"
 # Generic assignments: a keyword that ends the key, a separator, a value.
 # (Each keyword pattern starts with a look-ahead on its possible first characters: a position that cannot start a
 # keyword then fails on one set test instead of on every alternative, which makes the scan ~2.5 times faster.)
-_KEYWORD = (
-    r"(?=[AaCcEeLlMmPpSsTtWw][A-Za-z]|密|口|令)(?<![/\\])(?P<_k>(?ai:pass(?:word|wd|phrase)|secrets?|token|credentials?"
+_KEYWORD_NAMES = (
+    r"(?ai:pass(?:word|wd|phrase)|secrets?|token|credentials?"
     r"|(?:api|access|secret|private|auth|client|signing|encryption|master|app|storage|account|subscription"
     r"|service|webhook|license|admin)[ _-]?key"
     r"|(?<![A-Za-z])(?:pass|pwd|pw))"
-    r"|密码|口令|密钥|令牌)"
+    r"|密码|口令|密钥|令牌"
 )
+_KEYWORD = r"(?=[AaCcEeLlMmPpSsTtWw][A-Za-z]|密|口|令)(?<![/\\])(?P<_k>" + _KEYWORD_NAMES + ")"
 #: How every keyword of :data:`_KEYWORD` ends, lower-case (keep the two in step): the assignment rule can only
 #: match where one of these stands right before the separator, a check far cheaper than compiling the rule.
 KEY_ENDINGS = ("pass", "word", "wd", "pw", "phrase", "secret", "secrets", "token", "credential", "credentials", "key",
@@ -107,6 +108,14 @@ _NOT_LITERAL = (
     r"(?![A-Za-z_][A-Za-z0-9_.]*[(\[]"
     r"|(?ai:str|string|bytes|secretstr|int|bool|none|null|nil|undefined|true|false)[ \t]*(?:[,;)\]}\r\n]|\Z))"
 )
+# An unquoted value that is itself a key, a name ending in a keyword then a separator ("password: token: ...",
+# "数据库密码：password: ..."), is not the value: the keyword that comes last names it.  Without this look-ahead the
+# outer key took "token:" for its value, turned it down as a plain word, and the scan went on after it, past the
+# real value.  Failing here lets the search find the inner assignment instead, however many keys are chained.
+# A colon counts only before a space ("key: value"): "pw:ab1" stays one value, as before.
+_KEY_AS_VALUE = (
+    r"(?![A-Za-z0-9_.-]{0,40}?(?:" + _KEYWORD_NAMES + r")[\"'`]?\]?[ \t]{0,16}(?::=|=>|=(?!=)|(?::|：)(?=[ \t])))"
+)
 _QUOTED = (
     r"\"(?P<_sdq>(?:[^\"\\\n]|\\.)*)\"?"
     r"|'(?P<_ssq>[^'\n]*)'?"
@@ -125,7 +134,7 @@ _COLON_BARE = (
 )
 _ASSIGNMENT = (
     _KEYWORD + _SEP + r"(?:" + _QUOTED + r"|(?(_c)" + _BLOCK + r"|(?!))"
-    r"|" + _NM + _NOT_LITERAL + r"(?(_c)" + _COLON_BARE + r"|" + _EQ_BARE + r"))"
+    r"|" + _NM + _NOT_LITERAL + _KEY_AS_VALUE + r"(?(_c)" + _COLON_BARE + r"|" + _EQ_BARE + r"))"
 )
 # ``<password>...</password>``
 _XML = (
@@ -175,6 +184,31 @@ _PEM_DASH = r"----(?:-)?[ ]?"
 _PRIVATE_KEY = (
     _PEM_DASH + r"BEGIN[ ](?P<_t>(?:[A-Z0-9]+[ ])*)PRIVATE[ ]KEY(?P<_b>(?:[ ]BLOCK)?)[ ]?----"
     r"(?s:.*?)(?:" + _PEM_DASH + r"END[ ](?P=_t)PRIVATE[ ]KEY(?P=_b)[ ]?-----?|\Z)"
+)
+# An AWS secret access key written beside its key id with no key name ("AKIA... secret wJal...", "AKIA... / wJal...",
+# a CSV row of the console's download, the id on one line and the secret on the next): 40 characters of base64
+# within a short distance of an AKIA or ASIA id, after it or before it, on the same line or the next.  Alone, such a
+# run is too common to redact (hashes, base64 fixtures); beside a key id it is the key's other half.  The id may also
+# be the marker an earlier version left in its place, so that ``gitmem doctor`` finds the secrets it let through.
+# The run must not be all hex and must hold both cases of letters: 40-hex commit SHAs (and lower-case paths) stay,
+# while a random base64 key lacks a case with a probability of ~1e-9.
+_AWS_ID = r"(?<![A-Za-z0-9])A(?:KIA|SIA)[A-Z0-9]{16}(?![A-Z0-9])"
+_AWS_ID_MARKER = r"\[REDACTED:aws-access-key\]"
+# (The case look-aheads stay inside the run: it is checked to be exactly 40 characters of the class right after.)
+_AWS_SECRET_RUN = (
+    r"(?<![A-Za-z0-9/+=])(?![0-9A-Fa-f]{40})(?=[^A-Z\n]{0,39}[A-Z])(?=[^a-z\n]{0,39}[a-z])"
+    r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
+)
+# Up to 64 characters on the same line, or the rest of the line and up to 64 on the next (the nearest run wins).
+_AWS_NEAR = r"(?:[^\n]{0,64}?|[^\n]{0,64}\n[^\n]{0,64}?)"
+# After the id, the match starts at the id's end (``re`` has no variable-width look-behind), so it holds the text
+# between the two and keeps it; ``_f`` records that.  Otherwise a look-ahead finds the id after the run.  (The run is
+# written once, as compiling it twice cost ~0.1 ms.)  No literal can start such a pattern: its triggers (the id's
+# prefix) and its run (the 40 characters) keep it uncompiled on other texts.
+_AWS_PAIRED_SECRET = (
+    r"(?:(?:(?<=(?<![A-Za-z0-9])A(?:KIA|SIA)[A-Z0-9]{16})(?![A-Z0-9])|(?<=" + _AWS_ID_MARKER + r"))(?P<_f>)"
+    + _AWS_NEAR + r")?(?P<_s>" + _AWS_SECRET_RUN + r")"
+    r"(?(_f)|(?=" + _AWS_NEAR + r"(?:" + _AWS_ID + r"|" + _AWS_ID_MARKER + r")))"
 )
 
 
@@ -259,6 +293,7 @@ RULES: tuple[Rule, ...] = (
         ("akia", "asia", "abia", "acca", "a3t"),
         run=(ALNUM, 20),
     ),
+    _rule("aws-secret-key", _AWS_PAIRED_SECRET, ("akia", "asia", "[redacted:aws-access-key]"), run=(BASE64, 40)),
     _rule("google-api-key", _word("AIza", r"[0-9A-Za-z_-]{35}"), ("aiza",)),
     _rule("npm-token", _word("npm_", r"[A-Za-z0-9]{36}", "A-Za-z0-9_"), ("npm_",), run=(ALNUM, 36)),
     _rule(

@@ -300,8 +300,45 @@ def negatives() -> list[dict[str, str]]:
     return unique
 
 
+def found_later() -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """Cases added after the corpus above was written, from leaks users found: drawn after it from the same seeded
+    generator, so that the records above stay as they were."""
+    def aws_id() -> str:
+        return RNG.choice(["AKIA", "ASIA"]) + rand(UPPER + "234567", 16)
+
+    formats: dict[str, tuple[Callable[[], str], list[str]]] = {
+        # An AWS secret key beside its key id, with no key name.
+        "aws-secret-key-beside-id": (lambda: rand(ALNUM + "+/", 40), [
+            "AWS creds: {id} secret {s}", "{id} / {s}", "User name,Access key ID,Secret access key\nci,{id},{s}",
+            "key id {id}\nsecret {s}", "secret {s} goes with {id}"]),
+        # A keyword whose value is another keyword and then the secret.
+        "password-after-keyword-chain": (password, [
+            "password: password: {s}", "Password: token: {s}", "The password: secret: {s}",
+            "数据库密码：password: {s} 请勿外传", "api_key: DB_PASSWORD: {s}"]),
+    }
+    pos: list[dict[str, str]] = []
+    for kind, (make, contexts) in formats.items():
+        for context in RNG.sample(contexts, PER_KIND):
+            secret = make()
+            pos.append({"kind": kind, "text": context.replace("{id}", aws_id()).replace("{s}", secret),
+                        "secret": secret})
+    families: dict[str, Callable[[], str]] = {
+        # "Asia" holds an ASIA key id's prefix; a 40-character base64 run or a commit SHA without an id stays.
+        "asia-base64": lambda: RNG.choice([
+            f"moved the bucket to Asia Pacific (Sydney) in {sha1()}", f"ASIA-PACIFIC rollout fixture: {b64(30)}",
+            f"Asia region cache key {b64(30)}"]),
+        "keyword-chain-prose": lambda: RNG.choice([
+            "password: token: required", "secret: api_key: see the vault", "Password: password: see the vault",
+            "token: secret: optional (defaults to the env var)", "密码：password: 请联系管理员"]),
+    }
+    neg = [{"kind": name, "text": make()} for name, make in families.items() for _ in range(5)]
+    return pos, list({item["text"]: item for item in neg}.values())
+
+
 def main() -> None:
     pos, neg = positives(), negatives()
+    later_pos, later_neg = found_later()
+    pos, neg = pos + later_pos, neg + later_neg
     for name, items in (("positives.jsonl", pos), ("negatives.jsonl", neg)):
         with (HERE / name).open("w", encoding="utf-8") as fh:
             for item in items:
