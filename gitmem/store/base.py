@@ -6,6 +6,11 @@ the index without importing the memory API (redaction rules, documents, layout c
 
 from __future__ import annotations
 
+import os
+
+from gitmem.config import REPO_CONFIG_NAME
+from gitmem.errors import RepoNotFoundError
+
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook opens the index without importing typing
 if TYPE_CHECKING:
     from gitmem.config import Config, StrPath
@@ -23,6 +28,12 @@ class StoredRepo:
         self.config = config
         self.lock_timeout = lock_timeout
         self.head = GitHead(config.repo_dir)
+        if not os.path.isfile(os.path.join(self.head.repo_dir, REPO_CONFIG_NAME)):
+            # a code project's repository, say (a wrong --repo or GITMEM_REPO): memories must never land in it
+            raise RepoNotFoundError(
+                f"{self.head.repo_dir} is a git repository but not a gitmem memory repository (no {REPO_CONFIG_NAME})",
+                f"point --repo or GITMEM_REPO at your memory repository (or make this one: gitmem init "
+                f"{self.head.repo_dir})")
         self._store: GitStore | None = None
         if self.head.interrupted():  # never read files of a write that a killed process left half done
             self.git.recover_if_interrupted()

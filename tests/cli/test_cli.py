@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT, assert_clean, git, run_cli
+from tests.helpers import ROOT, assert_clean, code_repo, git, run_cli
 
 
 def test_acceptance_remember_chinese_feedback(tmp_path: Path) -> None:
@@ -145,6 +145,17 @@ def test_missing_repo_and_bad_config_are_clear(tmp_path: Path) -> None:
     (tmp_path / ".memrepo").write_text("[ranking]\nw_sim = 'x'\n")
     result = run_cli("list", cwd=tmp_path)
     assert result.code != 0 and ".memrepo" in result.err and "ranking.w_sim" in result.err
+
+
+def test_a_code_repository_given_as_the_memory_repository_is_refused(tmp_path: Path) -> None:
+    """A wrong --repo (the code project itself) must not get memories committed into it."""
+    code = code_repo(tmp_path, "Add the cart")
+    head = git(code, "rev-parse", "HEAD")
+    for args in (["remember", "oops"], ["list"]):
+        result = run_cli("--repo", str(code), *args)
+        assert result.code != 0 and "not a gitmem memory repository" in result.err and "Traceback" not in result.err
+        assert f"gitmem init {code}" in result.err and len(result.err.strip().splitlines()) == 1
+    assert git(code, "rev-parse", "HEAD") == head and not (code / "memories").exists()
 
 
 def test_broken_file_warns_but_list_works(tmp_path: Path) -> None:
