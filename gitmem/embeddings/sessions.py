@@ -6,6 +6,7 @@ onnxruntime and tokenizers are imported inside the functions that need them.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -88,6 +89,21 @@ def load_session(path: Path, threads: int, int8_activations: bool = False) -> tu
     return loaded
 
 
+def onnxruntime() -> Any:
+    """The ``onnxruntime`` module, imported with its telemetry off (ImportError when it is not installed).
+
+    Its recent Linux and macOS builds collect usage telemetry: on import, the library writes a device id under
+    ``~/.cache/Microsoft/DeveloperTools`` and, where that folder is read-only, prints a warning on stderr (a line
+    in every hook's output). Memories and what the agent does stay on this machine, so the opt-out variables are
+    set before the first import (1.32 reads ``ORT_DISABLE_TELEMETRY``; later versions ``ORT_TELEMETRY_DISABLED``),
+    unless the user set them."""
+    for name in ("ORT_DISABLE_TELEMETRY", "ORT_TELEMETRY_DISABLED"):
+        os.environ.setdefault(name, "1")
+    import onnxruntime as ort
+
+    return ort
+
+
 def _new_session(path: Path, threads: int, int8_activations: bool) -> tuple[Any, bool]:
     if not path.is_file():
         raise EmbeddingError(
@@ -95,7 +111,7 @@ def _new_session(path: Path, threads: int, int8_activations: bool) -> tuple[Any,
             "(`gitmem model install NAME`) or set the embedding model to 'none'"
         )
     try:
-        import onnxruntime as ort
+        ort = onnxruntime()
     except ImportError as exc:
         raise EmbeddingError("the 'onnxruntime' package is not installed; install gitmem's embedding extra") from exc
     if int8_activations:
@@ -146,7 +162,7 @@ def int8_options(ort: Any, threads: int = 1) -> Any:
 def int8_session(path: Path, opts: Any) -> Any:
     """A session of ``path`` rewritten for int8 activations, or None (no int8 weight matrix in the graph, or
     this onnxruntime cannot run the rewrite): the caller then loads the file as it is."""
-    import onnxruntime as ort
+    ort = onnxruntime()
 
     from gitmem.embeddings.quantize import int8_activations
 

@@ -365,6 +365,20 @@ def test_importing_the_modules_loads_no_heavy_dependency() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_running_the_model_leaves_no_telemetry_id_in_home(tmp_path: Path) -> None:
+    """onnxruntime's own telemetry writes a device id under ~/.cache on import (and warns on stderr where it
+    cannot): gitmem turns it off, so embedding leaves nothing in HOME and says nothing."""
+    import os
+
+    code = ("from gitmem.embeddings.runtime import EmbedSpec, load_embedder\n"
+            "model = load_embedder(EmbedSpec(model='auto'))\n"
+            "assert model is not None and len(model.embed_documents(['hello'])[0]) == model.dim\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ORT_")}
+    result = subprocess.run([sys.executable, "-c", code], env={**env, "HOME": str(tmp_path)}, cwd=tmp_path,
+                            capture_output=True, text=True, check=True)
+    assert result.stderr == "" and not (tmp_path / ".cache" / "Microsoft").exists()
+
+
 # ---------------------------------------------------------------------------------------------
 # Install from disk
 
