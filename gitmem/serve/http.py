@@ -387,22 +387,24 @@ def _routes(app: FastAPI, service: MemoryService, ui: bool) -> None:
                                          deprecated=deprecated)
         return [memory_view(m, detailed=False) for m in memories]
 
-    @app.get("/memory/{memory_id}", responses=_ERRORS, summary="One memory with every field")  # type: ignore[arg-type]
-    def get(memory_id: str) -> dict[str, Any]:
-        return memory_view(service.get(memory_id))
-
-    @app.get("/memory/{memory_id}/history", response_model=HistoryResponse, responses=_ERRORS,  # type: ignore[arg-type]
+    # ids are any printable text (an import keeps its source's ids, "a/b" among them): the routes take the rest of
+    # the path, those that end in a verb first
+    @app.get("/memory/{memory_id:path}/history", response_model=HistoryResponse, responses=_ERRORS,  # type: ignore[arg-type]
              summary="The commits of one memory with their diffs, newest first")
     def history(memory_id: str, limit: Annotated[int | None, Query(ge=1, le=1000)] = None) -> HistoryResponse:
         entries = service.history(memory_id, limit=limit)
         return HistoryResponse(id=memory_id, history=[HistoryItem(**e.to_dict()) for e in entries])
 
-    @app.delete("/memory/{memory_id}", response_model=ForgetResponse, responses=_ERRORS,  # type: ignore[arg-type]
+    @app.get("/memory/{memory_id:path}", responses=_ERRORS, summary="One memory with every field")  # type: ignore[arg-type]
+    def get(memory_id: str) -> dict[str, Any]:
+        return memory_view(service.get(memory_id))
+
+    @app.delete("/memory/{memory_id:path}", response_model=ForgetResponse, responses=_ERRORS,  # type: ignore[arg-type]
                 summary="Deprecate a memory (a commit; the file stays with the reason)")
     def forget(memory_id: str, reason: Annotated[str, Query(min_length=1, max_length=1000)]) -> dict[str, Any]:
         return service.forget(memory_id, reason)
 
-    @app.post("/memory/{memory_id}/restore", response_model=ForgetResponse, responses=_ERRORS,  # type: ignore[arg-type]
+    @app.post("/memory/{memory_id:path}/restore", response_model=ForgetResponse, responses=_ERRORS,  # type: ignore[arg-type]
               summary="Undo a deprecation (a commit)")
     def restore(memory_id: str) -> dict[str, Any]:
         return service.restore(memory_id)

@@ -146,7 +146,7 @@ def mount_ui(app: FastAPI, service: MemoryService) -> None:
         return page(request, "list.html", 422 if error else 200, rows=rows, filters=filters, error=error,
                     searching=bool(q.strip()))
 
-    @router.get("/memory/{memory_id}", response_class=HTMLResponse)
+    @router.get("/memory/{memory_id:path}", response_class=HTMLResponse)
     def memory(request: Request, memory_id: str) -> HTMLResponse:
         return _memory_page(request, memory_id)
 
@@ -159,7 +159,7 @@ def mount_ui(app: FastAPI, service: MemoryService) -> None:
         return page(request, "memory.html", status, memory=found, history=[h.to_dict() for h in history],
                     error=error)
 
-    @router.post("/memory/{memory_id}/deprecate", response_model=None)
+    @router.post("/memory/{memory_id:path}/deprecate", response_model=None)
     def deprecate(request: Request, memory_id: str, reason: str = Form("")) -> Response:
         try:
             service.forget(memory_id, reason, source="ui")
@@ -167,7 +167,7 @@ def mount_ui(app: FastAPI, service: MemoryService) -> None:
             return _memory_page(request, memory_id, str(exc), 422)
         return RedirectResponse(f"/ui/memory/{quote(memory_id)}", status_code=303)
 
-    @router.post("/memory/{memory_id}/restore", response_model=None)
+    @router.post("/memory/{memory_id:path}/restore", response_model=None)
     def restore(request: Request, memory_id: str) -> Response:
         try:
             service.restore(memory_id, source="ui")

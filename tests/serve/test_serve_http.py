@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -113,6 +114,17 @@ def test_get_history_and_deprecate_through_the_api(client: TestClient, repo_path
     assert again.status_code == 422 and "already deprecated" in again.json()["detail"]
     assert client.post(f"/memory/{memory_id}/restore").json()["deprecated"] is False
     assert_clean(repo_path)
+
+
+def test_an_id_with_a_slash_or_a_space_is_served_as_stored(client: TestClient) -> None:
+    """Ids are any printable text (an import keeps its source's ids): every route of one memory finds them."""
+    for memory_id in ("team/deploy window", "mem0:4f2a/7"):
+        assert store(client, "Deploys happen on Thursdays", id=memory_id)["id"] == memory_id
+        path = "/memory/" + quote(memory_id)
+        assert client.get(path).json()["id"] == memory_id
+        assert [h["op"] for h in client.get(path + "/history").json()["history"]] == ["add"]
+        assert client.delete(path, params={"reason": "moved"}).json()["deprecated"] is True
+        assert client.post(path + "/restore").json()["deprecated"] is False
 
 
 def test_unknown_ids_are_404_problems_with_the_cli_message(client: TestClient) -> None:
