@@ -99,6 +99,13 @@ def refresh(ix: Index, head: str, wait: float | None, started: float) -> Refresh
         ix._notice("the search index is being updated by another gitmem process; "
                    "these results come from the index as it was")
         stats = RefreshStats()
+    except OSError as exc:  # a read-only or full file system: search what is there, if anything is
+        if not exists:
+            raise
+        ix.stale = True
+        ix._notice(f"the search index cannot be updated ({exc.strerror or exc}); "
+                   "these results come from the index as it was")
+        stats = RefreshStats()
     ix._open()  # a broken index says so here, before the reload's guard
     with contextlib.suppress(ValueError):
         ix._reload()

@@ -69,11 +69,12 @@ def _earlier_lines(file: str) -> bytes:
 
 
 def _read_hot_log(file: str) -> bytes:
-    """The lines an earlier version kept (:func:`_earlier_lines`), then the log's; missing files count as empty."""
+    """The lines an earlier version kept (:func:`_earlier_lines`), then the log's; missing or unreadable files count
+    as empty (derived state)."""
     try:
         with open(file, "rb") as fh:
             return _earlier_lines(file) + fh.read()
-    except FileNotFoundError:
+    except OSError:
         return _earlier_lines(file)
 
 

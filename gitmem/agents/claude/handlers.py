@@ -89,8 +89,19 @@ def session_start(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | Non
                          started=entry.get("started") or observe.now_iso())
             observe.record_given(entry, block.whole(), block.parts)
 
-        observe.update_session(ctx.local_dir, ctx.session_id, mark)
+        _record(ctx, "the session's entry", lambda: observe.update_session(ctx.local_dir, ctx.session_id, mark))
     return _context_output("session-start", text)
+
+
+def _record(ctx: Context, what: str, write: Callable[[], object]) -> None:
+    """One of the hook's own records (the session's entry, use counts, a candidate): a read-only or full disk costs
+    the record, logged where a log can still be written, never the context the agent is given."""
+    try:
+        write()
+    except OSError as exc:
+        from gitmem.agents.claude.context import log
+
+        log(ctx, f"{what} not recorded: {type(exc).__name__}: {exc}")
 
 
 def _footer(ctx: Context, project: str, query: str, more: int, *, shown: bool) -> str:
@@ -185,17 +196,19 @@ def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] 
             entry["pending"] = pending
 
     if ctx.session_id or items:
-        observe.update_session(ctx.local_dir, ctx.session_id or "unknown", mark)
+        _record(ctx, "the session's entry",
+                lambda: observe.update_session(ctx.local_dir, ctx.session_id or "unknown", mark))
     if ids or parts:
         from gitmem.store.usage import bump_usage
 
-        bump_usage(ctx.repo_dir, list(dict.fromkeys([*ids, *(memory_id for memory_id, _n in parts)])))
+        used = list(dict.fromkeys([*ids, *(memory_id for memory_id, _n in parts)]))
+        _record(ctx, "the use counts", lambda: bump_usage(ctx.repo_dir, used))
     correction = detect_correction(prompt)
     if correction is not None:
-        observe.append_line(os.path.join(ctx.local_dir, "candidates.jsonl"), {
+        _record(ctx, "a correction", lambda: observe.append_line(os.path.join(ctx.local_dir, "candidates.jsonl"), {
             "kind": "correction", "session": ctx.session_id, "time": observe.now_iso(), "project": ctx.project,
             "cwd": ctx.cwd, "text": observe.summarise(correction, 500, ctx.extra_patterns),
-        })
+        }))
     return _context_output("user-prompt-submit", recalled) if recalled else None
 
 

@@ -249,6 +249,21 @@ def test_unwritable_local_dir(repo_path: Path, code: Path, env: dict[str, str], 
     assert (isolated_env / ".local" / "state" / "gitmem" / "gitmem.log").is_file()
 
 
+def test_a_repository_whose_local_state_cannot_be_written_still_gives_its_memories(
+        repo_path: Path, code: Path, env: dict[str, str]) -> None:
+    """A read-only or full disk (here: ``local/`` is a file, which even root cannot write into) costs the hooks their
+    own records (the session's entry, use counts), never the memories the agent is given."""
+    text = "Releases need a changelog entry"
+    run_cli("remember", text, "--project", PROJECT, "--category", "constraint", env=env)
+    shutil.rmtree(repo_path / "local", ignore_errors=True)
+    (repo_path / "local").write_text("not a directory")
+    start = hook("session-start", payload("SessionStart", code, source="startup"), env, cwd=code)
+    assert start.returncode == 0 and text in context_of(start.stdout), start.stderr
+    prompt = hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="write the changelog entry"), env,
+                  cwd=code)
+    assert prompt.returncode == 0 and text in context_of(prompt.stdout, "UserPromptSubmit"), prompt.stderr
+
+
 def test_locked_repo_keeps_the_directives_for_later(repo_path: Path, code: Path, env: dict[str, str]) -> None:
     from gitmem.git.store import GitStore
 
