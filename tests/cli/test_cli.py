@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -88,8 +89,39 @@ def test_edit_with_an_invalid_result_commits_nothing(tmp_path: Path) -> None:
     editor.write_text("import sys\np = sys.argv[1]\ns = open(p).read().replace('importance: 3', 'importance: 11')\n"
                       "open(p, 'w').write(s)\n")
     result = run_cli("--repo", str(d), "edit", memory_id, env={"EDITOR": f"{sys.executable} {editor}"})
-    assert result.code != 0 and "importance 11" in result.err and "fix the draft" in result.err
+    assert result.code != 0 and "importance 11" in result.err and "--draft" in result.err
     assert git(d, "rev-parse", "HEAD") == head
+    # the draft the error names is what the next edit goes on from: fixed there, it is saved
+    draft = result.err.split("--draft ")[1].split(")")[0].strip()
+    fix = tmp_path / "fix.py"
+    fix.write_text("import sys\np = sys.argv[1]\ns = open(p).read().replace('importance: 11', 'importance: 4')\n"
+                   "open(p, 'w').write(s)\n")
+    again = run_cli("--repo", str(d), "edit", memory_id, "--draft", draft, env={"EDITOR": f"{sys.executable} {fix}"})
+    assert again.code == 0, again.err
+    assert json.loads(run_cli("--repo", str(d), "show", memory_id, "--json").out)["importance"] == 4
+    assert not Path(draft).exists()
+
+
+def test_an_edited_text_renames_a_memory_whose_name_came_from_it(tmp_path: Path) -> None:
+    """The name shown by list, search and the commit subject follows the text's first line unless a user set
+    one; a missing editor leaves no draft behind."""
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    memory_id = run_cli("--repo", str(d), "remember", "Deploy window is Tuesday").out.strip()
+    editor = tmp_path / "ed.py"
+    # the body's line only (the last one): the name line above it is left as the draft showed it
+    editor.write_text("import sys\np = sys.argv[1]\ns = open(p).read()\ni = s.rindex('Tuesday')\n"
+                      "open(p, 'w').write(s[:i] + 'Thursday' + s[i + 7:])\n")
+    assert run_cli("--repo", str(d), "edit", memory_id, env={"EDITOR": f"{sys.executable} {editor}"}).code == 0
+    shown = json.loads(run_cli("--repo", str(d), "show", memory_id, "--json").out)
+    assert shown["text"] == "Deploy window is Thursday" and shown["name"] == "Deploy window is Thursday"
+    assert "Thursday" in run_cli("--repo", str(d), "list").out
+    assert git(d, "log", "-1", "--format=%s").strip() == "edit: Deploy window is Thursday"
+    scratch = Path(os.environ["TMPDIR"])  # the isolated temporary folder the CLI writes its drafts to
+    drafts = sorted(scratch.glob("gitmem-edit-*.md"))
+    missing = run_cli("--repo", str(d), "edit", memory_id, env={"EDITOR": str(tmp_path / "no-such-editor")})
+    assert missing.code != 0 and "cannot start the editor" in missing.err
+    assert sorted(scratch.glob("gitmem-edit-*.md")) == drafts
 
 
 def test_import_jsonl_and_export(tmp_path: Path) -> None:
