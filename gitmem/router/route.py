@@ -202,6 +202,12 @@ class Router:
                 return result
         if dry_run:
             return result
+        if conflict and supersede and decided.surface == "memory":
+            # one commit, and the new memory holds where the old one did (a project's decision stays the project's)
+            memory = self.repo.supersede(conflict["id"], text, category=decided.category,
+                                         importance=decided.importance)
+            result.id, result.stored, result.superseded = memory.id, True, conflict["id"]
+            return result
         self.store(text, decided, result)
         if conflict and supersede and result.id:
             self.repo.forget(conflict["id"], f"superseded by {result.id}", superseded_by=result.id)
@@ -211,7 +217,8 @@ class Router:
     def store(self, text: str, decided: Route, result: RouteResult) -> None:
         """Write ``text`` where ``decided`` says, without any check; ``result`` gets the id or page."""
         if decided.surface == "notepad":
-            notepad.add(self.local, self.project or "global", text, decided.section)
+            notepad.add(self.local, self.project or "global", text, decided.section,
+                        extra_patterns=self.repo.config.redaction.extra_patterns)
             result.stored = True
             return
         if decided.surface in ("project", "wiki") and not self.project:

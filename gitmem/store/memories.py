@@ -239,6 +239,29 @@ class MemoryRepo(StoredRepo):
             )
         return memory
 
+    def supersede(self, old_id: str, text: str, **fields: Any) -> Memory:
+        """Store ``text`` as the memory that replaces ``old_id``, and deprecate that one as superseded by it, in one
+        commit. The new memory holds where the old one held (its type, scope and project) unless ``fields`` (those
+        of :meth:`remember`) say otherwise: a project's decision is replaced within that project."""
+        if "tags" in fields:
+            fields["tags"] = self._raw_tags(fields["tags"])
+        with self.git.locked():
+            old = self.get(old_id)
+            if old.deprecated:
+                raise ValidationError(f"memory '{old.id}' is deprecated already", "supersede a current memory")
+            for name in ("type", "scope", "project"):
+                fields.setdefault(name, getattr(old, name))
+            memory = self._clean(docs.make_memory(text, **fields))
+            while self._find(memory.id) is not None:
+                memory = replace(memory, id=docs.new_id(memory.text))
+            replaced = self._clean(replace(old, deprecated=True, deprecated_reason=f"superseded by {memory.id}",
+                                           superseded_by=memory.id, updated=docs.utcnow()))
+            self.commit({memory.path: docs.dumps(memory).encode(), replaced.path: docs.dumps(replaced).encode()},
+                        f"remember: {memory.title}", "add", self._source_label(memory), [memory.id, replaced.id],
+                        body=f"{memory.type} · {memory.category} · importance {memory.importance}\n\n"
+                             f"Supersedes {replaced.id}: {replaced.title}")
+        return memory
+
     def commit_batch(
         self,
         memories: Iterable[Memory],

@@ -63,6 +63,22 @@ def test_remember_auto_cli_contract_duplicates_and_conflicts(repo_path: Path) ->
     assert forced["stored"] and forced["superseded"] == data["id"]
     old = json.loads(run_cli("show", data["id"], "--json", env=env).out)
     assert old["deprecated"] and old["superseded_by"] == forced["id"]
+    assert git(repo_path, "rev-list", "--count", f"{head.strip()}..HEAD").strip() == "1"  # one commit: both
+    assert data["id"] in git(repo_path, "log", "-1", "--format=%B")
+
+
+def test_a_replacement_holds_where_the_memory_it_replaces_held(repo_path: Path) -> None:
+    """A project's decision superseded by a preference-like sentence stays the project's, not a global rule."""
+    env = {"GITMEM_REPO": str(repo_path)}
+    first = json.loads(run_cli("remember", "Use Redis for caching sessions", "--project", "shop", "--category",
+                               "decision", "--importance", "4", "--json", env=env).out)
+    forced = json.loads(run_cli("remember", "--auto", "Do not use Redis for caching sessions; use memcached",
+                                "--project", "shop", "--supersede", "--json", env=env).out)
+    assert forced["superseded"] == first["id"], forced
+    new = json.loads(run_cli("show", forced["id"], "--json", env=env).out)
+    old = json.loads(run_cli("show", first["id"], "--json", env=env).out)
+    assert new["project"] == "shop" and new["scope"] == "project" and new["type"] == old["type"]
+    assert new["path"].startswith("memories/shop/")
     assert_clean(repo_path)
 
 
