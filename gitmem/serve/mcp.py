@@ -3,8 +3,11 @@
 The tools are layered so an agent spends context only on what it reads: ``memory_search`` returns an index of
 rows (id, title, kind, age, a one-line snippet and what the whole memory would cost in tokens), ``memory_get``
 returns the memories the agent picked, ``memory_history`` their commits. Writes go through the same library
-calls as the CLI (validation, redaction, one commit each). A :class:`~gitmem.errors.GitmemError` becomes a tool
-error carrying the CLI's one-line message and hint; anything else is logged and reported without a traceback.
+calls as the CLI (validation, redaction, one commit each); ``memory_remember`` defaults to the project of the
+folder the server was started in, as ``gitmem remember`` does, and a retried call returns the memory it stored.
+A :class:`~gitmem.errors.GitmemError` becomes a tool error carrying the CLI's one-line message and hint, arguments
+that do not fit a tool's schema one naming each argument and what is wrong with it (as the HTTP API says it);
+anything else is logged and reported without a traceback.
 """
 
 from __future__ import annotations
@@ -12,15 +15,18 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
+import pydantic
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.server.mcpserver.context import Context
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from gitmem import __version__
-from gitmem.errors import GitmemError, NotFoundError
+from gitmem.errors import GitmemError, NotFoundError, ValidationError
 from gitmem.serve.service import MemoryService, memory_view
 from gitmem.store.wikipage import CATEGORIES as WIKI_CATEGORIES
 from gitmem.store.wikipage import CONFIDENCES
@@ -29,6 +35,7 @@ from gitmem.text.counted import counted
 F = TypeVar("F", bound=Callable[..., Any])
 MemoryType = Literal["user", "feedback", "project", "reference"]
 Category = Literal["background", "decision", "preference", "constraint", "correction"]
+Scope = Literal["project", "global", "session"]
 
 INSTRUCTIONS = (
     "Long-term memory of this user and their projects, kept in a git repository. Before acting on a task, "
@@ -41,9 +48,45 @@ INSTRUCTIONS = (
 INLINE_TOKENS = 40
 # descriptions of arguments are module constants: the SDK evaluates the annotations in the module's namespace
 PROJECT_HELP = "Project id (default: the project of the folder the server was started in)."
+REMEMBER_PROJECT_HELP = ("Project id, for a project-only memory (default: the code project the server was started "
+                         "in; none outside one).")
+SCOPE_HELP = ("global: holds in every project; project (the default with a project): only there; session: "
+              "only there, and it expires.")
 WIKI_CATEGORY_HELP = f"One of {', '.join(WIKI_CATEGORIES)} (default for a new page: reference)."
 CONFIDENCE_HELP = f"How sure: one of {', '.join(CONFIDENCES)} (default: medium)."
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+
+class _Server(MCPServer):
+    """The SDK's server, with arguments that do not fit a tool's schema reported in one line.
+
+    The SDK validates the arguments with the tool's pydantic model and raises a :class:`ToolError` whose text is
+    pydantic's multi-line dump (the model's name, the rejected value, a link to pydantic's documentation) and
+    whose ``__cause__`` is the :class:`pydantic.ValidationError`. :meth:`call_tool` is the SDK's public entry
+    for every call (its request handler and in-process callers go through it), so the text is replaced there;
+    the cause is kept, so the SDK still logs only the rejected fields' names."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+                        ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(cause, pydantic.ValidationError):
+                raise
+            raise ToolError(f"Error executing tool {name}: {argument_problems(cause)}") from cause
+
+
+def argument_problems(error: pydantic.ValidationError) -> str:
+    """Each argument that does not fit and what is wrong with it, on one line, as the HTTP API says it
+    (``k: Input should be greater than or equal to 1``); the rejected values are the caller's own data."""
+    problems: list[str] = []
+    for item in error.errors(include_url=False, include_input=False):
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        problem = f"{where}: {item['msg']}"
+        if problem not in problems:
+            problems.append(problem)
+    return "; ".join(problems)
 
 
 def _tool_errors(func: F) -> F:
@@ -104,9 +147,10 @@ def _line(row: dict[str, Any]) -> str:
     return f"{row['id']} | {row['kind']} | {row['age']} | {body}" + (" [deprecated]" if "deprecated" in row else "")
 
 
-def build_server(service: MemoryService) -> MCPServer:
-    """An MCP server whose tools answer from ``service``."""
-    server: MCPServer = MCPServer(name="gitmem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+def build_server(service: MemoryService, *, memory_project: str = "") -> MCPServer:
+    """An MCP server whose tools answer from ``service``; ``memory_remember`` without a project or a global scope
+    stores in ``memory_project`` (none: a global memory)."""
+    server: MCPServer = _Server(name="gitmem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
     @server.tool(annotations=READ)
     @_tool_errors
@@ -168,7 +212,9 @@ def build_server(service: MemoryService) -> MCPServer:
         entries = service.history(id, limit=limit)
         return _result({"id": id, "history": [e.to_dict(with_diff=include_diff) for e in entries]})
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+    # idempotent: the same text again returns the memory already stored (an agent retries a call whose answer it
+    # lost), so repeating a call adds nothing
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                                              open_world_hint=False))
     @_tool_errors
     def memory_remember(
@@ -179,15 +225,26 @@ def build_server(service: MemoryService) -> MCPServer:
         category: Annotated[Category | None, Field(description="What kind of statement it is.")] = None,
         importance: Annotated[int | None, Field(ge=1, le=5, description="1 trivia ... 5 must never be missed.")] = None,
         tags: list[str] | None = None,
-        project: Annotated[str | None, Field(description="Project id, for a project-only memory.")] = None,
+        project: Annotated[str | None, Field(description=REMEMBER_PROJECT_HELP)] = None,
+        scope: Annotated[Scope | None, Field(description=SCOPE_HELP)] = None,
         name: Annotated[str | None, Field(description="A short title.")] = None,
         why: Annotated[str | None, Field(description="Why this holds.")] = None,
         how: Annotated[str | None, Field(description="How to apply it.")] = None,
     ) -> CallToolResult:
         """Store a new long-term memory as one git commit (secrets are redacted first; `redacted` lists the kinds
-        removed). Search first: do not store what is already there."""
+        removed). It belongs to the code project the server runs in unless scope is global. The same text again
+        returns the memory already stored (`existing`, no commit). Search first: do not store what is already
+        there."""
+        # the CLI's rule (gitmem remember): a project and a global scope contradict each other; without either,
+        # the memory belongs to the project the server was started in
+        given = (project or "").strip()
+        if scope == "global" and given:
+            raise ValidationError("scope global and project contradict each other", "pass only one of them")
+        if scope != "global" and not given:
+            project = memory_project or None
         return _result(service.remember(text, type=type, category=category, importance=importance, tags=tags,
-                                        project=project, name=name, why=why, how=how, source="api"))
+                                        project=project, scope=scope, name=name, why=why, how=how, source="api",
+                                        reuse_same_text=True))
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
                                              open_world_hint=False))
@@ -259,5 +316,12 @@ def build_server(service: MemoryService) -> MCPServer:
 
 
 def run_stdio(service: MemoryService) -> None:
-    """Serve MCP on stdin/stdout until the client closes the pipe."""
-    build_server(service).run("stdio")
+    """Serve MCP on stdin/stdout until the client closes the pipe. A memory remembered without a project belongs
+    to the code project of the working directory (an agent starts its MCP servers in the project it works on),
+    found as ``gitmem remember`` finds it: the configured project, else the git remote's slug; none outside a
+    git checkout or in the memory repository (unlike the wiki's default, which falls back to the folder's
+    name)."""
+    from gitmem.projects.identity import project_at
+
+    repo = service.repo
+    build_server(service, memory_project=project_at(Path.cwd(), repo.config.project, repo.path)).run("stdio")

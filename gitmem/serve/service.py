@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from gitmem.api import Repository
-from gitmem.errors import NotFoundError, ValidationError
+from gitmem.errors import GitmemError, NotFoundError, ValidationError
 from gitmem.git.messages import LogEntry
-from gitmem.store.document import Memory, first_line
+from gitmem.store import document as docs
+from gitmem.store.document import Memory, check_name, first_line
 from gitmem.store.memories import _parent
 from gitmem.text.tokens import count_tokens
 
@@ -261,16 +262,31 @@ class MemoryService:
         return {"project": name, **result.to_dict()}
 
     # -- writing ----------------------------------------------------------------------------------------
-    def remember(self, text: str, *, source: str = "api", **fields: Any) -> dict[str, Any]:
-        """Store one memory as one commit (validated and redacted like the CLI's ``remember``)."""
+    def remember(self, text: str, *, source: str = "api", reuse_same_text: bool = False,
+                 **fields: Any) -> dict[str, Any]:
+        """Store one memory as one commit (validated and redacted like the CLI's ``remember``).
+
+        A ``project`` given is checked like the wiki's (:func:`~gitmem.store.document.check_name`): a value such
+        as ``../../evil`` is refused rather than stored under a slug of it. With ``reuse_same_text`` (the MCP
+        tool: an agent retries a call whose answer it lost) an active memory whose text is the same, once
+        redacted and with its white space folded, in the same scope and project is returned instead of a second
+        copy: ``commit`` is then empty and ``existing`` true."""
         unknown = sorted(set(fields) - set(REMEMBER_FIELDS))
         if unknown:
             raise ValidationError(f"unknown field(s) {', '.join(unknown)}", f"allowed: {', '.join(REMEMBER_FIELDS)}")
         given = {k: v for k, v in fields.items() if v is not None}
-        with self.locked() as repo:
+        if isinstance(given.get("project"), str) and given["project"].strip():
+            given["project"] = check_name(given["project"], "project")
+        with self.locked() as repo, repo.git.locked():  # the check and the commit under one writer lock
+            if reuse_same_text and given.get("id") is None:
+                same = _same_text(repo, text, source, given)
+                if same is not None:
+                    return {"id": same.id, "commit": "", "path": same.path, "redacted": list(repo.last_redaction),
+                            "existing": True}
             memory = repo.remember(text, source=source, **given)
-            return {"id": memory.id, "commit": (repo.git.head() or b"").decode(), "path": memory.path,
+            data = {"id": memory.id, "commit": (repo.git.head() or b"").decode(), "path": memory.path,
                     "redacted": list(repo.last_redaction)}
+            return {**data, "existing": False} if reuse_same_text else data
 
     def forget(self, memory_id: str, reason: str, *, source: str = "api") -> dict[str, Any]:
         """Deprecate a memory (one commit with the reason)."""
@@ -284,6 +300,31 @@ class MemoryService:
         with self.locked() as repo:
             memory = repo.restore(memory_id, source=source)
             return {"id": memory.id, "deprecated": False, "commit": (repo.git.head() or b"").decode()}
+
+
+def _same_text(repo: Repository, text: str, source: str, fields: dict[str, Any]) -> Memory | None:
+    """The active memory that storing ``text`` with ``fields`` would repeat: the same text as it would be
+    stored (parsed, then redacted; white space folded) in the same scope and project, else None. An exact match
+    on purpose: a near-duplicate (``gitmem remember --auto``'s similarity check) may be a new fact with another
+    value, which a plain remember must store. Sets ``repo.last_redaction`` as storing it would."""
+    # parsed (Why/How lines split off, scope and project settled) and redacted exactly as remember stores it
+    wanted = repo._clean(docs.make_memory(text, source=source, **fields))
+    flat = " ".join(wanted.text.split())
+    now = docs.utcnow()
+    # a memory remembered with this text got an id derived from it (its slug and 6 hex digits) in the folder of
+    # its project: only those few files are read, not the whole repository (seconds at 10,000 memories)
+    folder = (repo.path / wanted.path).parent
+    for path in sorted(folder.glob(f"{docs.id_slug(wanted.text)}-*.md")):
+        if not docs.is_derived_id(path.stem, wanted.text):
+            continue
+        try:
+            memory = repo.get(path.stem)
+        except GitmemError:  # unreadable or not a memory file: doctor reports it, remember stores a new one
+            continue
+        if (not memory.deprecated and memory.project == wanted.project and memory.scope == wanted.scope
+                and (memory.expires is None or memory.expires > now) and " ".join(memory.text.split()) == flat):
+            return memory
+    return None
 
 
 def full_text(memory: Memory) -> str:

@@ -66,6 +66,15 @@ def test_store_refuses_unknown_fields_and_bad_values_as_problem_details(client: 
     assert f"gitmem: error: {problem['detail']} ({problem['hint']})" in cli.err  # the CLI's message, word for word
 
 
+def test_store_refuses_a_project_that_is_a_path_as_the_wiki_does(client: TestClient, repo_path: Path) -> None:
+    head = git(repo_path, "rev-parse", "HEAD").strip()
+    bad = client.post("/memory/store", json={"text": "Use ruff", "project": "../../evil"})
+    assert bad.status_code == 422 and bad.headers["content-type"] == PROBLEM
+    assert bad.json()["detail"].startswith("project '../../evil' contains a path separator")
+    assert git(repo_path, "rev-parse", "HEAD").strip() == head
+    assert store(client, "Use ruff", project="shop-api")["path"].startswith("memories/shop-api/")
+
+
 def test_retrieve_ranks_and_cuts_to_the_token_budget(client: TestClient) -> None:
     store(client, "Use PostgreSQL for every new service database; MySQL is not allowed", category="decision")
     store(client, "The database backups run nightly at 02:00 UTC from the ops host", category="background")

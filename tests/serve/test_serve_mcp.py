@@ -11,7 +11,7 @@ import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from tests.helpers import GITMEM, assert_clean, git, run_cli
+from tests.helpers import GITMEM, PROJECT, assert_clean, code_repo, git, run_cli
 
 Session = Callable[[ClientSession], Awaitable[None]]
 
@@ -150,3 +150,111 @@ def test_wiki_tools_write_and_search_the_same_wiki_as_the_cli(repo_path: Path, t
     assert "unknown category 'gossip'" in seen["bad"] and "use one of: architecture" in seen["bad"]
     assert "Traceback" not in seen["bad"]
     assert_clean(repo_path)
+
+
+def test_remember_defaults_to_the_servers_project_like_the_cli(repo_path: Path, tmp_path: Path) -> None:
+    shop = code_repo(tmp_path)  # a code project with an origin: its project id is PROJECT
+    plain = tmp_path / "notes"  # not a git checkout: no project for memories (the wiki still takes its name)
+    plain.mkdir()
+    seen: dict[str, Any] = {}
+
+    async def in_project(session: ClientSession) -> None:
+        seen["here"] = await call(session, "memory_remember", text="MCP says: use ruff for linting")
+        seen["global"] = await call(session, "memory_remember", text="MCP says: answer in English",
+                                    scope="global")
+        seen["other"] = await call(session, "memory_remember", text="MCP says: billing closes on the 3rd",
+                                   project="billing-svc")
+        seen["both"] = await session.call_tool("memory_remember", {"text": "x", "scope": "global",
+                                                                   "project": "billing-svc"})
+
+    async def elsewhere(session: ClientSession) -> None:
+        seen["plain"] = await call(session, "memory_remember", text="MCP says: coffee is in the kitchen")
+
+    with_session(repo_path, in_project, cwd=shop)
+    with_session(repo_path, elsewhere, cwd=plain)
+    cli = run_cli("--repo", str(repo_path), "remember", "CLI says: use ruff for linting", "--json", cwd=shop)
+    assert cli.code == 0, cli.err
+    assert json.loads(cli.out)["project"] == PROJECT
+    assert seen["here"]["path"].startswith(f"memories/{PROJECT}/")  # where the CLI puts it
+    mine = run_cli("--repo", str(repo_path), "show", seen["here"]["id"], "--json")
+    assert json.loads(mine.out)["project"] == PROJECT and json.loads(mine.out)["type"] == "project"
+    assert seen["global"]["path"].startswith("memories/global/")
+    assert seen["other"]["path"].startswith("memories/billing-svc/")
+    assert seen["plain"]["path"].startswith("memories/global/")
+    assert seen["both"].is_error and "contradict" in seen["both"].content[0].text
+    assert_clean(repo_path)
+
+
+def test_remember_retried_with_the_same_text_returns_the_stored_memory(repo_path: Path, tmp_path: Path) -> None:
+    shop = code_repo(tmp_path)
+    text = "Staging lives on port 8443; password: hunter2hunter2"
+    seen: dict[str, Any] = {}
+
+    async def body(session: ClientSession) -> None:
+        seen["tools"] = {t.name: t for t in (await session.list_tools()).tools}
+        first = await call(session, "memory_remember", text=text, category="background")
+        head = git(repo_path, "rev-parse", "HEAD").strip()
+        retry = await call(session, "memory_remember", text=text, category="background")
+        spaced = await call(session, "memory_remember", text=f"  {text}\n")
+        assert git(repo_path, "rev-parse", "HEAD").strip() == head  # no new commit
+        seen.update(first=first, retry=retry, spaced=spaced)
+        seen["global"] = await call(session, "memory_remember", text=text, scope="global")  # another scope
+        await call(session, "memory_forget", id=first["id"], reason="staging moved")
+        seen["again"] = await call(session, "memory_remember", text=text)  # a deprecated one is not reused
+
+    with_session(repo_path, body, cwd=shop)
+    first, retry = seen["first"], seen["retry"]
+    assert first["existing"] is False and first["commit"] and first["redacted"] == ["password"]
+    assert retry == {"id": first["id"], "commit": "", "path": first["path"], "redacted": ["password"],
+                     "existing": True}
+    assert seen["spaced"]["id"] == first["id"]
+    assert seen["tools"]["memory_remember"].annotations.idempotent_hint is True  # a retry changes nothing
+    assert seen["global"]["id"] != first["id"] and seen["global"]["path"].startswith("memories/global/")
+    assert seen["again"]["id"] not in (first["id"], seen["global"]["id"]) and seen["again"]["commit"]
+    listed = run_cli("--repo", str(repo_path), "list", "--json", "--deprecated")
+    assert len(json.loads(listed.out)) == 3
+    assert_clean(repo_path)
+
+
+def test_remember_refuses_a_project_that_is_a_path_like_the_wiki_tools(repo_path: Path) -> None:
+    seen: dict[str, str] = {}
+
+    async def body(session: ClientSession) -> None:
+        for tool, arguments in (("memory_remember", {"text": "MCP says: use ruff"}), ("wiki_query", {"query": "x"}),
+                                ("wiki_ingest", {"title": "x", "text": "y"})):
+            result = await session.call_tool(tool, {**arguments, "project": "../../evil"})
+            assert result.is_error
+            seen[tool] = result.content[0].text  # type: ignore[union-attr]
+
+    head = git(repo_path, "rev-parse", "HEAD").strip()
+    with_session(repo_path, body)
+    problem = seen["wiki_query"].removeprefix("Error executing tool wiki_query: ")
+    assert problem.startswith("project '../../evil' contains a path separator")
+    assert seen["memory_remember"] == f"Error executing tool memory_remember: {problem}"
+    assert seen["wiki_ingest"] == f"Error executing tool wiki_ingest: {problem}"
+    assert git(repo_path, "rev-parse", "HEAD").strip() == head
+    assert not (repo_path / "memories" / "evil-1361ca8c02").exists()
+    assert_clean(repo_path)
+
+
+def test_argument_errors_are_one_line_naming_the_argument(repo_path: Path) -> None:
+    seen: dict[str, str] = {}
+
+    async def body(session: ClientSession) -> None:
+        for tool, arguments in (("memory_search", {"query": "db", "k": -5}),
+                                ("memory_forget", {"id": "x"}),
+                                ("memory_get", {"ids": ["a", 7]}),
+                                ("memory_remember", {"text": "x", "type": "gossip", "importance": 9})):
+            result = await session.call_tool(tool, arguments)
+            assert result.is_error
+            seen[tool] = result.content[0].text  # type: ignore[union-attr]
+
+    with_session(repo_path, body)
+    assert seen["memory_search"] == "Error executing tool memory_search: k: Input should be greater than or equal to 1"
+    assert seen["memory_forget"] == "Error executing tool memory_forget: reason: Field required"
+    assert seen["memory_get"] == "Error executing tool memory_get: ids.1: Input should be a valid string"
+    assert seen["memory_remember"] == (
+        "Error executing tool memory_remember: type: Input should be 'user', 'feedback', 'project' or 'reference'; "
+        "importance: Input should be less than or equal to 5")
+    for text in seen.values():
+        assert "\n" not in text and "pydantic" not in text and "Arguments" not in text
