@@ -105,6 +105,10 @@ def remember(state: State, text: str | None, type_: str | None, category: str, i
     said on stderr."""
     if scope == "global" and project:
         raise ValidationError("--scope global and --project contradict each other", "pass only one of them")
+    if project:
+        from gitmem.store.document import check_name
+
+        project = check_name(project, "project")  # "../../x" is a mistake, not a project: refused as the wiki does
     if auto or supersede or dry_run:  # the remember router: gitmem/router, printed by gitmem/cli/router.py
         from gitmem.cli.router import remember_auto
 

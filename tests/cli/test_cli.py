@@ -190,6 +190,15 @@ def test_a_code_repository_given_as_the_memory_repository_is_refused(tmp_path: P
     assert git(code, "rev-parse", "HEAD") == head and not (code / "memories").exists()
 
 
+def test_a_project_that_is_a_path_is_refused(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    head = git(d, "rev-parse", "HEAD")
+    result = run_cli("--repo", str(d), "remember", "x", "--project", "../../evil")
+    assert result.code != 0 and "path separator" in result.err and len(result.err.strip().splitlines()) == 1
+    assert git(d, "rev-parse", "HEAD") == head
+
+
 def test_broken_file_warns_but_list_works(tmp_path: Path) -> None:
     d = tmp_path / "mem"
     run_cli("init", str(d))
