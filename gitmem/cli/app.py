@@ -126,7 +126,14 @@ class State:
         if not is_memory_repo(config.repo) and config.repo == default.resolve() and not config.repo.exists():
             init_repo(config.repo, author=config.author)
             click.echo(f"gitmem: created the memory repository at {config.repo}", err=True)
-        return open_repository(config)
+        repo = open_repository(config)
+        repo.git.on_lock_wait = say_waiting  # the CLI's writes say why they wait; the hooks' stay silent
+        return repo
+
+
+def say_waiting(line: str) -> None:
+    """One line on stderr while a write waits for another process's lock."""
+    click.echo(f"gitmem: {line}", err=True)
 
 
 pass_state = click.make_pass_decorator(State)

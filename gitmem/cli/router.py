@@ -74,7 +74,11 @@ def notepad_add(state: State, text: str | None, section: str, project: str) -> N
     from gitmem.router import notepad as pad
 
     local, pid = _where(state, project)
-    added = pad.add(local, pid, read_text(text), section)
+    patterns = state.config.redaction.extra_patterns
+    note, kinds = pad.prepare(read_text(text), patterns)  # refuses empty text before anything is written
+    if kinds:
+        click.echo(f"gitmem: redacted secrets before saving the note: {', '.join(kinds)}", err=True)
+    added = pad.add(local, pid, note, section, extra_patterns=patterns)
     click.echo(f"added to {section}" if added else f"already in {section}")
 
 

@@ -74,7 +74,8 @@ def search(state: State, query: str, k: int, type_: str | None, category: str | 
 
 
 @cli.command()
-@click.option("--cwd", type=click.Path(file_okay=False, path_type=Path), help="Code project (default: here).")
+@click.option("--cwd", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="Code project (default: here).")
 @click.option("--budget", type=click.IntRange(1), help="Token budget (default from config; capped at max_budget).")
 @click.option("-k", "--k", "k", type=click.IntRange(1, 100), help="At most this many memories.")
 @click.option("--query", help="Search for this instead of the project/branch/commit query.")

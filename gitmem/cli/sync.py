@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from typing import Any
 
@@ -35,8 +36,8 @@ def _print_sync(result: Any) -> None:
     words = {
         "up-to-date": "already up to date",
         "pushed": "pushed local changes",
-        "fast-forward": f"pulled {len(result.changed)} changed files",
-        "merged": f"merged {len(result.changed)} changed files",
+        "fast-forward": f"pulled {counted(len(result.changed), 'changed file')}",
+        "merged": f"merged {counted(len(result.changed), 'changed file')}",
         "proposed": f"pushed local changes to branch {result.branch} for review",
     }
     line = f"{words.get(result.action, result.action)} ({result.remote}, {result.seconds:.2f} s)"
@@ -112,11 +113,12 @@ def status_command(state: State, do_fetch: bool, as_json: bool) -> None:
         click.echo(f"remote {info.remote} ({info.branch}): {info.ahead} ahead, {info.behind} behind"
                    + ("" if do_fetch else " (as of the last sync; --fetch to check now)"))
     else:
-        click.echo("no remote (add one with: gitmem init PATH --remote URL)")
+        click.echo(f"no remote (add one with: gitmem init {shlex.quote(str(repo.path))} --remote URL)")
     if fetch_error:
         click.echo(f"fetch failed: {fetch_error}")
     if conflicts:
-        click.echo(f"{len(conflicts)} conflicted memories (settle with: gitmem resolve ID [--take VERSION]):")
+        click.echo(f"{counted(len(conflicts), 'conflicted memory')} (settle with: gitmem resolve ID "
+                   "[--take VERSION]):")
         for memory, versions in conflicts:
             click.echo(f"  {memory.id}  {memory.title}")
             for version in versions:
@@ -153,7 +155,8 @@ def resolve_command(state: State, memory_id: str, take_id: str | None, text: str
         else:
             main = memory
         if not main.conflicted and not owner:
-            raise ValidationError(f"memory '{main.id}' is not conflicted", "nothing to resolve (see gitmem status)")
+            raise ValidationError(f"memory '{main.id}' is not conflicted",
+                                  "nothing to resolve; gitmem status lists the conflicted ones")
         versions = []
         for vid in main.extra.get(CONFLICT_WITH) or ([memory.id] if owner else []):
             try:
@@ -174,7 +177,7 @@ def resolve_command(state: State, memory_id: str, take_id: str | None, text: str
             [resolved], subject=f"resolve: {resolved.title}", op="resolve", source="cli",
             remove=[v for v in versions if v.path != resolved.path], merge=lambda _old, new: new,
             body=f"Kept the text of {take.id if take else ('new text' if text else resolved.id)}; "
-                 f"{len(versions)} other versions removed (history keeps them).")
+                 f"{counted(len(versions), 'other version')} removed (history keeps them).")
         resolved = written[0]
     _refresh_index(repo)
     if as_json:

@@ -16,6 +16,7 @@ import time
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook takes this lock to write its session's state
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from types import TracebackType
     from typing import Any
 
@@ -30,13 +31,35 @@ class LockTimeout(TimeoutError):
     """The lock stayed held by another process for longer than the timeout."""
 
 
+#: seconds of waiting for a lock before ``on_wait`` hears of it
+NOTICE_AFTER = 1.0
+
+
+def lock_owner(path: str | os.PathLike[str]) -> int | None:
+    """The pid the holder of a lock taken with ``record_owner`` wrote into its file (None when unknown)."""
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read(32).strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
 class file_lock:
     """Hold an exclusive lock on ``path`` (created if needed), waiting up to ``timeout`` seconds for it;
-    raises :class:`LockTimeout` after that. Re-entrant within a thread."""
+    raises :class:`LockTimeout` after that. Re-entrant within a thread.
 
-    def __init__(self, path: str | os.PathLike[str], timeout: float = 3.0) -> None:
+    ``record_owner`` writes this process's pid into the lock file once it is held (a lock file that holds
+    nothing else), so that a waiter can name it; ``on_wait`` is called once, with that pid (or None), when the
+    lock is still held by another process after :data:`NOTICE_AFTER` seconds of waiting. Nothing is printed
+    here: the caller decides whether anyone is told."""
+
+    def __init__(self, path: str | os.PathLike[str], timeout: float = 3.0, *, record_owner: bool = False,
+                 on_wait: Callable[[int | None], object] | None = None) -> None:
         self.path = os.fspath(path)
         self.timeout = timeout
+        self.record_owner = record_owner
+        self.on_wait = on_wait
         self._key = ("", 0)
         self._fd = -1
         self._other: Any = None  # the filelock package's lock, where there is no fcntl
@@ -75,17 +98,29 @@ class file_lock:
             return
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            deadline = time.monotonic() + self.timeout
+            started = time.monotonic()
+            deadline = started + self.timeout
+            notice = self.on_wait
             delay = 0.002
             while True:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     break
                 except BlockingIOError:
-                    if time.monotonic() >= deadline:
+                    now = time.monotonic()
+                    if now >= deadline:
                         raise LockTimeout(f"{self.path} stayed locked for {self.timeout:g} s") from None
+                    if notice is not None and now - started >= NOTICE_AFTER:
+                        notice(lock_owner(self.path))
+                        notice = None
                     time.sleep(delay)
                     delay = min(delay * 2, 0.05)
+            if self.record_owner:
+                try:
+                    os.ftruncate(fd, 0)
+                    os.pwrite(fd, b"%d\n" % os.getpid(), 0)
+                except OSError:  # a full disk: the lock is held all the same, only its owner goes unnamed
+                    pass
         except BaseException:
             os.close(fd)
             raise

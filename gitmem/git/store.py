@@ -70,6 +70,9 @@ class GitStore(GitHead):
         self.last_redaction: list[str] = []
         #: inside :meth:`journal` (a nested write records nothing more)
         self.journaling = False
+        #: told once, in one line, when :meth:`locked` has waited about a second for another process (the CLI
+        #: prints it; the hooks leave it unset and stay silent)
+        self.on_lock_wait: Callable[[str], object] | None = None
 
     @property
     def path(self) -> Path:
@@ -302,8 +305,16 @@ class GitStore(GitHead):
         """Hold the repository's writer lock (waits up to ``lock_timeout`` seconds)."""
         from gitmem.files.locks import LockTimeout, file_lock
 
+        tell = self.on_lock_wait
+
+        def waiting(pid: int | None) -> None:
+            if tell is not None:
+                tell(f"waiting for another gitmem process{f' (pid {pid})' if pid else ''} holding the lock on "
+                     f"{self.path}…")
+
         try:
-            with file_lock(self.git_dir / LOCK_NAME, self.lock_timeout):
+            with file_lock(self.git_dir / LOCK_NAME, self.lock_timeout, record_owner=True,
+                           on_wait=waiting if tell is not None else None):
                 from gitmem.git.journal import recover
 
                 recover(self)

@@ -17,6 +17,7 @@ from gitmem.text import quickjson  # not json: the prompt hook reads the notepad
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook reads the notepad without importing typing
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from gitmem.store.local import Where
@@ -45,12 +46,30 @@ def _update(local: Where, project: str, change: Any) -> Any:
     return update_json(notepad_path(local, project), change, timeout=2.0)
 
 
-def add(local: Where, project: str, text: str, section: str = "working", *, now: float | None = None) -> bool:
-    """Add a note (False when the same text is already in that section)."""
+def prepare(text: str, extra_patterns: Sequence[str] = ()) -> tuple[str, tuple[str, ...]]:
+    """The note :func:`add` stores for ``text`` (one line, every secret redacted, at most :data:`MAX_CHARS`
+    characters) and the kinds of secrets redacted from it. Raises :class:`~gitmem.errors.ValidationError` when
+    there is nothing to note: priority notes go into the next prompts as they are."""
+    from gitmem.redact.engine import redact
+
+    flat = " ".join(text.split())
+    if not flat:
+        from gitmem.errors import ValidationError
+
+        raise ValidationError("the note is empty", 'say what to note, e.g. gitmem notepad add "..."')
+    redacted = redact(flat, extra_patterns=extra_patterns)
+    return redacted.text[:MAX_CHARS], redacted.kinds
+
+
+def add(local: Where, project: str, text: str, section: str = "working", *, now: float | None = None,
+        extra_patterns: Sequence[str] = ()) -> bool:
+    """Add a note (False when the same text is already in that section). The text is redacted first with the
+    built-in rules and ``extra_patterns`` (the repository's ``[redaction]``); empty text is refused
+    (:func:`prepare`)."""
     if section not in SECTIONS:
         raise ValueError(f"unknown notepad section {section!r}")
     moment = time.time() if now is None else now
-    note = " ".join(text.split())[:MAX_CHARS]
+    note, _kinds = prepare(text, extra_patterns)
 
     def apply(data: dict[str, Any]) -> bool:
         notes = _fresh(data.get(section), moment)

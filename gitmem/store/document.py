@@ -420,7 +420,8 @@ def loads(text: str, path: str = "<memory>") -> Memory:
         post = frontmatter.loads(text)
     except yaml.YAMLError as exc:
         reason = str(exc).splitlines()[0]
-        raise DocumentError(f"{path}: broken YAML frontmatter: {reason}", "fix the file or run gitmem doctor") from None
+        raise DocumentError(f"{path}: broken YAML frontmatter: {reason}",
+                            "fix the YAML between the --- lines") from None
     meta: dict[str, Any] = dict(post.metadata)
     if "id" not in meta:
         raise DocumentError(f"{path}: no 'id' in the frontmatter", "add an id: line or restore it from git history")

@@ -70,11 +70,15 @@ gitmem.toml                    settings that travel with the memories
 
 @dataclass
 class Issue:
-    """One finding of ``doctor``: level ``error``, ``warning`` or ``ok``, the path it is about, a message."""
+    """One finding of ``doctor``: level ``error``, ``warning`` or ``ok``, the path it is about, a message. The
+    message does not repeat the path (one that starts with it, as a file's parse error does, loses it)."""
 
     level: str
     path: str
     message: str
+
+    def __post_init__(self) -> None:
+        self.message = self.message.removeprefix(f"{self.path}: ")
 
 
 @dataclass
@@ -104,12 +108,23 @@ def init_repo(path: Path, *, remote: str = "", author: str = "") -> InitResult:
 
     An empty remote (a new ``git init --bare``, whatever its HEAD names) gets the new repository's first commit
     pushed to its ``main`` branch, so the next machine clones it. Idempotent: an existing memory repository is
-    left exactly as it is. A failed init leaves nothing behind (no half-made clone)."""
+    left exactly as it is, except that ``remote`` becomes its remote when it has none; one that has another remote
+    is refused with the command that changes it. A failed init leaves nothing behind (no half-made clone)."""
     path = path.expanduser().resolve()
     if is_memory_repo(path):
         store = GitStore(path)
-        if remote and not store.remote_url():
+        current = store.remote_url()
+        if remote and not current:
             store.set_remote(remote)
+        elif remote and remote.rstrip("/") != current.rstrip("/"):
+            import shlex
+
+            from gitmem.git.remote import display_url
+
+            raise GitmemError(f"the memory repository {path} already has the remote {display_url(current)}, "
+                              f"not {display_url(remote)}",
+                              f"to change it: git -C {shlex.quote(str(path))} remote set-url origin "
+                              f"{shlex.quote(remote)}")
         return InitResult(path, "exists", store.remote_url())
     if path.exists() and not path.is_dir():
         raise GitmemError(f"{path} is a file", "choose a directory for the memory repository")

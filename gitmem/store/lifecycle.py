@@ -162,8 +162,24 @@ def find_clusters(memories: Iterable[Memory], *, tag_limit: int = TAG_LIMIT,
     return clusters
 
 
-def summarise(cluster: Cluster) -> Memory:
-    """An extractive summary: one bullet per member (members that are summaries contribute their bullets)."""
+def summary_id(cluster: Cluster, text: str, taken: Iterable[str] = ()) -> str:
+    """The id of ``cluster``'s summary: the slug of ``text`` and a suffix derived from the cluster (its key, its
+    project, its members' ids), so a dry run shows the id the commit will use; the first one not in ``taken``."""
+    import hashlib
+
+    seed = "\n".join([cluster.key, cluster.project, *sorted(m.id for m in cluster.members)])
+    used = set(taken)
+    for attempt in range(100):
+        digest = hashlib.sha1(f"{seed}\n{attempt}".encode() if attempt else seed.encode()).hexdigest()
+        memory_id = docs.new_id(text, suffix=digest[:6])
+        if memory_id not in used:
+            break
+    return memory_id
+
+
+def summarise(cluster: Cluster, taken: Iterable[str] = ()) -> Memory:
+    """An extractive summary: one bullet per member (members that are summaries contribute their bullets), with
+    the id :func:`summary_id` gives (not one of ``taken``)."""
     label = cluster.key.split(":", 1)[1]
     bullets: list[str] = []
     for member in cluster.members:
@@ -181,9 +197,10 @@ def summarise(cluster: Cluster) -> Memory:
     common = Counter(m.category for m in cluster.members).most_common(1)[0][0]
     kind = Counter(m.type for m in cluster.members).most_common(1)[0][0]
     tags = [label] if cluster.key.startswith("tag:") else []
-    return docs.make_memory(text, type=kind, category=common, importance=max(m.importance for m in cluster.members),
-                            tags=[*tags, SUMMARY_TAG], project=cluster.project, source="capture",
-                            source_ref=f"compact:{cluster.key}", name=head)
+    return docs.make_memory(text, id=summary_id(cluster, text, taken), type=kind, category=common,
+                            importance=max(m.importance for m in cluster.members), tags=[*tags, SUMMARY_TAG],
+                            project=cluster.project, source="capture", source_ref=f"compact:{cluster.key}",
+                            name=head)
 
 
 def compact(repo: MemoryRepo, *, tag_limit: int = TAG_LIMIT, token_limit: int = TOKEN_LIMIT,
@@ -191,15 +208,19 @@ def compact(repo: MemoryRepo, *, tag_limit: int = TAG_LIMIT, token_limit: int = 
     result = CompactResult(find_clusters(repo.list(), tag_limit=tag_limit, token_limit=token_limit))
     batch: list[Memory] = []
     now = docs.utcnow()
+    taken = {m.id for m in repo.list(deprecated=True)} if result.clusters else set()
     for cluster in result.clusters:
-        cluster.summary = summarise(cluster)
+        cluster.summary = summarise(cluster, taken)
+        taken.add(cluster.summary.id)
         batch.append(cluster.summary)
         batch.extend(replace(m, deprecated=True, deprecated_reason=compacted_into(cluster.summary.id),
                              superseded_by=cluster.summary.id, updated=now) for m in cluster.members)
     if dry_run or not batch:
         return result
     result.commit, _ = repo.commit_batch(
-        batch, subject=f"compact: {len(result.clusters)} clusters into summaries", op="compact", source="compact",
+        batch, subject=f"compact: {counted(len(result.clusters), 'cluster')} into "
+                f"{'a summary' if len(result.clusters) == 1 else 'summaries'}", op="compact",
+        source="compact",
         body="\n".join(f"- {c.key} ({c.project or 'global'}): {len(c.members)} -> {c.summary.id}"
                        for c in result.clusters if c.summary))
     write_memory_md(repo)

@@ -1,0 +1,161 @@
+"""Rough edges users met in the CLI, each through the installed ``gitmem`` command on real repositories: a missing
+--cwd, init with another remote, empty and secret notepad notes, doctor's wording, compact's dry run, a write
+waiting for the lock."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.helpers import assert_clean, code_repo, git, hook, hook_env, payload, run_cli
+
+#: a GitHub token the redaction rules know (built here so no scanner takes this file for a leak)
+TOKEN = "ghp_" + "1234567890abcdefghijklmnopqrstuvwxyz12"
+
+
+def _mem(tmp_path: Path) -> Path:
+    path = tmp_path / "mem"
+    assert run_cli("init", str(path)).code == 0
+    return path
+
+
+def test_recall_refuses_a_cwd_that_does_not_exist(tmp_path: Path) -> None:
+    mem = _mem(tmp_path)
+    result = run_cli("--repo", str(mem), "recall", "--cwd", str(tmp_path / "nonexistent"))
+    assert result.code != 0 and result.out == ""
+    assert len(result.err.strip().splitlines()) == 1 and "does not exist" in result.err
+    assert "no memories for project" not in result.err
+
+
+def test_init_with_another_remote_says_how_to_change_it(tmp_path: Path) -> None:
+    mem = _mem(tmp_path)
+    first, second = tmp_path / "first.git", tmp_path / "second.git"
+    for bare in (first, second):
+        subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], check=True)
+    # without a remote, status's hint is a command that works as it is printed, URL aside
+    hint = run_cli("--repo", str(mem), "status").out.splitlines()[0]
+    assert hint.startswith("no remote (add one with: gitmem init ")
+    command = hint.split("add one with: ")[1].rstrip(")").split()
+    assert command[:3] == ["gitmem", "init", str(mem)] and command[-1] == "URL"
+    added = run_cli(*command[1:-1], str(first))
+    assert added.code == 0 and str(first) in added.out
+    assert run_cli("--repo", str(mem), "status").out.startswith(f"remote {first} (main)")
+    # the same remote again changes nothing; another one is refused with the command that changes it
+    assert run_cli("init", str(mem), "--remote", str(first)).code == 0
+    other = run_cli("init", str(mem), "--remote", str(second))
+    assert other.code != 0 and len(other.err.strip().splitlines()) == 1
+    assert f"already has the remote {first}" in other.err
+    change = other.err.split("to change it: ")[1].rstrip(")\n")
+    assert change == f"git -C {mem} remote set-url origin {second}"
+    assert git(mem, "remote", "get-url", "origin").strip() == str(first)
+    subprocess.run(change.split(), check=True)
+    assert run_cli("init", str(mem), "--remote", str(second)).code == 0
+    assert_clean(mem)
+
+
+def test_notepad_refuses_empty_notes_and_redacts_secrets(tmp_path: Path) -> None:
+    mem = _mem(tmp_path)
+    (mem / "gitmem.toml").write_text((mem / "gitmem.toml").read_text("utf-8")
+                                     + "\n[redaction]\nextra_patterns = ['ACME-[0-9]{6}']\n", "utf-8")
+    git(mem, "commit", "-qam", "settings: a custom secret")
+    for empty in ("", "   \n"):
+        refused = run_cli("--repo", str(mem), "notepad", "add", empty)
+        assert refused.code != 0 and "empty" in refused.err and len(refused.err.strip().splitlines()) == 1
+    assert not (mem / "local" / "notepad").exists() or not any((mem / "local" / "notepad").iterdir())
+    added = run_cli("--repo", str(mem), "notepad", "add", "--section", "priority",
+                    f"token={TOKEN} and ticket ACME-123456")
+    assert added.code == 0 and "added to priority" in added.out
+    assert "github-token" in added.err and "custom" in added.err
+    stored = "".join(p.read_text("utf-8") for p in (mem / "local" / "notepad").glob("*.json"))
+    assert TOKEN not in stored and "ACME-123456" not in stored and "[REDACTED:github-token]" in stored
+    shown = run_cli("--repo", str(mem), "notepad", "show", "--json")
+    assert json.loads(shown.out)["priority"][0]["text"] == "token=[REDACTED:github-token] and ticket " \
+                                                           "[REDACTED:custom]"
+    # what the router puts on the notepad is redacted too
+    routed = run_cli("--repo", str(mem), "remember", "--auto", f"Remind me to rotate {TOKEN} tomorrow.")
+    assert routed.code == 0 and routed.out.startswith("notepad:")
+    stored = "".join(p.read_text("utf-8") for p in (mem / "local" / "notepad").glob("*.json"))
+    assert TOKEN not in stored
+
+
+def test_doctor_names_each_path_once_and_points_nowhere_else(tmp_path: Path) -> None:
+    mem = _mem(tmp_path)
+    folder = mem / "memories" / "global"
+    (folder / "broken1.md").write_text("---\nid: broken1\nimportance: high\n---\ntext\n", "utf-8")
+    (folder / "broken2.md").write_text("---\nid: broken2\n  bad: [\n---\ntext\n", "utf-8")
+    doctor = run_cli("--repo", str(mem), "doctor")
+    assert doctor.code == 1
+    lines = {name: [line for line in doctor.out.splitlines() if name in line] for name in ("broken1", "broken2")}
+    assert lines["broken1"] == ["error   memories/global/broken1.md: importance 'high' is not allowed (use a whole "
+                                "number from 1 to 5)"]
+    assert len(lines["broken2"]) == 1 and lines["broken2"][0].count("memories/global/broken2.md") == 1
+    assert "broken YAML frontmatter" in lines["broken2"][0] and "gitmem doctor" not in doctor.out
+    for issue in json.loads(run_cli("--repo", str(mem), "doctor", "--json").out):
+        assert not issue["message"].startswith(issue["path"]) and "gitmem doctor" not in issue["message"]
+    listed = run_cli("--repo", str(mem), "list")
+    warnings = [line for line in listed.err.splitlines() if line.startswith("gitmem: warning:")]
+    assert len(warnings) == 2 and all(line.count("gitmem doctor") == 1 for line in warnings)
+
+
+def test_compact_dry_run_shows_the_ids_the_commit_uses(tmp_path: Path) -> None:
+    mem = _mem(tmp_path)
+    for n in range(3):
+        assert run_cli("--repo", str(mem), "remember", f"Deploy fact number {n}", "--tags", "deploy").code == 0
+    planned = [json.loads(run_cli("--repo", str(mem), "compact", "--min-size", "2", "--dry-run", "--json").out)
+               for _ in range(2)]
+    assert planned[0] == planned[1] and planned[0]["commit"] == ""
+    (summary,) = [c["summary"] for c in planned[0]["clusters"]]
+    done = run_cli("--repo", str(mem), "compact", "--min-size", "2")
+    assert done.code == 0 and f"-> {summary}" in done.out
+    assert json.loads(run_cli("--repo", str(mem), "show", summary, "--json").out)["id"] == summary
+    subjects = git(mem, "log", "--format=%s").splitlines()
+    assert "compact: 1 cluster into a summary" in subjects
+    assert_clean(mem)
+
+
+HOLD = ("import sys, time\nfrom gitmem.git.store import GitStore\n"
+        "with GitStore(sys.argv[1]).locked():\n    print('held', flush=True)\n    time.sleep(float(sys.argv[2]))\n")
+
+
+def _hold_lock(mem: Path, seconds: float) -> subprocess.Popen[str]:
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(mem), str(seconds)], stdout=subprocess.PIPE,
+                              text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def test_a_write_that_waits_for_the_lock_says_so_once(tmp_path: Path) -> None:
+    mem = _mem(tmp_path)
+    holder = _hold_lock(mem, 2.0)
+    started = time.monotonic()
+    result = run_cli("--repo", str(mem), "remember", "Waited for the lock", "--scope", "global")
+    holder.wait()
+    assert result.code == 0 and time.monotonic() - started >= 1.0
+    waiting = [line for line in result.err.splitlines() if "waiting" in line]
+    assert waiting == [f"gitmem: waiting for another gitmem process (pid {holder.pid}) holding the lock on {mem}…"]
+    # no wait, no line
+    quick = run_cli("--repo", str(mem), "remember", "No wait", "--scope", "global")
+    assert quick.code == 0 and "waiting" not in quick.err
+
+
+def test_a_hook_that_waits_for_the_lock_stays_silent(tmp_path: Path) -> None:
+    mem = _mem(tmp_path)
+    code = code_repo(tmp_path)
+    env = hook_env(mem)
+    hook("session-start", payload("SessionStart", code), env, cwd=code)
+    hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="Always use uv."), env, cwd=code)
+    holder = _hold_lock(mem, 1.3)
+    result = hook("stop", payload("Stop", code), env, cwd=code)
+    holder.wait()
+    assert result.returncode == 0 and result.stderr == ""
+    assert "Gitmem-Session: sess-1" in git(mem, "log", "--format=%B")
+
+
+def test_resolve_and_status_wording(tmp_path: Path) -> None:
+    mem = _mem(tmp_path)
+    memory_id = run_cli("--repo", str(mem), "remember", "Nothing to settle", "--scope", "global").out.strip()
+    refused = run_cli("--repo", str(mem), "resolve", memory_id)
+    assert refused.code == 2 and "not conflicted" in refused.err and "))" not in refused.err
