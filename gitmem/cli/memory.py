@@ -55,6 +55,9 @@ def show_config(state: State, as_json: bool) -> None:
         return
     sources = data.pop("sources", [])
     click.echo("# in force; read from: " + (", ".join(sources) if sources else "the built-in defaults only"))
+    origin = _origin(state)
+    if origin and origin != state.config.remote:  # "remote" is what init clones from; sync uses the repo's origin
+        click.echo(f"# the memory repository syncs with its git remote origin: {origin}")
     for key, value in data.items():
         if not isinstance(value, dict):
             click.echo(f"{key} = {_toml_value(value)}")
@@ -63,6 +66,18 @@ def show_config(state: State, as_json: bool) -> None:
             click.echo(f"\n[{key}]")
             for name, item in value.items():
                 click.echo(f"{name} = {_toml_value(item)}")
+
+
+def _origin(state: State) -> str:
+    """The memory repository's ``origin`` URL as it may be shown (no password), "" when there is none."""
+    from gitmem.git.remote import display_url
+    from gitmem.git.store import GitStore
+
+    try:
+        url = GitStore(state.config.repo).remote_url()
+    except GitmemError:
+        return ""
+    return display_url(url) if url else ""
 
 
 def _toml_value(value: Any) -> str:
@@ -290,7 +305,14 @@ def move(state: State, memory_id: str, project: str, to_global: bool, as_json: b
 def log(state: State, memory_id: str | None, op: str | None, source: str | None, limit: int | None,
         as_json: bool) -> None:
     """The audit trail: what changed, when, why and from where (read from git)."""
-    entries = state.open().log(memory_id, op=op, source=source, limit=limit)
+    repo = state.open()
+    entries = repo.log(memory_id, op=op, source=source, limit=limit)
+    if not entries and op:
+        # ops are whatever the history's commits say (Gitmem-Op): a misspelt one is told apart from an absent one
+        ops = sorted({e.op for e in repo.log() if e.op})
+        if op not in ops:
+            raise ValidationError(f"no commit of this repository has the op {op!r}",
+                                  f"its ops are: {', '.join(ops) or 'none yet'}")
     if as_json:
         emit_json([{"sha": e.sha, "time": datetime.fromtimestamp(e.time, UTC).isoformat(), "author": e.author,
                     "subject": e.subject, "op": e.op, "source": e.source, "ids": e.ids,
@@ -299,6 +321,8 @@ def log(state: State, memory_id: str | None, op: str | None, source: str | None,
     for e in entries:
         when = datetime.fromtimestamp(e.time, UTC).strftime("%Y-%m-%d %H:%M")
         click.echo(f"{e.sha[:10]}  {when}  {e.op or '-':9} {e.source or '-':12} {e.subject}")
+    if not entries:
+        click.echo("no commits match", err=True)
 
 
 @cli.command("import")

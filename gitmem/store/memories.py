@@ -165,7 +165,8 @@ class MemoryRepo(StoredRepo):
             result = redact(value, extra_patterns=patterns) if value else None
             if result is not None and result.kinds:
                 raise ValidationError(f"the {what} holds a secret ({', '.join(result.kinds)}): {result.text!r}",
-                                      f"choose a {what} without it: it becomes a file name in git history")
+                                      f"choose {'an' if what[0] in 'aeiou' else 'a'} {what} without it: it becomes a "
+                                      "file name in git history")
 
         text = scrub(memory.text)
         memory_id = memory.id

@@ -190,6 +190,22 @@ def test_a_code_repository_given_as_the_memory_repository_is_refused(tmp_path: P
     assert git(code, "rev-parse", "HEAD") == head and not (code / "memories").exists()
 
 
+def test_log_tells_a_misspelt_op_from_an_empty_result_and_config_names_the_origin(tmp_path: Path) -> None:
+    d, remote = tmp_path / "mem", tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    run_cli("init", str(d), "--remote", str(remote))
+    run_cli("--repo", str(d), "remember", "Tests run with pytest -x")
+    bogus = run_cli("--repo", str(d), "log", "--op", "bogus")
+    assert bogus.code != 0 and "'bogus'" in bogus.err and "add" in bogus.err and "init" in bogus.err
+    none = run_cli("--repo", str(d), "log", "--source", "import")
+    assert none.code == 0 and none.out == "" and "no commits match" in none.err
+    assert run_cli("--repo", str(d), "log", "--op", "add").out.count("\n") == 1
+    shown = run_cli("--repo", str(d), "config")
+    assert f"# the memory repository syncs with its git remote origin: {remote}" in shown.out
+    secret = run_cli("--repo", str(d), "remember", "x", "--id", "ghp_" + "a" * 36)
+    assert secret.code != 0 and "choose an id" in secret.err
+
+
 def test_a_project_that_is_a_path_is_refused(tmp_path: Path) -> None:
     d = tmp_path / "mem"
     run_cli("init", str(d))
