@@ -58,10 +58,13 @@ class Repository(MemoryRepo):
                       record_usage=record_usage, paths=paths, embed_missing=embed_missing)
 
     def doctor(self) -> builtins.list[Issue]:
-        """:meth:`MemoryRepo.doctor`'s findings, then secrets already in history (:mod:`gitmem.leaks`)."""
+        """:meth:`MemoryRepo.doctor`'s findings, the versions a sync kept beside a file it could not merge
+        (:mod:`gitmem.sync.sidecars`), then secrets already in history (:mod:`gitmem.leaks`)."""
         from gitmem.leaks import history_issues
+        from gitmem.sync.sidecars import doctor_issues
 
-        return [*super().doctor(), *history_issues(self.git, extra_patterns=self.config.redaction.extra_patterns)]
+        return [*super().doctor(), *doctor_issues(self.path),
+                *history_issues(self.git, extra_patterns=self.config.redaction.extra_patterns)]
 
     def move(self, memory_id: str, project: str) -> Memory:
         """Give a memory to ``project`` (project scope) or, with ``project=""``, make it global; one commit that

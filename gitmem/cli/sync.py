@@ -92,6 +92,7 @@ def status_command(state: State, do_fetch: bool, as_json: bool) -> None:
     """Ahead/behind the remote, conflicted memories, and changes not yet committed."""
     from gitmem.git import remote
     from gitmem.sync import round as sync
+    from gitmem.sync.sidecars import conflict_files, original_path
 
     repo = state.open()
     branch = repo.config.sync.branch
@@ -103,11 +104,13 @@ def status_command(state: State, do_fetch: bool, as_json: bool) -> None:
             fetch_error = str(exc)
     info = sync.status(repo.git, branch)
     conflicts = conflicts_of(repo)
+    kept = conflict_files(repo.path)  # files a sync could not merge: the other side's version, read by nothing
     if as_json:
         emit_json({"remote": info.remote, "branch": info.branch, "ahead": info.ahead, "behind": info.behind,
                    "pending": list(info.pending), "fetch_error": fetch_error,
                    "conflicts": [{"id": m.id, "path": m.path, "versions": [v.id for v in vs]}
-                                 for m, vs in conflicts]})
+                                 for m, vs in conflicts],
+                   "kept_versions": [{"path": rel, "of": original_path(rel)} for rel in kept]})
         return
     if info.remote:
         click.echo(f"remote {info.remote} ({info.branch}): {info.ahead} ahead, {info.behind} behind"
@@ -123,7 +126,12 @@ def status_command(state: State, do_fetch: bool, as_json: bool) -> None:
             click.echo(f"  {memory.id}  {memory.title}")
             for version in versions:
                 click.echo(f"    version {version.id}  {version.title}")
-    else:
+    if kept:
+        click.echo(f"{counted(len(kept), 'version')} of files a sync could not merge, kept beside them and read by "
+                   "nothing (gitmem doctor says how to settle each):")
+        for rel in kept:
+            click.echo(f"  {rel}  (of {original_path(rel)})")
+    if not conflicts and not kept:
         click.echo("no conflicts")
     if info.pending:
         click.echo(f"{counted(len(info.pending), 'file')} changed but not committed:")

@@ -1,4 +1,4 @@
 """Code projects: their identity (identity), scans of a working tree (scan), manifests and stacks
-(manifests), project memory (memory) and tool notes (toolnotes).
+(manifests), project memory (memory), its three-way merge for gitmem sync (pagemerge) and tool notes (toolnotes).
 
 May import: the foundation, gitmem.redact, gitmem.git, gitmem.store, gitmem.search."""

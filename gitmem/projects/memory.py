@@ -38,6 +38,8 @@ RESCAN_SECONDS = 24 * 3600
 SUMMARY_CHARS = 650
 SCANNED = ("Tech stack", "Frameworks", "Commands", "Conventions", "Structure")
 KEPT = ("Notes", "Directives", "Hot paths")
+#: the folder of the project files in the memory repository
+PROJECTS_DIR = "projects"
 
 # -- the file ------------------------------------------------------------------------------------------------------
 def safe_name(project: str) -> str:
@@ -46,7 +48,7 @@ def safe_name(project: str) -> str:
 
 def project_path(project: str) -> str:
     """The path of the project file inside the memory repository."""
-    return f"projects/{safe_name(project)}.md"
+    return f"{PROJECTS_DIR}/{safe_name(project)}.md"
 
 
 class ProjectFile:
@@ -108,6 +110,14 @@ def read(repo_path: Path, project: str) -> ProjectFile | None:
         return parse(read_inside(repo_path, project_path(project)).decode("utf-8"))
     except (OSError, UnicodeDecodeError):
         return None
+
+
+def _read_folded(repo_path: Path, project: str) -> tuple[ProjectFile | None, dict[str, bytes | None]]:
+    """The page a writer starts from, with the versions an older sync left beside it merged back in, and those
+    files, which the writer's commit deletes (:func:`gitmem.projects.pagemerge.fold_conflict_versions`)."""
+    from gitmem.projects.pagemerge import fold_conflict_versions
+
+    return fold_conflict_versions(repo_path, project, read(repo_path, project))
 
 
 def _scans_file(repo_path: Path) -> Path:
@@ -260,13 +270,13 @@ def scan_and_write(repo: MemoryRepo, cwd: Path, *, project: str = "", force: boo
     result = scan(context.root)
     outcome.scan = result
     with repo.git.locked():
-        existing = read(repo.path, context.project)
+        existing, folded = _read_folded(repo.path, context.project)
         new = merge_scan(existing, result, project=context.project, repo_path=repo.path, now=moment)
-        if existing is not None and _encode(repo, new) == _encode(repo, existing):
+        if existing is not None and not folded and _encode(repo, new) == _encode(repo, existing):
             _record_scan(repo.path, context.project, moment)  # nothing new: no commit, but not stale either
             return outcome
         new.meta["scanned_at"] = observe.now_iso(moment)
-        outcome.sha = repo.commit({rel: _encode(repo, new)}, f"project: scan {context.project}", "update",
+        outcome.sha = repo.commit({rel: _encode(repo, new), **folded}, f"project: scan {context.project}", "update",
                                   f"scan:{context.project}")
         outcome.changed = bool(outcome.sha)
     _record_scan(repo.path, context.project, moment)
@@ -335,15 +345,16 @@ def add_notes(repo: MemoryRepo, project: str, notes: list[str], *, source: str =
 
     moment = time.time() if now is None else now
     with repo.git.locked():
-        existing = read(repo.path, project)
+        existing, folded = _read_folded(repo.path, project)
         pf = existing or ProjectFile(meta={"project": project, "schema_version": SCHEMA_VERSION},
                                      title=f"Project memory: {project}")
         before = _encode(repo, pf) if existing is not None else b""
         pf.sections["Notes"] = merge_notes(pf.sections.get("Notes", ""), notes, observe.now_iso(moment)[:10])
         after = _encode(repo, pf)
-        if after == before:
+        if after == before and not folded:
             return ""
-        sha = repo.commit({project_path(project): after}, f"project: note for {project}"[:72], "update", source)
+        sha = repo.commit({project_path(project): after, **folded}, f"project: note for {project}"[:72], "update",
+                          source)
     repo.project_changed(project, source)
     return sha
 
@@ -372,13 +383,13 @@ def learn_from_session(repo: MemoryRepo, session: str, *, project: str = "", now
     for record in observe.read_observations(observe.local_dir(repo.path)):
         if record.get("session") == session and (not project or record.get("project") == project):
             by_project.setdefault(str(record.get("project") or project), []).append(record)
-    changes: dict[str, bytes] = {}
+    changes: dict[str, bytes | None] = {}
     with repo.git.locked():
         for name, records in by_project.items():
             if not name:
                 continue
             notes = learn_notes(records)
-            pf = read(repo.path, name)
+            pf, folded = _read_folded(repo.path, name)
             cwd = next((Path(str(r["cwd"])) for r in records if r.get("cwd") and Path(str(r["cwd"])).is_dir()), None)
             if pf is None:
                 if not notes or cwd is None:
@@ -391,8 +402,9 @@ def learn_from_session(repo: MemoryRepo, session: str, *, project: str = "", now
             pf.sections["Directives"] = directive_refs(repo.path, name)
             pf.sections["Hot paths"] = hot_paths_section(repo.path, name, str(pf.meta.get("root", "")))
             after = _encode(repo, pf)
-            if after != before:
+            if after != before or folded:
                 changes[project_path(name)] = after
+                changes.update(folded)  # versions an older sync left beside the page, merged into it above
                 outcome.notes[name] = notes
         if changes:
             subject = f"project: notes from session {session}"[:72]

@@ -142,7 +142,9 @@ def learn_notes(records: Iterable[dict[str, Any]]) -> list[str]:
     return [text.replace("\n", " ")[:MAX_NOTE_CHARS] for text in notes.values()]
 
 
-def _note_key(text: str) -> str:
+def note_key(text: str) -> str:
+    """What makes two notes the same note: the text without its date (and a recurring error's count), in lower
+    case with its spaces collapsed. :func:`merge_notes` and the sync merge of project pages both dedupe on it."""
     text = re.sub(r"^\d{4}-\d\d-\d\d: ", "", text.strip())
     text = re.sub(r"^Recurring error \(\d+×\): ", "Recurring error: ", text)
     return " ".join(text.lower().split())
@@ -156,7 +158,7 @@ def merge_notes(section: str, new: list[str], date: str, limit: int = MAX_NOTES)
     merged: list[str] = []
     keys: set[str] = set()
     for text in [f"{date}: {n}" for n in reversed(new)] + old:
-        key = _note_key(text)
+        key = note_key(text)
         if key not in keys:
             keys.add(key)
             merged.append(text)

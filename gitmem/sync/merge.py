@@ -21,7 +21,9 @@ When a text field truly conflicts, nothing is dropped and the repository stays p
 winning side's text, gets ``conflicted: true`` and ``conflict_with: [<version id>]``, and the other side's
 version is written next to it as a *sibling memory* with id ``<id>-conflict-<6 hex>``, ``conflicted: true`` and
 ``conflict_of: <id>``. Both are ordinary memory files (readable by ``gitmem show``, found by search) until
-``gitmem resolve`` settles them. See ``docs/sync.md``.
+``gitmem resolve`` settles them. Wiki pages and project pages have merges of their own (:mod:`gitmem.sync.wikimerge`,
+:mod:`gitmem.projects.pagemerge`); any other file that both sides changed on the same lines keeps the larger version
+and the other beside it (:mod:`gitmem.sync.sidecars`). See ``docs/sync.md``.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from gitmem.store import document as docs
 from gitmem.store.document import Memory
 from gitmem.text.counted import counted
 from gitmem.text.records import replace
+from gitmem.text.threeway import three_way
 
 T = TypeVar("T")
 
@@ -102,19 +105,6 @@ def merge_text(base: str | None, ours: str, theirs: str) -> str | None:
 
 
 # -- fields ---------------------------------------------------------------------------------------------
-def three_way(base: T | None, has_base: bool, ours: T, theirs: T, resolve: Callable[[T, T], T]) -> T:
-    """A three-way merge's easy cases (both sides agree, or only one changed from ``base``); ``resolve(ours,
-    theirs)`` decides when both changed."""
-    if ours == theirs:
-        return ours
-    if has_base:
-        if ours == base:
-            return theirs
-        if theirs == base:
-            return ours
-    return resolve(ours, theirs)
-
-
 def _sort_key(memory: Memory) -> tuple[Any, str]:
     return (memory.updated, docs.dumps(memory))
 
@@ -312,6 +302,14 @@ def merge_file(path: str, base: bytes | None, ours: bytes | None, theirs: bytes 
             result.changes[path], note = page
             result.conflicts.extend([note] if note else [])
             return result
+    # project pages merge section by section, like the learner that writes them (gitmem.projects.pagemerge): two
+    # sessions in one project both add notes at the top of Notes, which a line merge always calls a conflict
+    from gitmem.projects.pagemerge import merge_page_file as merge_project_page
+
+    project_page = merge_project_page(path, base, ours, theirs)
+    if project_page is not None:
+        result.changes[path] = project_page
+        return result
     try:
         text = merge_text(base.decode("utf-8") if base is not None else None, ours.decode("utf-8"),
                           theirs.decode("utf-8"))
@@ -320,11 +318,12 @@ def merge_file(path: str, base: bytes | None, ours: bytes | None, theirs: bytes 
     if text is not None:
         result.changes[path] = text.encode("utf-8")
         return result
-    # A true conflict in a file that is not a readable memory: the larger content stays, the other is kept
-    # beside it (name chosen so it is never read as a memory).
+    # A true conflict in a file that is not a readable memory or page: the larger content stays, the other is kept
+    # beside it (name chosen so it is never read as a memory; gitmem.sync.sidecars lists it for status and doctor).
+    from gitmem.sync.sidecars import sidecar_path
+
     keep, other = (ours, theirs) if (len(ours), ours) >= (len(theirs), theirs) else (theirs, ours)
-    digest = hashlib.sha1(other).hexdigest()[:6]
-    side = f"{path}.conflict-{digest}"
+    side = sidecar_path(path, other)
     result.changes[path] = keep
     result.changes[side] = other
     result.conflicts.append(f"{path}: both sides changed it; the other version is in {side}")

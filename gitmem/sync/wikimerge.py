@@ -16,7 +16,8 @@ from typing import Any
 
 from gitmem.errors import DocumentError
 from gitmem.store import wikipage as wp
-from gitmem.sync.merge import merge_text, three_way
+from gitmem.sync.merge import merge_text
+from gitmem.text.threeway import three_way
 
 CONFLICT_HEADING = "Conflicting version (kept by sync)"
 

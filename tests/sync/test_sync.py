@@ -272,7 +272,7 @@ def test_acceptance_two_machines_cli(machines: tuple[MemoryRepo, MemoryRepo, Pat
         assert [c["id"] for c in data["conflicts"]] == [mid] and len(data["conflicts"][0]["versions"]) == 1
         assert data["ahead"] == data["behind"] == 0 and data["pending"] == []
         text = run_cli("--repo", str(repo.path), "status").out
-        assert "1 conflicted memories" in text and mid in text
+        assert "1 conflicted memory (settle with" in text and mid in text
     assert git(a.path, "rev-parse", "HEAD^{tree}") == git(b.path, "rev-parse", "HEAD^{tree}")
 
     # settle it on B with A's text, sync back: the conflict is gone everywhere
@@ -284,6 +284,7 @@ def test_acceptance_two_machines_cli(machines: tuple[MemoryRepo, MemoryRepo, Pat
     resolved = b.get(mid)
     assert not resolved.conflicted and resolved.text == version_text and "conflict_with" not in resolved.extra
     assert b.log(op="resolve")
+    assert "1 other version removed (history keeps them)" in git(b.path, "log", "-1", "--format=%B")
     for repo in (b, a):
         assert run_cli("--repo", str(repo.path), "sync").code == 0
     assert json.loads(run_cli("--repo", str(a.path), "status", "--json").out)["conflicts"] == []
