@@ -140,7 +140,8 @@ def recall(
     index = open_index(repo, embed_missing=embed_missing)
     hits = relevant_hits(index, text_query, project=context.project, k=limit, now=now,
                          exclude={m.id for m in rules})
-    title = "## Relevant memories (from the branch, recent commits and files)"
+    title = f"## Relevant memories (for: {query})" if query else \
+        "## Relevant memories (from the branch, recent commits and files)"
     room = min(RELEVANT_BUDGET, tokens_allowed - rule_tokens)
     second, used, tokens, left_out = build_block(hits, room, title, counter) if room > 0 else ("", [], 0, len(hits))
     counter.save()

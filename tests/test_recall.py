@@ -115,6 +115,18 @@ def test_recall_command(mem: Repository, code: Path) -> None:
     assert data["project"] == PROJECT and "Orders live in PostgreSQL" in data["text"] and data["tokens"] <= 2000
     bad = run_cli("--repo", str(mem.path), "recall", "--budget", "0")
     assert bad.code != 0 and "Traceback" not in bad.err
+    asked = run_cli("--repo", str(mem.path), "recall", "--cwd", str(code), "--query", "orders database")
+    assert "## Relevant memories (for: orders database)" in asked.out
+
+
+def test_recall_says_how_many_rules_it_left_out_and_how_to_find_them(mem: Repository, code: Path) -> None:
+    for i in range(30):
+        mem.remember(f"Rule {i}: never deploy service {i} on a Friday without a rollback plan", project=PROJECT,
+                     category="constraint", importance=5)
+    result = run_cli("--repo", str(mem.path), "recall", "--cwd", str(code), "--budget", "300")
+    more = json.loads(run_cli("--repo", str(mem.path), "recall", "--cwd", str(code), "--budget", "300",
+                              "--json").out)["more"]
+    assert more > 0 and f"{more} more memories of this project left out; search them with: gitmem search" in result.err
 
 
 def test_block_count_is_the_tokenizers_count_and_a_warm_cache_needs_no_tokenizer(mem: Repository,

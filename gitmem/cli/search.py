@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -83,7 +84,9 @@ def search(state: State, query: str, k: int, type_: str | None, category: str | 
 @pass_state
 def recall(state: State, cwd: Path | None, budget: int | None, k: int | None, query: str | None,
            as_json: bool) -> None:
-    """Print the memory block a session in this project would get."""
+    """Print the memories a session start in this project is given: its Essentials and Relevant memories (the
+    session start adds the standing directives, the project summary, hot paths and the wiki overview; `gitmem hook
+    session-start` prints all of it)."""
     from gitmem.recall import recall as run_recall
 
     repo = state.open()
@@ -98,6 +101,9 @@ def recall(state: State, cwd: Path | None, budget: int | None, k: int | None, qu
         return
     if result.text:
         click.echo(result.text, nl=False)
+        if result.more:
+            click.echo(f"gitmem: {counted(result.more, 'more memory')} of this project left out; "
+                       f"search them with: gitmem search {shlex.quote(result.query)}", err=True)
     else:
         click.echo(f"no memories for project {result.project} (query: {result.query!r})", err=True)
 
