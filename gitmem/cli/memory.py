@@ -94,13 +94,15 @@ def _toml_value(value: Any) -> str:
 @cli.command()
 @click.argument("text", required=False)
 @click.option("--type", "type_", type=click.Choice(TYPES),
-              help="Kind of memory (default: project with --project, else user).")
+              help="Kind of memory (default: project when it belongs to a project, inside a code project or with "
+                   "--project; else user).")
 @click.option("--category", default="background", show_default=True,
               type=click.Choice(CATEGORIES))
 @click.option("--importance", default=3, show_default=True, type=click.IntRange(1, 5), help="1 (trivia) to 5.")
 @click.option("--tags", default="", help="Comma-separated tags.")
 @click.option("--scope", type=click.Choice(SCOPES),
-              help="project (default inside a code project), global (default elsewhere) or session.")
+              help="project (default inside a code project), global (default elsewhere) or session (expires after "
+                   "a day).")
 @click.option("--project", default="", help="Project id (default: the code project around the working directory).")
 @click.option("--name", default="", help="Short title (default: the first line).")
 @click.option("--why", default="", help="Why this holds.")

@@ -35,11 +35,13 @@ def retry(action: str, func: Callable[[], T]) -> T:
     for attempt in range(_RETRIES):
         try:
             return func()
-        except FileLocked:
+        except FileLocked as exc:
             if attempt == _RETRIES - 1:
+                lock = os.fsdecode(exc.lockfilename)
                 raise RepoError(
-                    f"git lock held too long while trying to {action}",
-                    "another git process is working on the memory repo; retry, or remove a stale .git/*.lock",
+                    f"git's lock file {lock} stayed in place while gitmem tried to {action}",
+                    f"another git process is working on the memory repository: wait and retry; if none is, "
+                    f"remove the file left behind: rm {lock}",
                 ) from None
             time.sleep(min(0.01 * (attempt + 1), 0.1))
     raise AssertionError("unreachable")

@@ -78,7 +78,9 @@ def _bounded(action: str, url: str, func: Callable[[], T], timeout: float | None
         assert isinstance(error, BaseException)
         reason = " ".join(str(error).split()) or type(error).__name__
         reason = re.sub(r"(://[^/@:\s]*):[^/@\s]*@", r"\1@", reason)  # no credentials in messages or logs
-        raise RepoError(f"cannot {action} {url}: {reason[:200]}",
+        if len(reason) > 240:  # cut on a word, and say so: a half word reads as the error's own text
+            reason = reason[:240].rsplit(" ", 1)[0] + " …"
+        raise RepoError(f"cannot {action} {url}: {reason}",
                         "check the URL, your network and git credentials; local memories are untouched") from None
     return box["value"]  # type: ignore[return-value]
 

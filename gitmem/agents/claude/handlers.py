@@ -110,7 +110,12 @@ def _footer(ctx: Context, project: str, query: str, more: int, *, shown: bool) -
     from gitmem.text.counted import counted  # here: the prompt's hook, which loads this module too, needs none of it
 
     where = f"(memory repo {ctx.repo_dir}; project {project})"
-    search = f'gitmem search "{query[:80]}"'
+    words: list[str] = []
+    for word in query.replace('"', " ").split():  # whole words, at most ~60 characters: a query, not a cut line
+        if words and len(" ".join([*words, word])) > 60:
+            break
+        words.append(word)
+    search = f'gitmem search "{" ".join(words)}"'
     if more:
         return (f"{counted(more, 'more memory')} of {project} and global ones not shown; search them with: {search} "
                 f"{where}\n")

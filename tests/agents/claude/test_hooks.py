@@ -65,6 +65,18 @@ def test_session_start_injects_the_projects_memory(repo_path: Path, code: Path, 
     assert_clean(repo_path)
 
 
+def test_the_search_a_session_start_suggests_is_whole_words(repo_path: Path, tmp_path: Path,
+                                                             env: dict[str, str]) -> None:
+    """The suggested query is the start of the session's own query in whole words, never a line cut mid-word."""
+    subject = "Switch cache to memcached; we decided never to use Redis for sessions because eviction broke logins"
+    (tmp_path / "long").mkdir()
+    shop = code_repo(tmp_path / "long", subject)
+    run_cli("remember", "Sessions live in memcached", "--project", PROJECT, env=env)
+    context = context_of(hook("session-start", payload("SessionStart", shop, source="startup"), env, cwd=shop).stdout)
+    suggested = context.split('gitmem search "')[1].split('"')[0]
+    assert 0 < len(suggested) <= 60 and f"shop {subject}".startswith(suggested + " ")
+
+
 def test_a_session_start_in_a_new_repository_says_there_is_nothing_yet(repo_path: Path, code: Path,
                                                                         env: dict[str, str]) -> None:
     """No memories at all: one line that memory is on and empty, not an invitation to search for nothing."""
