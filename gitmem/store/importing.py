@@ -65,6 +65,13 @@ def record_to_memory(record: Mapping[str, Any], clean_tags: Callable[[Any], Any]
         updated=record.get("updated"),
         expires=record.get("expires"),
     )
+    if record.get("id") is None:
+        # the same record imported again is the same memory: its id derives from what it says and where it holds
+        # (a random suffix made every re-import of a file without ids add all of it a second time)
+        import hashlib
+
+        digest = hashlib.sha1(f"{memory.scope}\0{memory.project}\0{memory.text}".encode()).hexdigest()[:6]
+        memory = replace(memory, id=docs.new_id(memory.text, suffix=digest))
     deprecated = record.get("deprecated", False)
     if not isinstance(deprecated, bool):
         raise ValidationError("'deprecated' must be true or false", "use a JSON boolean")
@@ -74,29 +81,43 @@ def record_to_memory(record: Mapping[str, Any], clean_tags: Callable[[Any], Any]
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """Records of a JSONL file; a bad line raises a :class:`ValidationError` naming the line."""
+    """Records of a JSONL file (a UTF-8 byte order mark allowed); after the last one, a :class:`ValidationError`
+    names every bad line, so one run shows all there is to fix (nothing is imported from a file with one)."""
     import json
 
     try:
         handle = path.open("rb")
     except OSError as exc:
         raise GitmemError(f"cannot read {path}: {exc.strerror}", "check the file name") from None
+    problems: list[str] = []
     with handle:
         for number, raw in enumerate(handle, start=1):
             try:
-                line = raw.decode("utf-8").strip()
+                # utf-8-sig: editors on Windows start a UTF-8 file with a byte order mark
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8").strip()
             except UnicodeDecodeError:
-                raise ValidationError(f"{path}:{number}: not UTF-8", "save the file as UTF-8") from None
+                problems.append(f"line {number}: not UTF-8")
+                continue
             if not line:
                 continue
             try:
                 value = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ValidationError(f"{path}:{number}: not valid JSON ({exc.msg})",
-                                      "one JSON object per line") from None
+                problems.append(f"line {number}: not valid JSON ({exc.msg} at column {exc.colno})")
+                continue
             except RecursionError:
-                raise ValidationError(f"{path}:{number}: JSON nested too deeply",
-                                      "a record is a flat object of text, numbers and lists") from None
+                problems.append(f"line {number}: JSON nested too deeply")
+                continue
             if not isinstance(value, dict):
-                raise ValidationError(f"{path}:{number}: not a JSON object", 'write {"text": "..."} per line')
+                problems.append(f"line {number}: not a JSON object")
+                continue
             yield value
+    if problems:
+        raise ValidationError(f"{path}: {listed(problems)}", 'write one JSON object per line, e.g. {"text": "..."}; '
+                                                           "nothing was imported")
+
+
+def listed(problems: list[str], shown: int = 5) -> str:
+    """The first ``shown`` problems, then how many more there are (one line)."""
+    more = len(problems) - shown
+    return "; ".join(problems[:shown]) + (f"; and {more} more" if more > 0 else "")

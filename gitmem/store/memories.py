@@ -20,7 +20,7 @@ from gitmem.redact.engine import redact, redact_value
 from gitmem.store import document as docs
 from gitmem.store.base import StoredRepo
 from gitmem.store.document import Memory
-from gitmem.store.importing import ImportResult, record_to_memory
+from gitmem.store.importing import ImportResult, listed, record_to_memory
 from gitmem.store.layout import Issue, check_layout
 from gitmem.text.counted import counted
 from gitmem.text.records import replace
@@ -387,21 +387,28 @@ class MemoryRepo(StoredRepo):
         undated: set[str] = set()  # records without dates: an existing memory keeps its own
         seen: dict[str, int] = {}
         redacted = 0
+        problems: list[str] = []  # every invalid record, said at once (nothing is imported then)
         for number, record in enumerate(records, start=1):
+            if progress:
+                progress(1)
             try:
                 memory = self._clean(record_to_memory(record, self._raw_tags))
             except ValidationError as exc:
-                raise ValidationError(f"record {number}: {exc.message}", exc.hint or "fix the record") from None
+                problems.append(f"record {number}: {exc.message}")
+                continue
             if memory.id in seen:
-                raise ValidationError(f"record {number}: id '{memory.id}' already used by record {seen[memory.id]}",
-                                      "ids must be unique within an import")
+                if record.get("id") is None:  # the same text twice, without ids: one memory
+                    continue
+                problems.append(f"record {number}: id '{memory.id}' already used by record {seen[memory.id]}")
+                continue
             seen[memory.id] = number
             if "created" not in record and "updated" not in record:
                 undated.add(memory.id)
             redacted += bool(self.last_redaction)
             prepared.append(memory)
-            if progress:
-                progress(1)
+        if problems:
+            raise ValidationError(listed(problems), "fix these records (ids unique, a non-empty text) and import "
+                                                    "again; nothing was imported")
         result = ImportResult(redacted=redacted)
         changes: dict[str, bytes | None] = {}
         ids: list[str] = []

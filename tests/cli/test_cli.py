@@ -166,9 +166,30 @@ def test_bad_jsonl_line_is_named(tmp_path: Path) -> None:
     d = tmp_path / "mem"
     run_cli("init", str(d))
     source = tmp_path / "bad.jsonl"
-    source.write_text('{"text": "ok"}\n{not json}\n')
+    source.write_text('{"text": "ok"}\n{not json}\n[1]\n{"text": "fine"}\n{also not json\n')
+    head = git(d, "rev-parse", "HEAD")
     result = run_cli("--repo", str(d), "import", str(source))
-    assert result.code != 0 and "bad.jsonl:2: not valid JSON" in result.err
+    assert result.code != 0 and len(result.err.strip().splitlines()) == 1
+    assert "line 2: not valid JSON" in result.err and "line 3: not a JSON object" in result.err
+    assert "line 5: not valid JSON" in result.err and git(d, "rev-parse", "HEAD") == head
+    records = tmp_path / "records.jsonl"
+    records.write_bytes(b'\xef\xbb\xbf{"text": "saved by a Windows editor"}\n{"text": ""}\n'
+                        b'{"text": "x", "importance": 9}\n')
+    result = run_cli("--repo", str(d), "import", str(records))
+    assert result.code != 0 and "record 2:" in result.err and "record 3: importance 9" in result.err
+    assert "gitmem remember" not in result.err and "record 1" not in result.err
+
+
+def test_importing_a_file_without_ids_again_changes_nothing(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    source = tmp_path / "notes.jsonl"
+    source.write_text('{"text": "Deploys happen on Thursdays"}\n{"text": "Deploys happen on Thursdays"}\n'
+                      '{"text": "Orders live in PostgreSQL", "project": "shop"}\n')
+    first = json.loads(run_cli("--repo", str(d), "import", str(source), "--json").out)
+    again = json.loads(run_cli("--repo", str(d), "import", str(source), "--json").out)
+    assert first["added"] == 2 and again["added"] == 0 and again["unchanged"] == 2
+    assert len(json.loads(run_cli("--repo", str(d), "list", "--json").out)) == 2
 
 
 def test_missing_repo_and_bad_config_are_clear(tmp_path: Path) -> None:
