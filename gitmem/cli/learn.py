@@ -202,15 +202,16 @@ MAX_DAYS = 36_500
 
 
 def _days(value: str) -> timedelta:
-    match = re.fullmatch(r"\s*(\d+)\s*([dhw]?)\s*", value)
-    if not match:
-        raise ValidationError(f"not a duration: {value!r}", "use e.g. 7d, 24h or 2w")
+    match = re.fullmatch(r"\s*(\d+)\s*([mhdw]?)\s*", value)
+    if not match or not int(match.group(1)):
+        raise ValidationError(f"not a duration: {value!r}", "use e.g. 30m, 24h, 7d or 2w")
     amount = int(match.group(1))
     unit = match.group(2) or "d"
-    days = amount / 24 if unit == "h" else amount * (7 if unit == "w" else 1)
-    if days > MAX_DAYS:
+    span = {"m": timedelta(minutes=amount), "h": timedelta(hours=amount), "d": timedelta(days=amount),
+            "w": timedelta(weeks=amount)}[unit] if amount <= MAX_DAYS * 24 * 60 else timedelta(days=MAX_DAYS + 1)
+    if span > timedelta(days=MAX_DAYS):
         raise ValidationError(f"{value.strip()!r} is too far back", f"use at most {MAX_DAYS}d (100 years)")
-    return timedelta(hours=amount) if unit == "h" else timedelta(days=days)
+    return span
 
 
 @cli.command()
@@ -243,7 +244,7 @@ def compact(state: State, min_size: int | None, dry_run: bool, as_json: bool) ->
 
 
 @cli.command()
-@click.option("--since", default="7d", show_default=True, help="How far back: 7d, 24h, 2w.")
+@click.option("--since", default="7d", show_default=True, help="How far back: 30m, 24h, 7d, 2w.")
 @json_option
 @pass_state
 def digest(state: State, since: str, as_json: bool) -> None:

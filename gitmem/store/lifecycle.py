@@ -280,8 +280,7 @@ def digest(repo: MemoryRepo, *, since: timedelta = timedelta(days=7), now: datet
         ids = entry.trailers.get("Gitmem-Id", [])
         count = entry.trailers.get("Gitmem-Count", [])
         counts[group] += int(count[0]) if count and count[0].isdigit() else max(1, len(ids))
-    days = since.total_seconds() / 86400
-    lines = [f"gitmem digest, last {days:g} day{'' if days == 1 else 's'}: {counts['added']} added, "
+    lines = [f"gitmem digest, last {_period(since)}: {counts['added']} added, "
              f"{counts['changed']} changed, {counts['deprecated']} deprecated, {counts['learned']} learned"]
     for group, subjects in groups.items():
         if subjects:
@@ -291,3 +290,14 @@ def digest(repo: MemoryRepo, *, since: timedelta = timedelta(days=7), now: datet
                 lines.append(f"  - … {len(subjects) - 10} more")
     return {"since": docs.format_time(now - since), "counts": dict(counts), "commits": groups,
             "text": "\n".join(lines)}
+
+
+def _period(span: timedelta) -> str:
+    """``span`` in the largest unit that counts it whole: "7 days", "1 hour", "90 minutes"."""
+    from gitmem.text.counted import counted
+
+    minutes = int(span.total_seconds() // 60)
+    for unit, size in (("day", 24 * 60), ("hour", 60)):
+        if minutes >= size and minutes % size == 0:
+            return counted(minutes // size, unit)
+    return counted(minutes, "minute")

@@ -432,3 +432,14 @@ def test_reindex_reports_how_fast_it_embedded(repo_path: Path) -> None:
     assert again["embedded"] == 0 and again["pages_embedded"] == 0  # kept by content: nothing to embed again
     assert "every vector was cached" in run_cli("--repo", str(repo_path), "reindex").out
     assert "BM25 only, as asked" in run_cli("--repo", str(repo_path), "reindex", "--bm25-only").out
+
+
+def test_digest_takes_minutes_to_weeks_and_says_the_period_in_words(tmp_path: Path) -> None:
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    run_cli("--repo", str(d), "remember", "Deploys happen on Thursdays")
+    assert run_cli("--repo", str(d), "digest", "--since", "30m").out.startswith("gitmem digest, last 30 minutes: 1")
+    assert run_cli("--repo", str(d), "digest", "--since", "2w").out.startswith("gitmem digest, last 14 days: ")
+    bad = run_cli("--repo", str(d), "digest", "--since", "0h")
+    assert bad.code != 0 and "not a duration" in bad.err
+

@@ -111,6 +111,8 @@ def test_digest_counts_what_happened(repo_path: Path, repo: MemoryRepo) -> None:
     # the two adds are two commits, the forget one: counted in words a reader expects
     assert "\nadded (2 commits):" in result["text"] and "\ndeprecated (1 commit):" in result["text"]
     assert digest(repo, since=timedelta(days=1))["text"].startswith("gitmem digest, last 1 day: ")
+    assert digest(repo, since=timedelta(hours=1))["text"].startswith("gitmem digest, last 1 hour: ")
+    assert digest(repo, since=timedelta(hours=36))["text"].startswith("gitmem digest, last 36 hours: ")
     out = run_cli("digest", "--since", "7d", env={"GITMEM_REPO": str(repo_path)})
     assert out.code == 0 and "1 deprecated" in out.out
     bad = run_cli("digest", "--since", "soon", env={"GITMEM_REPO": str(repo_path)})
