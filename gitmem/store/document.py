@@ -291,23 +291,27 @@ def check_importance(value: Any) -> int:
 
 
 def check_text(text: Any, name: str = "text") -> str:
+    """``text`` stripped, refused when it is not text, empty, holds a NUL or passes :data:`MAX_TEXT_BYTES`;
+    ``name`` says what it is ("text" of a memory, "page text" of a wiki page) in the message."""
+    what = f"the memory {name}" if name == "text" else f"the {name}"
     if not isinstance(text, str):
-        raise ValidationError(f"'{name}' must be text", "give the memory as a string")
+        raise ValidationError(f"{what} must be text", "give it as a string")
     value = text.strip()
     if not value:
-        raise ValidationError(f"the memory {name} is empty", "say what to remember, e.g. gitmem remember \"...\"")
+        raise ValidationError(f"{what} is empty", "say what to remember, e.g. gitmem remember \"...\"" if name == "text"
+                              else f"give the {name}, e.g. gitmem wiki ingest --title T \"...\"")
     if "\x00" in value:
-        raise ValidationError(f"the memory {name} contains a NUL byte", "remove binary data from the text")
+        raise ValidationError(f"{what} contains a NUL byte", "remove binary data from the text")
     size = len(value.encode("utf-8", "surrogatepass"))
     if size > MAX_TEXT_BYTES:
         raise ValidationError(
-            f"the memory {name} is {size} bytes, the limit is {MAX_TEXT_BYTES}",
+            f"{what} is {size} bytes, the limit is {MAX_TEXT_BYTES}",
             "store a short rule or fact and link to the long material",
         )
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        raise ValidationError(f"the memory {name} is not valid Unicode text", "pass UTF-8 text") from None
+        raise ValidationError(f"{what} is not valid Unicode text", "pass UTF-8 text") from None
     return value
 
 

@@ -251,6 +251,8 @@ class Wiki:
         embedded here, only the query."""
         if category is not None and category not in wp.CATEGORIES:
             raise ValidationError(f"unknown category {category!r}", f"use one of: {', '.join(wp.CATEGORIES)}")
+        if not isinstance(text, str) or not text.strip():  # as gitmem search says: no query is a mistake
+            raise ValidationError("the query is empty", 'say what to look for, e.g. gitmem wiki query "deploy"')
         index = self._index()
         return index.search(text, k=k, category=category, tags=tags, embedder=index.model(self.repo))
 

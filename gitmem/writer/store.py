@@ -111,6 +111,8 @@ class Writer:
     def search(self, query: str, *, k: int = 10, kind: str | None = None) -> builtins.list[SearchHit]:
         """Search over every entity of the work (English and Chinese): by keywords, and with the embedding model
         also by meaning for the notes that have vectors (:meth:`embed`); no note is embedded here, only the query."""
+        if not isinstance(query, str) or not query.strip():  # as gitmem search says: no query is a mistake
+            raise ValidationError("the query is empty", 'say what to look for, e.g. gitmem writer search "Lin Mei"')
         index = self._index()
         return index.search(query, k=k, category=we.check_kind(kind) if kind else None,
                             embedder=index.model(self.repo))

@@ -299,6 +299,15 @@ def test_a_title_with_a_slash_names_its_page_and_a_secret_in_a_title_never_names
     assert "akiaiosfodnn7example" not in git(repo_path, "log", "--stat", "--format=%B", "--all").lower()
 
 
+def test_an_empty_query_or_page_text_is_an_error_that_fits_the_command(repo_path: Path) -> None:
+    env = {"GITMEM_REPO": str(repo_path)}
+    empty = run_cli("wiki", "ingest", "--title", "x", "--project", "shop", "", env=env)
+    assert empty.code != 0 and "the page text is empty" in empty.err and "gitmem remember" not in empty.err
+    for args in (["wiki", "query", "", "--project", "shop"], ["writer", "search", " ", "--work", "w"]):
+        result = run_cli(*args, env=env)
+        assert result.code != 0 and "the query is empty" in result.err, result.err
+
+
 def test_concurrent_ingests_of_one_title_end_in_one_page_with_both_sections(repo_path: Path) -> None:
     script = ("import sys; from pathlib import Path; from gitmem.config import Config; "
               "from gitmem.store.memories import MemoryRepo; from gitmem.wiki.store import Wiki; "
