@@ -393,7 +393,9 @@ def _hook_issues(repo_path: Path) -> list[Any]:
         found.append(Issue("warning", "~/.claude/settings.json", "gitmem's Claude Code hooks are not installed "
                            "(run: gitmem install claude)"))
     for line in recent_errors(repo_path):
-        found.append(Issue("warning", "local/gitmem.log", f"recent hook error: {line[:200]}"))
+        # "<time> hook <event> …" or "<time> hook: …" from a hook; "<time> gitmem <args>" from a command that failed
+        kind = "hook error" if line.split(" ", 2)[1:2] in (["hook"], ["hook:"]) else "command error"
+        found.append(Issue("warning", "local/gitmem.log", f"recent {kind}: {line[:200]}"))
     return found
 
 

@@ -355,6 +355,11 @@ def test_doctor_reports_hook_errors_but_not_what_happens_by_design(tmp_path: Pat
     messages = [i["message"] for i in json.loads(run_cli("--repo", str(d), "doctor", "--json").out)]
     assert any("recent hook error" in m and "No space left" in m for m in messages)
     assert not any("no vector yet" in m for m in messages)
+    # a command that failed with an internal error is one too, said as what it is
+    with (d / "local" / "gitmem.log").open("a") as fh:
+        fh.write("2026-12-03T09:00:00+00:00 gitmem install codex\nTraceback (most recent call last):\n")
+    messages = [i["message"] for i in json.loads(run_cli("--repo", str(d), "doctor", "--json").out)]
+    assert any(m.startswith("recent command error: ") and "install codex" in m for m in messages)
 
 
 def _code_project(root: Path, remote: str) -> Path:
