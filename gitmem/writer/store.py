@@ -62,6 +62,17 @@ class Writer:
                 return path.relative_to(self.repo.path).as_posix(), entity
         return None
 
+    def _characters_exist(self, kind: str, values: dict[str, Any]) -> None:
+        """Refuse a relationship or scene naming a character the work does not have: a typo would otherwise become
+        a character of its own that no line of dialogue can be checked against."""
+        named = [values.get("a"), values.get("b")] if kind == "relationship" else \
+            list(values.get("characters") or []) if kind == "scene" else []
+        unknown = [str(n) for n in named if n and self._find("character", str(n)) is None]
+        if unknown:
+            raise ValidationError(f"no character {', '.join(repr(n) for n in unknown)} in work {self.work}",
+                                  f"add it first (gitmem writer character add NAME --work {self.work}) or check the "
+                                  f"spelling (gitmem writer character list --work {self.work})")
+
     def _load(self, kind: str, path: Path) -> we.Entity | None:
         try:
             return we.loads(path.read_text("utf-8"), kind, path.stem, path.relative_to(self.repo.path).as_posix())
@@ -88,6 +99,7 @@ class Writer:
         notes = self._scrub(notes) if notes is not None else None
         now = docs.format_time(docs.utcnow())
         with self.repo.git.locked():
+            self._characters_exist(what, values)
             found = self._find(what, title)
             if found is not None and not update:
                 raise ValidationError(f"{what} '{title}' already exists in {self.work}",

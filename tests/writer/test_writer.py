@@ -79,6 +79,17 @@ def test_entities_add_update_list_show_and_commit(book: Writer, repo: MemoryRepo
     assert_clean(repo.path)
 
 
+def test_a_relationship_or_scene_naming_an_unknown_character_is_refused(book: Writer, repo: MemoryRepo) -> None:
+    """A misspelt character would otherwise become a character of its own, one no line can be checked against."""
+    head = git(repo.path, "rev-parse", "HEAD")
+    with pytest.raises(ValidationError, match="no character 'Ghosty'"):
+        book.save("relationship", "Lin Mei & Ghosty", a="Lin Mei", b="Ghosty", kind="x")
+    with pytest.raises(ValidationError, match="no character 'Nobody'"):
+        book.save("scene", "Ghost", chapter=4, characters="Lin Mei,Nobody")
+    assert git(repo.path, "rev-parse", "HEAD") == head
+    book.save("scene", "Ghost", chapter=4, characters="lin mei,李雷")  # a character's title in any case is found
+
+
 def test_search_finds_entities_in_both_languages(book: Writer) -> None:
     book.save("world", "Magic costs memory", notes="每次施法都会失去一段记忆。")
     book.save("scene", "The ambush", chapter=3, mood="tense", notes="Rain hides the alley fight.")
