@@ -13,7 +13,6 @@ from gitmem.cli.app import State, cli, emit_json, json_option, pass_state
 from gitmem.errors import GitmemError
 from gitmem.learn.oncommit import (
     install_hook,
-    known_texts,
     set_deadline,
     skip_reason,
     store_findings,
@@ -86,11 +85,14 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, code_d
                     dry_run: bool, deadline: float | None, quiet: bool, as_json: bool) -> None:
     """Learn decisions and constraints from code commits (message and diff) into memories of that project."""
     from gitmem.git.coderepo import code_commit, code_range, count_range
+    from gitmem.learn.commits import KnownTexts, reverted_sha, take_back
     from gitmem.learn.extract import findings_for_commit, interesting
     from gitmem.projects.identity import code_context
     from gitmem.redact.engine import redact
     from gitmem.store.layout import is_memory_repo
 
+    if rev and rev_range:  # one would be ignored: say so rather than extract something the user did not ask for
+        raise click.UsageError("--commit and --range cannot be combined", click.get_current_context())
     set_deadline(deadline)
     root = _code_root(code_dir)
     if is_memory_repo(root):
@@ -101,20 +103,32 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, code_d
     repo = None if dry_run else state.open()
     if repo is not None and Path(repo.path).resolve() == root.resolve():
         return
-    known = known_texts(repo, project) if repo is not None else set()
+    known = KnownTexts(repo, project) if repo is not None else None
     report: list[dict[str, Any]] = []
     added = 0
+    undone: dict[str, list[tuple[str, str]]] = {}  # commit → (deprecated | restored, text): what its revert undid
 
     def handle(commit: Any) -> None:
         nonlocal added
         reason = skip_reason(commit)
-        findings = [] if reason else findings_for_commit(commit.message, commit.files)
-        stored = store_findings(repo, project, commit, findings, known) if repo is not None and findings else []
+        # a revert teaches nothing of its own (its diff undoes the reverted one's): it takes back what that taught
+        reverted = "" if reason else reverted_sha(commit.message)
+        findings = [] if reason or reverted else findings_for_commit(commit.message, commit.files)
+        stored: list[Any] = []
+        gone: list[Any] = []
+        back: list[Any] = []
+        if repo is not None and known is not None:
+            stored = store_findings(repo, project, commit, findings, known.for_commit(commit.sha)) if findings else []
+            gone, back = take_back(repo, project, commit, reverted) if reverted else ([], [])
+            known.update(stored, gone, back)
         added += len(stored)
-        report.append({"commit": commit.sha, "skipped": reason,  # printed: redacted like what is stored
+        undone[commit.sha] = [("deprecated", m.text) for m in gone] + [("restored", m.text) for m in back]
+        report.append({"commit": commit.sha, "skipped": reason, "reverts": reverted,
+                       # printed: redacted like what is stored
                        "findings": [{"text": redact(f.text).text, "category": f.category, "why": redact(f.why).text}
                                     for f in findings],
-                       "added": [m.id for m in stored]})
+                       "added": [m.id for m in stored], "deprecated": [m.id for m in gone],
+                       "restored": [m.id for m in back]})
 
     if rev_range:
         from tqdm import tqdm
@@ -130,10 +144,19 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, code_d
     if quiet:
         return
     if as_json:
-        emit_json({"project": project, "commits": len(report), "added": added, "results": report})
+        emit_json({"project": project, "commits": len(report), "added": added,
+                   "deprecated": sum(len(r["deprecated"]) for r in report),
+                   "restored": sum(len(r["restored"]) for r in report), "results": report})
         return
     for item in report:
+        if item["reverts"]:
+            click.echo(f"{item['commit'][:10]}  {'reverts':10} {item['reverts'][:10]}")
+        for what, text in undone[item["commit"]]:  # stored texts: redacted already
+            click.echo(f"{item['commit'][:10]}  {what:10} {text}")
         for finding in item["findings"]:
             click.echo(f"{item['commit'][:10]}  {finding['category']:10} {finding['text']}")
-    click.echo(f"{counted(len(report), 'commit')}, {counted(added, 'memory')} added to project {project}"
+    undid = [what for pairs in undone.values() for what, _text in pairs]
+    click.echo(f"{counted(len(report), 'commit')}, {counted(added, 'memory')} added"
+               + "".join(f", {undid.count(w)} {w}" for w in ("deprecated", "restored") if w in undid)
+               + f" to project {project}"
                + (" (dry run)" if dry_run else ""), err=True)

@@ -4,17 +4,24 @@ The rules path (no model needed):
 
 1. the user's messages of a Claude Code transcript (JSONL; ``message.content`` is a string or a list of blocks,
    of which only ``text`` blocks count; meta messages, slash-command echoes and system reminders are skipped);
-2. split into sentences (``. ! ? ;`` and ``。！？；``, new lines);
+2. split into sentences (``. ! ?`` and ``。！？``, new lines), and these into clauses at ``;`` and ``；``: clauses
+   next to each other that are all rules stay one statement ("Never commit to main; always open a PR"), a clause
+   that is not (thanks, a question, a one-off) is left out;
 3. a trigger pre-filter in English and Chinese decides the category (:data:`TRIGGERS`, checked in the order
    correction, decision, preference, constraint), and noise is dropped: questions, greetings and thanks, praise
    ("I like it"), one-off requests ("for now", 这次), fragments under three words and sentences over 300 characters;
-4. each candidate becomes an actionable statement (lead words dropped, "we decided to X" → "X") with a category
-   and an importance (:data:`IMPORTANCE`);
+4. each candidate becomes an actionable statement (lead words dropped, "we decided to X" → "X", ended with one
+   full stop) with a category and an importance (:data:`IMPORTANCE`);
 5. dedup against the repository (the few memories search returns, or every active memory of the project when
-   there is no index) by token cosine similarity: > 0.9 is a duplicate (skipped), 0.8–0.9 merges (the old memory is
-   refreshed and keeps the higher importance); a candidate that *contradicts* a similar (≥ 0.5) older memory of
-   the same category (opposite polarity: "use X" / "don't use X", or a swapped choice "X instead of Y" / "Y
-   instead of X") supersedes it: the old one is deprecated with ``superseded_by`` in its own commit.
+   there is no index) by token cosine similarity (:mod:`gitmem.learn.dedup`): > 0.9 is a duplicate (skipped),
+   0.8–0.9 merges (the old memory is refreshed and keeps the higher importance); a candidate that *conflicts* with
+   an older correction, decision, preference or constraint on a value (opposite polarity, a swapped choice, other
+   numbers, one word swapped in otherwise the same sentence) supersedes it whatever their categories: the newest
+   statement holds, where the old one held, and the old one is deprecated with ``superseded_by``.
+
+A capture is one commit (new, merged and superseded memories). A new memory's id is the slug of its text and a
+suffix derived from the text and the session, so a dry run shows the ids the commit uses; the session is
+``session`` or else the transcript's own ``sessionId``.
 
 When ``local/learning.toml`` configures a model command (:mod:`gitmem.learn.modelreview`), step 4's candidates are
 refined by it before step 5; a failed or invalid answer leaves the rules' result.
@@ -26,25 +33,26 @@ how far that file was read is kept in ``local/capture-state.json``.
 from __future__ import annotations
 
 import json
-import math
 import re
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitmem.errors import GitmemError
 from gitmem.files.atomic import atomic_write
+from gitmem.learn.dedup import MERGE_ABOVE, SKIP_ABOVE, compare, fresh_id, similar
+
+# _tokens, contradicts and similarity are re-exported (``x as x``): the router and the tests compare texts as
+# capture does
+from gitmem.learn.dedup import _tokens as _tokens
+from gitmem.learn.dedup import contradicts as contradicts
+from gitmem.learn.dedup import similarity as similarity
 from gitmem.store import document as docs
 from gitmem.store.document import Memory
 from gitmem.store.memories import MemoryRepo
 from gitmem.text import scripts
 from gitmem.text.records import replace
 
-SKIP_ABOVE = 0.9
-MERGE_ABOVE = 0.8
-CONFLICT_ABOVE = 0.5
 MAX_CHARS = 300
 STATE_FILE = "capture-state.json"
 #: transcripts whose read position is remembered (oldest forgotten first)
@@ -54,7 +62,13 @@ IMPORTANCE = {"constraint": 4, "decision": 4, "correction": 4, "preference": 3}
 TYPES = {"constraint": "feedback", "correction": "feedback", "preference": "feedback", "decision": "project"}
 
 _CJK = scripts.CJK
-_SPLIT = re.compile(r"(?<=[.!?;])\s+|[\n\r。！？；]+")
+_SPLIT = re.compile(r"(?<=[.!?])\s+|[\n\r。！？]+")
+#: after a run of semicolons (the pieces, joined, give the sentence back unchanged)
+_CLAUSE = re.compile(r"(?<=[;；])(?![;；])")
+#: a statement that ends already: a full stop, "!", "?" or "…" (then maybe closing quotes), or a closing bracket
+_ENDED = re.compile(r"(?:[.!?。！？…][\"'”’」』)）\]]*|[)）\]])$")
+#: what may stand around a statement but not before its full stop ("main;." "main,." "main -.")
+_LOOSE = " \t,，、:：;；—–-"
 TRIGGERS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("correction", re.compile(
         r"^(?:no|nope|wrong)\s*[,，.!:]|that'?s\s+(?:wrong|not\s+(?:right|correct|what\s+i)|incorrect)|"
@@ -103,11 +117,6 @@ _LEAD = re.compile(
 _LEAD_CN = re.compile(r"^(?:(?:好的|那|嗯|另外|还有|记住|注意|请|以后|今后|不对|错了)\s*[，,：:]?\s*)+")
 _DECIDED = re.compile(r"^(?:we|i)\s*(?:'ve|\s+have|\s+had)?\s+(?:finally\s+)?(?:decided|agreed|chose)\s+"
                       r"(?:(?:that\s+)?we(?:'ll|\s+will|\s+should)?\s+|to\s+)", re.IGNORECASE)
-_NEG = re.compile(r"\b(?:not|never|don'?t|doesn'?t|no\s+longer|stop|avoid|without|mustn'?t|cannot|can'?t)\b|"
-                  r"不|别|禁止|放弃|勿", re.IGNORECASE)
-_CHOICE = re.compile(r"(.{1,40}?)\s*(?:\binstead\s+of\b|\brather\s+than\b|\bover\b|而不是|而非|替代|代替)\s*(.{1,40})",
-                     re.IGNORECASE)
-_TOKEN = re.compile(rf"[a-z0-9_]+|[{_CJK}]+")
 _WORD_EN = re.compile(r"[A-Za-z]+")
 
 
@@ -117,6 +126,11 @@ def transcript_texts(path: Path, skip: int = 0, seen: list[int] | None = None) -
     when given, receives the number of complete lines read (where the next run can start). Anything but a regular
     file (a FIFO, ``/dev/zero``: a hook's input names the path) has no messages: reading one could block or never
     end."""
+    return (text for text, _session in transcript_messages(path, skip, seen))
+
+
+def transcript_messages(path: Path, skip: int = 0, seen: list[int] | None = None) -> Iterator[tuple[str, str]]:
+    """:func:`transcript_texts` with the session of each message: its record's ``sessionId`` ("" when absent)."""
     import stat
 
     if not stat.S_ISREG(path.stat().st_mode):  # before opening: opening a FIFO waits for a writer
@@ -141,6 +155,7 @@ def transcript_texts(path: Path, skip: int = 0, seen: list[int] | None = None) -
             content = message.get("content")
             blocks: Iterable[Any] = [content] if isinstance(content, str) else content if isinstance(content, list) \
                 else []
+            session = record.get("sessionId")
             for block in blocks:
                 text = block if isinstance(block, str) else block.get("text") if isinstance(block, dict) and \
                     block.get("type") == "text" else None
@@ -150,11 +165,17 @@ def transcript_texts(path: Path, skip: int = 0, seen: list[int] | None = None) -
                 if re.match(r"\s*<(?:command-|local-command-)", text):
                     continue
                 if text.strip():
-                    yield text
+                    yield text, session if isinstance(session, str) else ""
 
 
 def sentences(text: str) -> list[str]:
+    """The sentences of a message (list markers and quotes around them dropped); a ``;`` does not end one."""
     return [s.strip(" \t-*>\"'") for s in _SPLIT.split(text) if s and s.strip(" \t-*>\"'")]
+
+
+def clauses(sentence: str) -> list[str]:
+    """The clauses of a sentence, each with the semicolons that end it (``"".join`` gives the sentence back)."""
+    return [c for c in _CLAUSE.split(sentence) if c]
 
 
 # -- the rules ------------------------------------------------------------------------------------------
@@ -191,59 +212,37 @@ def actionable(sentence: str, category: str) -> str:
     text = _LEAD_CN.sub("", _LEAD.sub("", text))
     if category == "decision":
         text = _DECIDED.sub("", text)
-    text = text.strip(" ,，:：")
+    text = text.strip(_LOOSE)
     if not text:
-        text = " ".join(sentence.split())
+        text = " ".join(sentence.split()).strip(_LOOSE)
     text = text[:1].upper() + text[1:]
-    if not re.search(r"[.!。！)）\]]$", text):
+    if text and not _ENDED.search(text):
         text += "。" if re.search(rf"[{_CJK}]", text) else "."
     return text
 
 
 def extract(text: str) -> list[Candidate]:
-    """Candidates of one message, by rules alone."""
+    """Candidates of one message, by rules alone: one per run of clauses that are all rules (a sentence whose
+    clauses all are is kept whole; of "thanks; never push to main" only the rule is)."""
+    order = [name for name, _ in TRIGGERS]
     found: list[Candidate] = []
     for sentence in sentences(text):
-        category = classify(sentence)
-        if category is not None:
-            found.append(Candidate(actionable(sentence, category), category, IMPORTANCE[category], sentence))
+        runs: list[list[tuple[str, str]]] = [[]]
+        for clause in clauses(sentence):
+            category = classify(clause.strip())
+            if category is None:
+                runs.append([])
+            else:
+                runs[-1].append((clause, category))
+        for run in filter(None, runs):
+            joined = "".join(clause for clause, _ in run).strip()
+            # too long together: each clause on its own, as a single one would be
+            parts = [(joined, [c for _, c in run])] if len(joined) <= MAX_CHARS else [(c.strip(), [k]) for c, k in run]
+            for part, categories in parts:
+                # the category first in the trigger order, as classify gives a sentence holding all the triggers
+                category = min(categories, key=order.index)
+                found.append(Candidate(actionable(part, category), category, IMPORTANCE[category], part))
     return found
-
-
-# -- similarity -----------------------------------------------------------------------------------------
-def _tokens(text: str) -> Counter[str]:
-    out: Counter[str] = Counter()
-    for token in _TOKEN.findall(text.lower()):
-        if re.match(rf"[{_CJK}]", token):
-            out.update(token[i:i + 2] for i in range(max(1, len(token) - 1)))
-        else:
-            out[token] += 1
-    return out
-
-
-def similarity(a: str, b: str) -> float:
-    """Cosine similarity of word (and CJK bigram) counts, 0..1."""
-    ta, tb = _tokens(a), _tokens(b)
-    dot = sum(ta[k] * tb[k] for k in ta.keys() & tb.keys())
-    norm = math.sqrt(sum(v * v for v in ta.values())) * math.sqrt(sum(v * v for v in tb.values()))
-    return dot / norm if norm else 0.0
-
-
-def _choice(text: str) -> tuple[str, str] | None:
-    match = _CHOICE.search(text)
-    if not match:
-        return None
-    keep = _tokens(match.group(1)).most_common()
-    drop = _tokens(match.group(2)).most_common()
-    return (keep[-1][0] if keep else "", drop[0][0] if drop else "")
-
-
-def contradicts(new: str, old: str) -> bool:
-    """Opposite polarity ("use X" / "don't use X") or a swapped choice ("X instead of Y" / "Y instead of X")."""
-    if bool(_NEG.search(new)) != bool(_NEG.search(old)):
-        return True
-    a, b = _choice(new), _choice(old)
-    return bool(a and b and a != b and (a[0] == b[1] or a[1] == b[0]))
 
 
 # -- the pipeline ---------------------------------------------------------------------------------------
@@ -271,28 +270,6 @@ class CaptureResult:
         out += [f"= duplicate of {d}: {t}" for t, d in self.skipped]
         out += [f"- {o} superseded by {n}" for o, n in self.superseded]
         return out or ["nothing to capture"]
-
-
-def _similar(repo: MemoryRepo, text: str, project: str, pool: list[Memory] | None,
-             cache: dict[str, Any]) -> list[Memory]:
-    """Active memories that may be near ``text``: search hits when the index works, else every active memory of
-    the project and the global ones (``cache`` keeps the opened index or the scanned list between calls)."""
-    if pool is not None:
-        return pool
-    if "scan" not in cache:
-        try:
-            if "index" not in cache:
-                from gitmem.search.index import open_index
-
-                cache["index"] = open_index(repo, embedder=None)
-            index = cache["index"]
-            # a near-duplicate by its words: no question handling (order words, a request's standing memories)
-            plain = replace(index.tuning, order_weight=0.0, standing_weight=0.0)
-            hits = index.search(text, k=8, mode="bm25", project=project or None, tuning=plain)
-            return [h.memory for h in hits if not h.memory.deprecated and h.memory.project in ("", project)]
-        except Exception:  # the index is optional here: fall back to scanning
-            cache["scan"] = repo.list()
-    return [m for m in cache["scan"] if m.project in ("", project)]
 
 
 def _read_candidates(repo_path: Path) -> tuple[list[dict[str, Any]], int]:
@@ -329,22 +306,38 @@ def _write_state(repo_path: Path, state: dict[str, Any]) -> None:
     atomic_write(repo_path / "local" / STATE_FILE, json.dumps(state, sort_keys=True).encode("utf-8"))
 
 
+def _onto_stored(stored: Memory, written: Memory) -> Memory | None:
+    """What the capture commit writes over a memory file that exists: a merged memory keeps when it was created; a
+    superseded one is the file as it is now, deprecated (it may have changed since it was read), or nothing when
+    it is deprecated already."""
+    if not written.deprecated:
+        return replace(written, created=stored.created)
+    if stored.deprecated:
+        return None
+    return replace(stored, deprecated=True, deprecated_reason=written.deprecated_reason,
+                   superseded_by=written.superseded_by, updated=written.updated)
+
+
 def capture(repo: MemoryRepo, *, transcript: Path | None = None, texts: Iterable[str] = (), session: str = "",
             project: str = "", candidates: bool = True, dry_run: bool = False,
             pool: list[Memory] | None = None, refine_with_model: bool = True) -> CaptureResult:
-    """Capture memories from a transcript (and/or ``texts``) and the queued corrections: one commit for the new
-    and merged memories, one deprecation commit per superseded memory. When ``local/learning.toml`` names a model
-    command, the rule candidates from the transcript are refined by it (kept/dropped, rewritten, re-categorised);
-    any failure of the model (timeout, invalid answer, budget) leaves the rules' result."""
+    """Capture memories from a transcript (and/or ``texts``) and the queued corrections, in one commit: the new
+    memories, the merged ones, and the ones a newer statement supersedes (deprecated with ``superseded_by``). The
+    session (``source_ref``, the commit's ``Gitmem-Session``) is ``session``, else each message's ``sessionId``.
+    When ``local/learning.toml`` names a model command, the rule candidates from the transcript are refined by it
+    (kept/dropped, rewritten, re-categorised); any failure of the model (timeout, invalid answer, budget) leaves
+    the rules' result."""
     items: list[tuple[Candidate, str, str]] = []  # (candidate, project, session)
     read_to: list[int] = []
     key = str(transcript.resolve()) if transcript else ""
     done_lines = _read_state(repo.path).get("transcripts", {}).get(key, 0) if transcript else 0
-    said = list(transcript_texts(transcript, int(done_lines), read_to)) if transcript else []
+    said = list(transcript_messages(transcript, int(done_lines), read_to)) if transcript else []
     if transcript is not None and read_to and read_to[0] < int(done_lines):  # a different, shorter file now
-        said = list(transcript_texts(transcript, 0, read_to))
-    for text in [*said, *texts]:
-        items.extend((c, project, session) for c in extract(text))
+        said = list(transcript_messages(transcript, 0, read_to))
+    given = session
+    session = session or next((sess for _, sess in reversed(said) if sess), "")  # the latest: a resumed one's
+    for text, sess in [*said, *((text, "") for text in texts)]:
+        items.extend((c, project, given or sess or session) for c in extract(text))
     result = CaptureResult()
     if items and refine_with_model:
         from gitmem.learn.modelreview import refine
@@ -369,56 +362,54 @@ def capture(repo: MemoryRepo, *, transcript: Path | None = None, texts: Iterable
                 continue
             items.append((Candidate(actionable(sentence, "correction"), "correction", 4, sentence),
                           str(record.get("project") or project), str(record.get("session") or session)))
-    batch: dict[str, Memory] = {}
+    batch: dict[str, Memory] = {}  # what the commit writes, by id (this capture's version of a stored memory)
+    holder: dict[str, str] = {}  # a superseded id -> the id of the memory that holds now
     cache: dict[str, Any] = {}
-    supersede: list[tuple[str, str]] = []
     for cand, proj, sess in items:
-        fresh = docs.make_memory(cand.text, type=TYPES[cand.category], category=cand.category,
-                                 importance=cand.importance, project=proj, source="capture",
-                                 source_ref=sess, tags=["captured"])
-        known = [*batch.values(), *_similar(repo, cand.text, proj, pool, cache)]
-        best: tuple[float, Memory] | None = None
-        conflict: Memory | None = None
-        for old in known:
-            if old.deprecated or old.id in {o for o, _ in supersede}:
-                continue
-            score = similarity(cand.text, old.text)
-            if old.category == cand.category and score >= CONFLICT_ABOVE and contradicts(cand.text, old.text):
-                conflict = conflict or old
-                continue
-            if best is None or score > best[0]:
-                best = (score, old)
-        if best is not None and best[0] > SKIP_ABOVE:
-            result.skipped.append((cand.text, best[1].id))
-            continue
-        if best is not None and best[0] >= MERGE_ABOVE:
-            old = batch.get(best[1].id, best[1])
-            merged = replace(old, importance=max(old.importance, cand.importance), updated=docs.utcnow())
+        known = dict(batch)
+        for memory in similar(repo, cand.text, proj, pool, cache):
+            known.setdefault(memory.id, memory)
+        same, replaced = compare(cand.text, [m for m in known.values() if not m.deprecated and m.id not in holder],
+                                 IMPORTANCE)
+        if same is not None and same[0] > SKIP_ABOVE:
+            result.skipped.append((cand.text, same[1].id))
+            winner = same[1]
+        elif same is not None and same[0] >= MERGE_ABOVE:
+            merged = replace(same[1], importance=max(same[1].importance, cand.importance), updated=docs.utcnow())
             batch[merged.id] = merged
-            if merged.id not in {m.id for m in result.added}:
+            if merged.id not in {m.id for m in [*result.added, *result.merged]}:
                 result.merged.append(merged)
-            continue
-        batch[fresh.id] = fresh
-        result.added.append(fresh)
-        if conflict is not None:
-            supersede.append((conflict.id, fresh.id))
+            winner = merged
+        else:
+            # the newer statement holds where the one it replaces held (a global preference stays global)
+            where = {"project": replaced[0].project, "scope": replaced[0].scope} if replaced else {"project": proj}
+            fresh = docs.make_memory(cand.text, type=TYPES[cand.category], category=cand.category,
+                                     importance=cand.importance, source="capture", source_ref=sess,
+                                     tags=["captured"], **where)
+            fresh = replace(fresh, id=fresh_id(repo, fresh.text, sess, batch))
+            batch[fresh.id] = fresh
+            result.added.append(fresh)
+            winner = fresh
+        for old in replaced:  # the user said otherwise since: the newest statement wins (or one said again)
+            holder[old.id] = winner.id
+            batch[old.id] = replace(old, deprecated=True, superseded_by=winner.id, updated=docs.utcnow(),
+                                    deprecated_reason=f"superseded by a newer {winner.category}: {winner.id}")
     if dry_run:
-        result.superseded = supersede
+        result.superseded = list(holder.items())
         return result
     if batch:
         label = session[:12] or (transcript.name if transcript else "corrections")
-        result.commit, _ = repo.commit_batch(
-            list(batch.values()), subject=f"capture: {len(result.added)} new, {len(result.merged)} merged from "
-            f"{label}", op="extract", source=f"capture:{session}" if session else "capture",
-            trailers={"Gitmem-Session": session} if session else None,
-            body="\n".join(f"- [{m.category}] {m.text[:100]}" for m in batch.values()))
-    for old_id, new_id in supersede:
-        try:
-            repo.forget(old_id, f"superseded by a newer {repo.get(new_id).category}: {new_id}",
-                        superseded_by=new_id, source=f"capture:{session}" if session else "capture")
-            result.superseded.append((old_id, new_id))
-        except GitmemError:  # already gone or deprecated: nothing to supersede
-            continue
+        live = [m for m in batch.values() if not m.deprecated]
+        gone = [m for m in batch.values() if m.deprecated]
+        result.commit, written = repo.commit_batch(
+            list(batch.values()), subject=f"capture: {len(result.added)} new, {len(result.merged)} merged"
+            f"{f', {len(gone)} superseded' if gone else ''} from {label}", op="extract",
+            source=f"capture:{session}" if session else "capture",
+            trailers={"Gitmem-Session": session} if session else None, merge=_onto_stored,
+            body="\n".join([*(f"- [{m.category}] {m.text[:100]}" for m in live),
+                            *(f"- superseded {m.id} by {m.superseded_by}" for m in gone)]))
+        done = {m.id for m in written if m.deprecated}
+        result.superseded = [(old, new) for old, new in holder.items() if old in done]
     state = _read_state(repo.path)
     if offset is not None:
         state["candidates_offset"] = offset

@@ -11,8 +11,11 @@ From the **files**: dependencies added, removed or moved a major version in ``pa
 ``requirements*.txt``, ``Cargo.toml``, ``go.mod``, ``Gemfile``, ``pom.xml``; lint/format/test/CI configuration
 introduced or changed; Dockerfile base images; license changes.
 
-A dependency finding whose package the message already names is folded into the message's finding (one memory
-"Switch HTTP client from urllib to requests", its ``why`` saying ``requirements.txt: +requests``).
+A dependency finding whose package the message already names, or explains (:func:`gitmem.learn.commits.owners`), is
+folded into the message's finding (one memory "Switch HTTP client from urllib to requests", its ``why`` saying
+``requirements.txt: +requests``). A BREAKING CHANGE footer restating a ``!`` subject is one finding; findings read as
+sentences. A commit in git's revert form yields nothing: ``gitmem extract`` takes back what the reverted commit
+taught (:func:`gitmem.learn.commits.take_back`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
+
+from gitmem.learn.commits import owners, restates, reverted_sha, sentence
 
 MANIFESTS = ("package.json", "pyproject.toml", "Cargo.toml", "go.mod", "Gemfile", "pom.xml")
 MAX_TEXT = 400
@@ -83,14 +88,17 @@ def from_message(message: str) -> list[Finding]:
         breaking = bool(match.group("bang"))
         subject = match.group("rest").strip()
     findings: list[Finding] = []
+    footers: list[Finding] = []
     seen: set[str] = set()
 
-    def add(text: str, category: str, importance: int) -> None:
-        text = _clip(text)
+    def add(text: str, category: str, importance: int) -> Finding | None:
+        text = sentence(_clip(text))
         key = _key(text)
-        if text and key not in seen:
-            seen.add(key)
-            findings.append(Finding(text, category, importance, tuple(tags), key=key))
+        if not text or key in seen:
+            return None
+        seen.add(key)
+        findings.append(Finding(text, category, importance, tuple(tags), key=key))
+        return findings[-1]
 
     if breaking:
         add(subject, "constraint", 4)
@@ -99,14 +107,17 @@ def from_message(message: str) -> list[Finding]:
             continue
         brk = _BREAKING.match(line)
         if brk:
-            add(f"Breaking change: {brk.group(1)}", "constraint", 4)
+            footer = add(f"Breaking change: {brk.group(1)}", "constraint", 4)
+            if footer is not None:
+                footers.append(footer)
             continue
         line = line.lstrip("-*• ").strip()
         if _CONSTRAINT_EN.search(line) or _CONSTRAINT_ZH.search(line):
             add(line, "constraint", 3)
         elif _DECISION_EN.search(line) or _DECISION_ZH.search(line):
             add(line, "decision", 3 if number == 0 else 2)
-    return findings
+    # "feat!: drop X" with "BREAKING CHANGE: drop X; …" is one finding, the footer's, which says more
+    return [f for f in findings if any(f is b for b in footers) or not any(restates(b.text, f.text) for b in footers)]
 
 
 # -- dependencies ---------------------------------------------------------------------------------------
@@ -425,15 +436,16 @@ def from_files(files: Mapping[str, tuple[str | None, str | None]], subject: str 
 
 
 def findings_for_commit(message: str, files: Mapping[str, tuple[str | None, str | None]]) -> list[Finding]:
-    """Everything one commit teaches, deduplicated; file findings a message finding names are folded in."""
+    """Everything one commit teaches, deduplicated; file findings a message finding explains are folded in. A
+    revert teaches nothing of its own (``gitmem extract`` takes back what the reverted commit taught)."""
+    if reverted_sha(message):
+        return []
     said = from_message(message)
     subject = message.strip().splitlines()[0] if message.strip() else ""
     found = from_files(files, subject)
     result: list[Finding] = []
     folded: dict[int, list[str]] = {}
-    for finding in found:
-        owner = next((i for i, m in enumerate(said) if finding.names and any(
-            re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", m.text, re.IGNORECASE) for n in finding.names)), None)
+    for finding, owner in zip(found, owners(said, found), strict=True):
         if owner is None:
             result.append(finding)
         else:

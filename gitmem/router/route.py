@@ -19,20 +19,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import ValidationError
+from gitmem.learn.dedup import conflicts_with
 from gitmem.router import notepad
 from gitmem.router.rules import SURFACES, Route, route
 from gitmem.store import document as docs
-from gitmem.text import scripts
 
 if TYPE_CHECKING:
     from gitmem.store.memories import MemoryRepo
 
 DUPLICATE_ABOVE = 0.9
-CONFLICT_ABOVE = 0.5
-#: words that differ on each side of two similar statements of one fact with another value (CJK pairs count)
-_FEW = 3
-_CHOICE_WORDS = re.compile(r"\b(?:instead of|rather than|over|not|than)\b|不用|不要|而不是|而非|替代|代替|比",
-                           re.IGNORECASE)
 MODEL_PROMPT = """Decide where a note for a coding agent's long-term memory belongs. Answer with JSON only:
 {"surface": "memory|project|wiki|directive|notepad", "reason": "..."}. memory: a durable fact, decision or
 preference; project: the code project's stack, commands, ports, environment; wiki: long or structured text,
@@ -65,27 +60,6 @@ class RouteResult:
         if self.conflict:
             out["conflict"] = self.conflict
         return out
-
-
-def conflicts_with(new: str, old: str) -> bool:
-    """Same subject, another value: similar texts (>= 0.5) where a few words differ on each side ("port 8080" /
-    "port 9090", "pytest -q" / "pytest -x", "Sunday" / "Saturday"), or with opposite polarity, or the same words
-    with the choice swapped ("X instead of Y" / "Y instead of X", "用 X，不用 Y" / "用 Y，不用 X")."""
-    from gitmem.learn.capture import _tokens, contradicts, similarity
-
-    if similarity(new, old) < CONFLICT_ABOVE:
-        return False
-    a, b = _tokens(new), _tokens(old)
-    only_new, only_old = a - b, b - a
-    if only_new and only_old and sum(only_new.values()) <= _FEW and sum(only_old.values()) <= _FEW:
-        return True
-    if not only_new and not only_old:  # the same words: a conflict only when their order swaps a choice
-        return _order(new) != _order(old) and bool(_CHOICE_WORDS.search(new))
-    return contradicts(new, old)
-
-
-def _order(text: str) -> list[str]:
-    return re.findall(rf"[a-z0-9_]+|[{scripts.CJK}]", text.lower())
 
 
 def _model_route(repo: MemoryRepo, text: str) -> Route | None:
@@ -264,4 +238,4 @@ def auto_remember(repo: MemoryRepo, text: str, *, project: str = "", supersede: 
     return Router(repo, project).remember(text, supersede=supersede, dry_run=dry_run, model=model)
 
 
-__all__ = ["RouteResult", "Router", "auto_remember", "conflicts_with"]
+__all__ = ["RouteResult", "Router", "auto_remember", "conflicts_with"]  # conflicts_with: gitmem.learn.dedup's

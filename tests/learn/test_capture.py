@@ -124,14 +124,18 @@ def test_merge_refreshes_and_keeps_the_higher_importance(repo: MemoryRepo) -> No
 
 def test_contradiction_supersedes_the_older_memory(repo: MemoryRepo) -> None:
     old = repo.remember("Use PostgreSQL instead of MySQL.", category="decision", importance=4, project=PROJECT)
+    count = git(repo.path, "rev-list", "--count", "HEAD")
     result = capture(repo, texts=["We switched to MySQL instead of PostgreSQL."], project=PROJECT, session="s9")
     assert len(result.added) == 1
     new = result.added[0]
     gone = repo.get(old.id)
     assert gone.deprecated and gone.superseded_by == new.id
+    # one commit holds the new memory and the deprecation of the old one
+    assert int(git(repo.path, "rev-list", "--count", "HEAD")) == int(count) + 1
     log = git(repo.path, "log", "-1", "--format=%B")
-    assert "Gitmem-Op: deprecate" in log and new.id in log
-    assert [e.op for e in repo.log(old.id)][:1] == ["deprecate"]
+    assert "Gitmem-Op: extract" in log and f"Gitmem-Id: {new.id}" in log and f"Gitmem-Id: {old.id}" in log
+    assert f"superseded {old.id} by {new.id}" in log
+    assert [e.op for e in repo.log(old.id)][:1] == ["extract"]
     assert_clean(repo.path)
 
 
@@ -210,3 +214,69 @@ def test_the_model_budget_is_respected(repo: MemoryRepo) -> None:
     assert capture(repo, texts=SAID, dry_run=True).model == "ok"
     second = capture(repo, texts=SAID, dry_run=True)
     assert second.model == "budget" and len(second.added) == 3
+
+
+# -- statements: clauses and their full stop --------------------------------------------------------------
+@pytest.mark.parametrize(("said", "captured"), [
+    # both clauses are the rule: one statement, ended once
+    ("Never commit directly to main; always open a PR.", ["Never commit directly to main; always open a PR."]),
+    ("生产环境的配置不能提交到仓库；必须用环境变量。", ["生产环境的配置不能提交到仓库；必须用环境变量。"]),
+    # a clause that is no rule is left out, and the one that is gets a full stop instead of its semicolon
+    ("Never push directly to main; what do you think?", ["Never push directly to main."]),
+    ("Thanks; never push directly to main.", ["Never push directly to main."]),
+    ("Never push directly to main;", ["Never push directly to main."]),
+    ("我们决定用 PostgreSQL；", ["我们决定用 PostgreSQL。"]),
+    ("Always use ruff for linting, ", ["Always use ruff for linting."]),
+    ("Never use print for logging -", ["Never use print for logging."]),
+    ("Never use print for logging…", ["Never use print for logging…"]),
+])
+def test_a_statement_keeps_its_rule_clauses_and_ends_with_one_full_stop(said: str, captured: list[str]) -> None:
+    assert [c.text for c in extract(said)] == captured
+
+
+def test_capture_dry_run_keeps_a_two_clause_rule_whole(repo_path: Path, tmp_path: Path) -> None:
+    transcript = write_transcript(tmp_path / "d.jsonl", [user("Never commit directly to main; always open a PR.")])
+    out = run_cli("capture", "--transcript", str(transcript), "--dry-run", env={"GITMEM_REPO": str(repo_path)})
+    assert out.code == 0, out.err
+    assert out.out.startswith("+ [constraint, 4] Never commit directly to main; always open a PR.  (")
+    assert ";." not in out.out and len(out.out.splitlines()) == 1
+
+
+# -- ids and sessions ---------------------------------------------------------------------------------------
+TOKEN = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+@pytest.mark.parametrize(("args", "session"), [((), "s1"), (("--session", "given"), "given")],
+                         ids=["transcript-session", "given-session"])
+def test_a_dry_run_shows_the_ids_the_capture_commits(repo_path: Path, tmp_path: Path, args: tuple[str, ...],
+                                                     session: str) -> None:
+    transcript = write_transcript(tmp_path / "t.jsonl", [
+        user("We decided to use ruff instead of flake8."), user("Never push directly to main."),
+        user(f"Never commit the token {TOKEN} to the repository.")])
+    env = {"GITMEM_REPO": str(repo_path)}
+    cmd = ("capture", "--transcript", str(transcript), "--project", PROJECT, "--json", *args)
+    dry = json.loads(run_cli(*cmd, "--dry-run", env=env).out)
+    real = json.loads(run_cli(*cmd, env=env).out)
+    assert len(real["added"]) == 3 and real["commit"]
+    assert [a["id"] for a in dry["added"]] == [a["id"] for a in real["added"]]
+    assert not any(TOKEN.lower() in a["id"] for a in real["added"])  # derived from the redacted text
+    listed = json.loads(run_cli("list", "--json", env=env).out)
+    # without --session, the transcript's own sessionId
+    assert {m["source_ref"] for m in listed} == {session}
+    assert f"Gitmem-Session: {session}" in git(repo_path, "log", "-1", "--format=%B")
+    assert_clean(repo_path)
+
+
+def test_a_derived_id_never_overwrites_a_stored_memory(repo_path: Path, tmp_path: Path) -> None:
+    env = {"GITMEM_REPO": str(repo_path)}
+    said = [user("Never commit secrets to the repository.")]
+    first = json.loads(run_cli("capture", "--transcript", str(write_transcript(tmp_path / "a.jsonl", said)),
+                               "--json", env=env).out)["added"][0]
+    assert run_cli("forget", first["id"], "--reason", "wrong", env=env).code == 0
+    # the same words in the same session again: the id derived first is taken (by a deprecated memory)
+    again = json.loads(run_cli("capture", "--transcript", str(write_transcript(tmp_path / "b.jsonl", said)),
+                               "--json", env=env).out)["added"][0]
+    assert again["id"] != first["id"] and again["id"].rsplit("-", 1)[0] == first["id"].rsplit("-", 1)[0]
+    old = json.loads(run_cli("show", first["id"], "--json", env=env).out)
+    assert old["deprecated"] and old["deprecated_reason"] == "wrong"
+    assert_clean(repo_path)

@@ -47,7 +47,7 @@ def test_ordinary_messages_yield_nothing(message: str) -> None:
 def test_conventional_commits_and_breaking_change() -> None:
     findings = from_message("feat(api)!: rename the orders endpoint\n\nBREAKING CHANGE: /v1/order is gone")
     assert [f.category for f in findings] == ["constraint", "constraint"]
-    assert "feat" in findings[0].tags and findings[0].text == "rename the orders endpoint"
+    assert "feat" in findings[0].tags and findings[0].text == "Rename the orders endpoint"
     assert findings[1].text == "Breaking change: /v1/order is gone"
 
 

@@ -1,0 +1,261 @@
+"""What a code commit's message says beyond its own findings; used by :mod:`gitmem.learn.extract` and ``gitmem
+extract``.
+
+- **Reverts**: a commit in git's revert form (``Revert "<subject>"`` or ``Reapply "<subject>"``, with ``This
+  reverts commit <sha>.``) teaches nothing of its own: :func:`reverted_sha` names the commit it takes back and
+  :func:`take_back` deprecates the memories extracted from that commit (a revert of a revert restores what the
+  first revert deprecated), in one memory-repo commit. :class:`KnownTexts` lets a later commit that lands the
+  reverted change again learn it anew.
+- **Folding**: :func:`owners` decides which file findings a message finding explains. Besides a package the
+  message names, a dependency finding is folded when its package name holds a word of the message (``memcached``
+  → ``pymemcache``), or when it is the one package added to a manifest beside the one removed from it and the
+  message says "from <removed> to …".
+- **Wording**: :func:`restates` (a BREAKING CHANGE footer saying all a ``!`` subject says) and :func:`sentence`
+  (a finding starts with a capital, as conventional-commit subjects do not).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from gitmem.text.records import replace
+
+if TYPE_CHECKING:
+    from gitmem.learn.extract import Finding
+
+# -- reverts --------------------------------------------------------------------------------------------
+# git writes ``Revert "<subject>"`` (``Reapply "<subject>"`` since 2.43 for a revert of a revert) and the full sha;
+# a conventional-commit ``revert: <subject>`` and an abbreviated sha (7 digits or more), from an edited message,
+# are taken too: the "This reverts commit" line is what says it
+_REVERT_SUBJECT = re.compile(r'^(?:(?:Revert|Reapply) ".*"|revert(?:\([^)]*\))?!?:\s*\S.*)$')
+_REVERTS = re.compile(r"^This reverts commit ([0-9a-f]{7,64})\b", re.MULTILINE | re.IGNORECASE)
+#: how :func:`take_back` words a deprecation; a later revert of the revert finds its memories by it
+REVERT_REASON = "reverted by commit "
+_REVERTED_BY = re.compile(re.escape(REVERT_REASON) + r"([0-9a-f]{7,64})")
+
+
+def reverted_sha(message: str) -> str:
+    """The commit that a commit in git's revert form reverts ("" for any other message)."""
+    lines = message.strip().splitlines()
+    if not lines or not _REVERT_SUBJECT.match(lines[0].strip()):
+        return ""
+    match = _REVERTS.search(message)
+    return match.group(1).lower() if match else ""
+
+
+def _same_commit(one: str, other: str) -> bool:
+    """Whether two shas, either possibly abbreviated, name the same commit."""
+    return bool(one) and bool(other) and (one.startswith(other) or other.startswith(one))
+
+
+def take_back(repo: Any, project: str, commit: Any, reverted: str) -> tuple[list[Any], list[Any]]:
+    """What ``commit`` (a code commit in git's revert form) undoes in ``project``'s memories: those extracted from
+    ``reverted`` (their ``source_ref`` is ``<project>@<sha>``) are deprecated with a reason naming the revert;
+    those ``reverted`` deprecated, when it was a revert itself, are restored. One memory-repo commit
+    (``Gitmem-Commit: <revert sha>``, ``Gitmem-Reverts: <reverted sha>``). Returns (deprecated, restored)."""
+    from gitmem.store import document as docs
+    from gitmem.text.counted import counted
+
+    subject = commit.message.strip().splitlines()[0].strip()
+    reason = f"{REVERT_REASON}{commit.sha[:12]} ({subject[:150]})"
+    now = docs.utcnow()
+    changed = []
+    for memory in repo.list(project=project, deprecated=True):
+        if memory.source != "commit":
+            continue
+        ref_project, _, ref_sha = memory.source_ref.rpartition("@")
+        by = _REVERTED_BY.match(memory.deprecated_reason or "")
+        if not memory.deprecated and ref_project == project and _same_commit(ref_sha, reverted):
+            changed.append(replace(memory, deprecated=True, deprecated_reason=reason, updated=now))
+        elif memory.deprecated and by and _same_commit(by.group(1), reverted):
+            changed.append(replace(memory, deprecated=False, deprecated_reason="", superseded_by="", updated=now))
+    if not changed or repo.log(source=f"commit:{project}@{commit.sha}", limit=1):
+        return [], []  # nothing to undo, or undone already: a backfill run twice commits nothing twice
+
+    def merge(old: Any, new: Any) -> Any:
+        # applied to the file as it is under the lock: only the deprecation moves, and not if it moved meanwhile
+        if old.deprecated == new.deprecated:
+            return None
+        return replace(old, deprecated=new.deprecated, deprecated_reason=new.deprecated_reason,
+                       superseded_by=new.superseded_by, updated=new.updated)
+
+    gone = [m for m in changed if m.deprecated]
+    title = changed[0].title if len(changed) == 1 else f"{counted(len(changed), 'memory')} of {reverted[:10]}"
+    _sha, written = repo.commit_batch(
+        changed, subject=f"revert: {title}", op="deprecate" if gone else "restore",
+        source=f"commit:{project}@{commit.sha}", trailers={"Gitmem-Commit": commit.sha, "Gitmem-Reverts": reverted},
+        body=f"From {project}@{commit.sha[:10]}: {subject}", merge=merge)
+    return [m for m in written if m.deprecated], [m for m in written if not m.deprecated]
+
+
+class KnownTexts:
+    """The normalised texts of a project's memories, whose findings extraction does not store again.
+
+    A text whose memories a revert deprecated (and nothing else holds) is known only to the commit it was extracted
+    from: a backfill run twice stores nothing twice, and a later commit that lands the reverted change again (a
+    cherry-pick, the same change redone) is learned anew rather than skipped as known."""
+
+    def __init__(self, repo: Any, project: str) -> None:
+        self.texts: set[str] = set()  # what every commit skips
+        self._holders: Counter[str] = Counter()  # text → memories holding it that no revert deprecated
+        self._reverted: dict[str, set[str]] = {}  # commit sha → texts of its memories that a revert deprecated
+        self.update(added=repo.list(project=project, deprecated=True))
+
+    def for_commit(self, sha: str) -> set[str]:
+        """The texts ``sha``'s findings are checked against (the set to give ``store_findings``, which adds what
+        it stores to it)."""
+        mine = self._reverted.get(sha)
+        return self.texts | mine if mine else self.texts
+
+    def update(self, added: Iterable[Any] = (), deprecated: Iterable[Any] = (), restored: Iterable[Any] = ()) -> None:
+        """Take in memories stored, and memories a revert deprecated or restored."""
+        from gitmem.learn.extract import normalise
+
+        def revert_deprecated(memory: Any) -> bool:
+            return bool(memory.deprecated) and memory.deprecated_reason.startswith(REVERT_REASON)
+
+        for memory in added:
+            key = normalise(memory.text)
+            if revert_deprecated(memory):
+                self._reverted.setdefault(memory.source_ref.rpartition("@")[2], set()).add(key)
+            elif key:
+                self._holders[key] += 1
+                self.texts.add(key)
+        for memory in deprecated:
+            key = normalise(memory.text)
+            self._holders[key] -= 1
+            if self._holders[key] <= 0:
+                self.texts.discard(key)
+            self._reverted.setdefault(memory.source_ref.rpartition("@")[2], set()).add(key)
+        for memory in restored:
+            key = normalise(memory.text)
+            self._holders[key] += 1
+            self.texts.add(key)
+
+
+# -- folding --------------------------------------------------------------------------------------------
+#: words too common in commit messages, and package name parts too generic, to relate a package to a message
+_GENERIC = frozenset({
+    "python", "python3", "nodejs", "javascript", "typescript", "golang", "types", "typing", "plugin", "plugins",
+    "client", "server", "utils", "tools", "common", "testing", "tests", "config", "extra", "extras",
+    "switch", "switched", "replace", "replaced", "migrate", "migrated", "migration", "adopt", "adopted", "introduce",
+    "introduced", "deprecate", "instead", "remove", "removed", "dependency", "dependencies", "support", "using",
+    "never", "always", "should", "required", "forbid",
+})
+_MIN_WORD = 5  # shorter words ("http", "json", "test") are inside too many unrelated package names
+_MAX_AFFIX = 4  # what a package name may add around the message's word ("py" + "memcache")
+
+
+def mentions(names: Iterable[str], text: str) -> bool:
+    """Whether ``text`` names one of ``names`` as a whole word."""
+    return any(re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text, re.IGNORECASE) for n in names if n)
+
+
+def _variants(word: str) -> set[str]:
+    """A word and its forms without an English ending (``memcached`` → ``memcache``, ``sessions`` → ``session``)."""
+    forms = {word}
+    for ending in ("ing", "es", "ed", "s", "d", "e"):
+        if word.endswith(ending):
+            forms.add(word[: -len(ending)])
+    return forms
+
+
+def related(names: Iterable[str], text: str) -> bool:
+    """Whether a part of a package name holds a word of ``text`` (not a generic one) with at most a short affix:
+    ``pymemcache`` and "memcached", ``urllib3`` and "urllib", ``pydantic-settings`` and "pydantic"."""
+    words = {form for word in re.findall(r"[a-z][a-z0-9]*", text.lower()) if word not in _GENERIC
+             for form in _variants(word) if len(form) >= _MIN_WORD and form not in _GENERIC}
+    parts = {part for name in names for part in re.split(r"[^a-z0-9]+", name.lower())
+             if len(part) >= _MIN_WORD and part not in _GENERIC}
+    return any(word in part and len(part) - len(word) <= _MAX_AFFIX for part in parts for word in words)
+
+
+_SWITCHED_FROM = (
+    re.compile(r"\bfrom\s+(?P<old>.+?)\s+to\b", re.IGNORECASE),
+    re.compile(r"\breplac(?:e|ed|es|ing)\s+(?P<old>.+?)\s+(?:with|by)\b", re.IGNORECASE),
+    re.compile(r"\binstead of\s+(?P<old>.+)$", re.IGNORECASE),
+    re.compile(r"(?P<old>[\w.@/-]+)\s*(?:->|→|=>)\s*\S"),
+    re.compile(r"从\s*(?P<old>.+?)\s*(?:迁移|切换|换|改)到"),
+    re.compile(r"用\s*.+?\s*替换\s*(?P<old>.+)$"),
+)
+
+
+def switched_from(text: str) -> str:
+    """What a message says was switched away from ("from X to Y", "replace X with Y", "Y instead of X", "X → Y",
+    从X迁移到Y, 用Y替换X); "" when it says no such thing."""
+    for pattern in _SWITCHED_FROM:
+        match = pattern.search(text)
+        if match:
+            return match.group("old")
+    return ""
+
+
+def _manifest(finding: Finding) -> str:
+    return finding.why.split(": ", 1)[0]
+
+
+def owners(said: Sequence[Finding], found: Sequence[Finding]) -> list[int | None]:
+    """For each file finding of ``found``, the index in ``said`` (the message's findings) of the one it is folded
+    into, or None when it stays a memory of its own.
+
+    In order: the first message finding that names the package (tool, image); for a dependency, the first whose
+    words the package name holds (:func:`related`); for the one dependency added to a manifest beside the one
+    removed from it, the message finding the removed one went to when that finding says it switched away from it
+    ("from redis to memcached" adding ``pymemcache``)."""
+    result: list[int | None] = []
+    for finding in found:
+        owner = next((i for i, m in enumerate(said) if finding.names and mentions(finding.names, m.text)), None)
+        if owner is None and finding.key.startswith("dep:"):
+            owner = next((i for i, m in enumerate(said) if related(finding.names, m.text)), None)
+        result.append(owner)
+    paths: dict[str, list[int]] = {}
+    for n, finding in enumerate(found):
+        if finding.key.startswith(("dep:add:", "dep:remove:")):
+            paths.setdefault(_manifest(finding), []).append(n)
+    for members in paths.values():
+        added = [n for n in members if found[n].key.startswith("dep:add:")]
+        removed = [n for n in members if found[n].key.startswith("dep:remove:")]
+        if len(added) != 1 or len(removed) != 1 or result[added[0]] is not None:
+            continue
+        owner = result[removed[0]]
+        old = switched_from(said[owner].text) if owner is not None else ""
+        if owner is not None and old and (mentions(found[removed[0]].names, old)
+                                          or related(found[removed[0]].names, old)):
+            result[added[0]] = owner
+    return result
+
+
+# -- wording --------------------------------------------------------------------------------------------
+def _stem(word: str) -> str:
+    """A crude English stem, enough to compare two wordings of one statement (``dropped`` and ``drop``)."""
+    if len(word) > 4:
+        for ending in ("ing", "ed", "es", "s", "e"):
+            if word.endswith(ending):
+                word = word[: -len(ending)]
+                break
+        if len(word) > 3 and word[-1] == word[-2]:
+            word = word[:-1]
+    return word
+
+
+def _stems(text: str) -> set[str]:
+    return {_stem(word) for word in re.findall(r"\w+", text.lower())}
+
+
+def restates(statement: str, text: str) -> bool:
+    """Whether ``statement`` says everything ``text`` says: each of its words is among the statement's."""
+    words = _stems(text)
+    return bool(words) and words <= _stems(statement)
+
+
+_PLAIN_WORD = re.compile(r"[a-z]+(?=[\s,;:]|$)")
+
+
+def sentence(text: str) -> str:
+    """``text`` with a capital first letter when its first word is a plain lower-case word (a conventional-commit
+    subject: "drop Python 3.9" → "Drop Python 3.9"); identifiers such as ``iOS``, ``npm@9``, ``.env`` or
+    ```uv``` are left as written."""
+    return text[0].upper() + text[1:] if _PLAIN_WORD.match(text) else text

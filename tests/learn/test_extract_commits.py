@@ -1,0 +1,259 @@
+"""Extraction from what a commit says about other findings and commits: reverts take back what the reverted commit
+taught, a BREAKING CHANGE footer restating its ``!`` subject is one finding, a dependency the message explains
+without naming it is folded in, and ``extract`` refuses options it would ignore. Real code and memory repositories,
+through the ``gitmem extract`` CLI and the library."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitmem.config import Config
+from gitmem.learn.commits import related, restates, reverted_sha, sentence
+from gitmem.learn.extract import findings_for_commit, from_message
+from gitmem.store import document as docs
+from gitmem.store.memories import MemoryRepo
+from tests.helpers import PROJECT, assert_clean, git, run_cli
+
+SWITCH = "Switch cache from Redis to memcached: Redis eviction broke sessions"
+PYPROJECT = '[project]\nname = "shop"\ndependencies = [{deps}]\n'
+BREAKING = ("chore!: drop Python 3.9", "BREAKING CHANGE: drop Python 3.9; the minimum is now 3.10")
+
+
+def _pyproject(*deps: str) -> str:
+    return PYPROJECT.format(deps=", ".join(f'"{d}"' for d in deps))
+
+
+@pytest.fixture
+def code(tmp_path: Path, repo_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The user's code project: origin on GitHub over https, a pyproject.toml listing its dependencies."""
+    monkeypatch.setenv("GITMEM_REPO", str(repo_path))
+    root = tmp_path / "shop"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "remote", "add", "origin", "https://github.com/acme/shop.git")
+    (root / "pyproject.toml").write_text(_pyproject("redis>=5", "flask"))
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "initial")
+    return root
+
+
+def _memories(repo_path: Path) -> list[docs.Memory]:
+    return MemoryRepo(Config(repo=repo_path)).list(deprecated=True)
+
+
+def _extract(code: Path, *args: str) -> dict[str, Any]:
+    result = run_cli("extract", "--repo", str(code), "--json", *args)
+    assert result.code == 0, result.err
+    data: dict[str, Any] = json.loads(result.out)
+    return data
+
+
+def _switch_cache(code: Path) -> str:
+    (code / "pyproject.toml").write_text(_pyproject("pymemcache>=4", "flask"))
+    git(code, "commit", "-q", "-am", SWITCH)
+    return git(code, "rev-parse", "HEAD").strip()
+
+
+# -- 1. a revert takes back what the reverted commit taught ---------------------------------------------
+def test_reverted_sha_reads_gits_revert_form() -> None:
+    sha = "29ec896ebb3ed8a1acc5507635c9556567dd60ef"
+    assert reverted_sha(f'Revert "{SWITCH}"\n\nThis reverts commit {sha}.\n') == sha
+    assert reverted_sha(f'Revert "Revert "{SWITCH}""\n\nThis reverts commit {sha}.') == sha
+    assert reverted_sha(f'Reapply "{SWITCH}"\n\nThis reverts commit {sha[:10]}.') == sha[:10]
+    assert reverted_sha(f"revert(cache): switch to memcached\n\nThis reverts commit {sha}.") == sha
+    assert reverted_sha(f"Revert the cache switch\n\nThis reverts commit {sha}.") == ""  # not git's subject
+    assert reverted_sha(f'Revert "{SWITCH}"') == ""  # no reverted commit named
+    assert reverted_sha(SWITCH) == ""
+
+
+def test_a_revert_yields_no_findings_of_its_own() -> None:
+    message = f'Revert "{SWITCH}"\n\nThis reverts commit 29ec896ebb3ed8a1acc5507635c9556567dd60ef.\n'
+    files = {"pyproject.toml": (_pyproject("pymemcache>=4"), _pyproject("redis>=5"))}
+    assert findings_for_commit(message, files) == []
+
+
+def test_revert_deprecates_the_reverted_commits_memories_in_one_commit(code: Path, repo_path: Path) -> None:
+    switched = _switch_cache(code)
+    assert _extract(code)["added"] == 1
+    (decision,) = _memories(repo_path)
+    git(code, "revert", "--no-edit", "HEAD")
+    revert = git(code, "rev-parse", "HEAD").strip()
+    data = _extract(code)
+    (result,) = data["results"]
+    assert result["reverts"] == switched and result["findings"] == [] and result["added"] == []
+    assert result["deprecated"] == [decision.id] and data["deprecated"] == 1
+    (memory,) = _memories(repo_path)  # no "Removed dependency pymemcache", no "Added dependency redis"
+    assert memory.id == decision.id and memory.deprecated
+    assert memory.deprecated_reason.startswith(f"reverted by commit {revert[:12]}")
+    assert f'Revert "{SWITCH}"' in memory.deprecated_reason
+    repo = MemoryRepo(Config(repo=repo_path))
+    (entry,) = repo.log(op="deprecate")  # one commit
+    assert entry.trailers["Gitmem-Commit"] == [revert] and entry.trailers["Gitmem-Reverts"] == [switched]
+    assert entry.source == f"commit:{PROJECT}@{revert}" and entry.ids == [decision.id]
+    assert _extract(code)["deprecated"] == 0  # running it again changes nothing
+    assert len(repo.log(op="deprecate")) == 1
+    assert_clean(repo_path)
+
+
+def test_reverting_the_revert_restores_the_memories(code: Path, repo_path: Path) -> None:
+    _switch_cache(code)
+    _extract(code)
+    git(code, "revert", "--no-edit", "HEAD")
+    _extract(code)
+    git(code, "revert", "--no-edit", "HEAD")  # git 2.39: Revert "Revert "…""; git 2.43+: Reapply "…"
+    data = _extract(code)
+    assert data["restored"] == 1 and data["added"] == 0
+    (memory,) = _memories(repo_path)
+    assert not memory.deprecated and memory.deprecated_reason == "" and memory.text == SWITCH
+
+
+def test_a_change_landed_again_after_its_revert_is_learned_again(code: Path, repo_path: Path) -> None:
+    first = git(code, "rev-parse", "HEAD").strip()
+    switched = _switch_cache(code)
+    _extract(code)
+    git(code, "revert", "--no-edit", "HEAD")
+    _extract(code)
+    git(code, "cherry-pick", switched)  # the same message: its finding is no longer skipped as known
+    assert _extract(code)["added"] == 1
+    found = sorted((m.deprecated, m.source_ref) for m in _memories(repo_path) if m.text == SWITCH)
+    assert found == [(False, f"{PROJECT}@{git(code, 'rev-parse', 'HEAD').strip()}"), (True, f"{PROJECT}@{switched}")]
+    commits = len(MemoryRepo(Config(repo=repo_path)).log())
+    again = _extract(code, "--range", f"{first}..HEAD")  # a backfill over all of it changes nothing
+    assert (again["commits"], again["added"], again["deprecated"], again["restored"]) == (3, 0, 0, 0)
+    assert len(MemoryRepo(Config(repo=repo_path)).log()) == commits
+
+
+def test_backfill_over_a_revert_of_a_revert_twice_commits_once(code: Path, repo_path: Path) -> None:
+    first = git(code, "rev-parse", "HEAD").strip()
+    _switch_cache(code)
+    git(code, "revert", "--no-edit", "HEAD")
+    git(code, "revert", "--no-edit", "HEAD")
+    data = _extract(code, "--range", f"{first}..HEAD")
+    assert (data["added"], data["deprecated"], data["restored"]) == (1, 1, 1)
+    commits = len(MemoryRepo(Config(repo=repo_path)).log())
+    again = _extract(code, "--range", f"{first}..HEAD")
+    assert (again["added"], again["deprecated"], again["restored"]) == (0, 0, 0)
+    assert len(MemoryRepo(Config(repo=repo_path)).log()) == commits
+    assert [(m.text, m.deprecated) for m in _memories(repo_path)] == [(SWITCH, False)]
+
+
+def test_backfill_over_a_commit_and_its_revert(code: Path, repo_path: Path) -> None:
+    first = git(code, "rev-parse", "HEAD").strip()
+    _switch_cache(code)
+    git(code, "revert", "--no-edit", "HEAD")
+    result = run_cli("extract", "--range", f"{first}..HEAD", "--repo", str(code))
+    assert result.code == 0, result.err
+    assert "1 memory added, 1 deprecated to project" in result.err
+    assert f"deprecated {SWITCH}" in " ".join(result.out.split())
+    assert [(m.text, m.deprecated) for m in _memories(repo_path)] == [(SWITCH, True)]
+
+
+def test_the_post_commit_hook_takes_back_a_revert(code: Path, repo_path: Path) -> None:
+    """The user's way: the hook extracts the commit, then its ``git revert``."""
+    assert run_cli("git-hooks", "install", "--repo", str(code)).code == 0
+    _switch_cache(code)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not _memories(repo_path):
+        time.sleep(0.1)
+    time.sleep(0.3)
+    git(code, "revert", "--no-edit", "HEAD")
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not all(m.deprecated for m in _memories(repo_path)):
+        time.sleep(0.1)
+    time.sleep(0.5)  # anything else the background run would store lands by now
+    assert [(m.text, m.deprecated) for m in _memories(repo_path)] == [(SWITCH, True)]
+
+
+# -- 2. a BREAKING CHANGE footer restating the ! subject is one finding ---------------------------------
+def test_breaking_footer_subsumes_the_bang_subject() -> None:
+    (finding,) = from_message("\n\n".join(BREAKING))
+    assert finding.text == "Breaking change: drop Python 3.9; the minimum is now 3.10"
+    assert finding.category == "constraint" and finding.importance == 4 and "chore" in finding.tags
+    # without the !, the subject's decision is restated by the footer all the same
+    (finding,) = from_message("build: dropped Python 3.9\n\nBREAKING CHANGE: drop Python 3.9")
+    assert finding.text == "Breaking change: drop Python 3.9"
+
+
+def test_a_footer_saying_something_else_keeps_the_subject_as_a_sentence() -> None:
+    findings = from_message("feat!: drop Python 3.9\n\nBREAKING CHANGE: the config file moved to ~/.shop")
+    assert [f.text for f in findings] == ["Drop Python 3.9", "Breaking change: the config file moved to ~/.shop"]
+    assert [f.text for f in from_message("fix: never log tokens")] == ["Never log tokens"]
+
+
+def test_wording_helpers() -> None:
+    assert restates("Breaking change: drop Python 3.9; the minimum is now 3.10", "drop Python 3.9")
+    assert not restates("Breaking change: drop Python 3.9", "drop Python 3.9 and 3.8 support")
+    assert sentence("drop Python 3.9") == "Drop Python 3.9"
+    for kept in ("iOS builds must be signed", "npm@9 is required", ".env must never be committed", "改用 Vite"):
+        assert sentence(kept) == kept
+
+
+def test_breaking_commit_is_one_memory(code: Path, repo_path: Path) -> None:
+    (code / "README.md").write_text("shop\n")
+    git(code, "add", "README.md")
+    git(code, "commit", "-q", "-m", BREAKING[0], "-m", BREAKING[1])
+    assert _extract(code)["added"] == 1
+    (memory,) = _memories(repo_path)
+    assert memory.text == "Breaking change: drop Python 3.9; the minimum is now 3.10"
+    assert memory.category == "constraint"
+
+
+# -- 3. a dependency the message explains without naming it is folded in --------------------------------
+def test_switch_folds_both_sides_of_the_dependency_change() -> None:
+    files = {"pyproject.toml": (_pyproject("redis>=5", "flask"), _pyproject("pymemcache>=4", "flask"))}
+    (finding,) = findings_for_commit(SWITCH, files)
+    assert finding.text == SWITCH and "dependency" in finding.tags
+    assert finding.why == "pyproject.toml: +pymemcache; pyproject.toml: -redis"
+
+
+def test_the_added_half_of_a_from_to_pair_is_folded() -> None:
+    # "worker" names no package: the one package added beside the one removed is what "to …" switched to
+    files = {"requirements.txt": ("celery\nflask\n", "rq\nflask\n")}
+    (finding,) = findings_for_commit("Switch background jobs from Celery to a simpler worker", files)
+    assert finding.why == "requirements.txt: +rq; requirements.txt: -celery"
+
+
+def test_folding_stays_conservative() -> None:
+    cases: list[tuple[str, dict[str, tuple[str, str]], list[str]]] = [
+        # pymemcache is folded; an unrelated package added in the same commit stays a memory of its own
+        (SWITCH, {"pyproject.toml": (_pyproject("redis"), _pyproject("pymemcache", "flask-login"))},
+         ["Added dependency flask-login (pyproject.toml)"]),
+        # generic words ("python") relate nothing
+        ("Drop Python 3.9", {"requirements.txt": ("", "python-dateutil\n")},
+         ["Added dependency python-dateutil (requirements.txt)"]),
+        # a pair without "from X to Y": nothing says the one replaced the other
+        ("Adopt a faster parser", {"requirements.txt": ("simplejson\n", "orjson\n")},
+         ["Added dependency orjson (requirements.txt)", "Removed dependency simplejson (requirements.txt)"]),
+    ]
+    for message, files, separate in cases:
+        texts = [f.text for f in findings_for_commit(message, files)]
+        assert texts == [message, *separate]
+
+
+def test_related_names() -> None:
+    assert related(["pymemcache"], SWITCH)
+    assert related(["urllib3"], "Switch HTTP client from urllib to requests")
+    assert not related(["cachetools"], "Switch from http to grpc")
+    assert not related(["pytest"], "Add tests for checkout")  # "test" is too short to relate
+
+
+def test_switch_commit_is_one_memory(code: Path, repo_path: Path) -> None:
+    _switch_cache(code)
+    assert _extract(code)["added"] == 1
+    (memory,) = _memories(repo_path)
+    assert memory.text == SWITCH and memory.why == "pyproject.toml: +pymemcache; pyproject.toml: -redis"
+
+
+# -- 4. options extract would ignore ---------------------------------------------------------------------
+def test_commit_and_range_cannot_be_combined(code: Path, repo_path: Path) -> None:
+    _switch_cache(code)
+    result = run_cli("extract", "--commit", "HEAD", "--range", "HEAD~1..HEAD", "--repo", str(code))
+    assert result.code == 2 and result.out == ""
+    (line,) = result.err.splitlines()
+    assert "--commit and --range cannot be combined" in line
+    assert _memories(repo_path) == []
