@@ -7,6 +7,7 @@ import shlex
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -96,7 +97,8 @@ def _report(change: object, dry_run: bool, as_json: bool) -> None:
     if as_json:
         emit_json({"path": str(change.path), "changed": change.changed, "dry_run": dry_run, "added": change.added,
                    "updated": change.updated, "removed": change.removed,
-                   "backup": str(change.backup) if change.backup else None})
+                   "backup": str(change.backup) if change.backup else None, "restored": change.restored,
+                   "file_removed": change.file_removed})
         return
     if not change.changed:
         click.echo(f"nothing to change in {change.path}")
@@ -104,11 +106,26 @@ def _report(change: object, dry_run: bool, as_json: bool) -> None:
     parts = [f"{label}: {', '.join(events)}" for label, events in
              (("added", change.added), ("updated", change.updated), ("removed", change.removed)) if events]
     if dry_run:
+        if change.file_removed:
+            click.echo(f"would remove {change.path} ({'; '.join(parts)}): it holds nothing but gitmem's entries")
+            return
         click.echo(f"would change {change.path} ({'; '.join(parts)}); the file would read:")
         click.echo(change.text, nl=False)
         return
-    backup = f"; previous file kept as {change.backup}" if change.backup else ""
-    click.echo(f"updated {change.path} ({'; '.join(parts)}){backup}")
+    click.echo(f"{done(change, 'updated')} {change.path} ({'; '.join(parts)}){kept(change)}")
+
+
+def done(change: Any, verb: str) -> str:
+    """What an install or uninstall did to the file: ``verb``, unless it gave back the pre-install bytes or
+    removed a file gitmem had made."""
+    return "restored" if change.restored else "removed" if change.file_removed else verb
+
+
+def kept(change: Any) -> str:
+    """Where the file's bytes from before gitmem's first change are, when a backup holds them."""
+    if change.restored:
+        return "; its bytes from before gitmem's first change are back (the backup is removed)"
+    return f"; previous file kept as {change.backup}" if change.backup and change.backup.exists() else ""
 
 
 def _mcp_option(func: F) -> F:

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from gitmem.cli.app import State, cli, emit_json, json_option, pass_state
-from gitmem.cli.hooks import install, uninstall
+from gitmem.cli.hooks import install, kept, uninstall
 from gitmem.errors import GitmemError
 
 SERVE_EXTRA = 'install them with: pip install "gitmem-memory[serve]"'
@@ -111,13 +111,16 @@ def mcp_change(agent: str, scope: str, dry_run: bool, as_json: bool, *, remove: 
         return
     if not change.changed:
         click.echo(f"nothing to change in {change.path}")
+    elif dry_run and change.file_removed:
+        click.echo(f"would remove {change.path}: it holds nothing but gitmem's MCP server")
     elif dry_run:
         verb = {"added": "add", "updated": "update", "removed": "remove"}[change.action]
         click.echo(f"would {verb} the gitmem MCP server in {change.path}; the file would read:")
         click.echo(change.text, nl=False)
+    elif change.file_removed:
+        click.echo(f"removed {change.path}: it held nothing but gitmem's MCP server")
     else:
-        backup = f"; previous file kept as {change.backup}" if change.backup else ""
-        click.echo(f"{change.action} the gitmem MCP server in {change.path}{backup}")
+        click.echo(f"{change.action} the gitmem MCP server in {change.path}{kept(change)}")
 
 
 def _agent_commands(agent: str, title: str) -> None:

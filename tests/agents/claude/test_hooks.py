@@ -401,7 +401,7 @@ def test_install_dry_run_and_project_scope(tmp_path: Path) -> None:
     assert run_cli("install", "claude", "--scope", "project", cwd=project).code == 0
     assert (project / ".claude" / "settings.json").is_file()
     assert run_cli("uninstall", "claude", "--scope", "project", cwd=project).code == 0
-    assert json.loads((project / ".claude" / "settings.json").read_text()) == {}
+    assert not (project / ".claude" / "settings.json").exists()  # gitmem made it: uninstall takes it away
 
 
 def test_install_refuses_broken_settings(isolated_env: Path) -> None:
@@ -420,7 +420,7 @@ def test_merge_updates_a_moved_command_in_place(tmp_path: Path) -> None:
     assert change.changed and not change.added and len(change.updated) == len(HOOK_EVENTS)
     text = path.read_text()
     assert "/old/" not in text and text.count("/new/bin/gitmem-hook") == len(HOOK_EVENTS)
-    assert uninstall(path).changed and json.loads(path.read_text()) == {}
+    assert uninstall(path).changed and not path.exists()
 
 
 def test_plugin_files_match_the_installer() -> None:
