@@ -329,7 +329,8 @@ def discover(
     home = Path(home)
     config = Config(repo=home / ".gitmem")
     user_file = default_user_config_path(env, home)
-    user_data = read_toml(user_file) if user_file.is_file() else {}
+    # a missing file is no settings; anything else there (a folder, a dangling link) is read, and says why it fails
+    user_data = read_toml(user_file) if user_file.exists() or user_file.is_symlink() else {}
     memrepo = find_memrepo(Path(cwd))
     memrepo_data = read_toml(memrepo) if memrepo else {}
 

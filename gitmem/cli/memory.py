@@ -322,7 +322,9 @@ def log(state: State, memory_id: str | None, op: str | None, source: str | None,
         return
     for e in entries:
         when = datetime.fromtimestamp(e.time, UTC).strftime("%Y-%m-%d %H:%M")
-        click.echo(f"{e.sha[:10]}  {when}  {e.op or '-':9} {e.source or '-':12} {e.subject}")
+        source = e.source or "-"
+        source = source if len(source) <= 24 else source[:23] + "…"  # a commit's source names a 40-hex SHA
+        click.echo(f"{e.sha[:10]}  {when}  {e.op or '-':9} {source:24} {e.subject}")
     if not entries:
         click.echo("no commits match", err=True)
 

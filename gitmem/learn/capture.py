@@ -170,7 +170,19 @@ def transcript_messages(path: Path, skip: int = 0, seen: list[int] | None = None
 
 def sentences(text: str) -> list[str]:
     """The sentences of a message (list markers and quotes around them dropped); a ``;`` does not end one."""
-    return [s.strip(" \t-*>\"'") for s in _SPLIT.split(text) if s and s.strip(" \t-*>\"'")]
+    return [bare for s in _SPLIT.split(text) if s and (bare := _bare(s))]
+
+
+def _bare(sentence: str) -> str:
+    """``sentence`` without list markers and without the quotes around it; a quote inside it (``answer "done."``)
+    and its closing mark stay."""
+    text = sentence.strip(" \t-*>")
+    for quote in "\"'":
+        if len(text) >= 2 and text[0] == quote == text[-1]:
+            text = text[1:-1].strip(" \t")
+        elif text.count(quote) % 2:  # one left over by the split, at an end; an apostrophe inside a word stays
+            text = text.strip(quote).strip(" \t")
+    return text
 
 
 def clauses(sentence: str) -> list[str]:

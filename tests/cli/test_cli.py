@@ -183,13 +183,16 @@ def test_bad_jsonl_line_is_named(tmp_path: Path) -> None:
 def test_importing_a_file_without_ids_again_changes_nothing(tmp_path: Path) -> None:
     d = tmp_path / "mem"
     run_cli("init", str(d))
-    source = tmp_path / "notes.jsonl"
+    source = tmp_path / "notes-exported-from-the-old-laptop.jsonl"
     source.write_text('{"text": "Deploys happen on Thursdays"}\n{"text": "Deploys happen on Thursdays"}\n'
                       '{"text": "Orders live in PostgreSQL", "project": "shop"}\n')
     first = json.loads(run_cli("--repo", str(d), "import", str(source), "--json").out)
     again = json.loads(run_cli("--repo", str(d), "import", str(source), "--json").out)
     assert first["added"] == 2 and again["added"] == 0 and again["unchanged"] == 2
     assert len(json.loads(run_cli("--repo", str(d), "list", "--json").out)) == 2
+    lines = run_cli("--repo", str(d), "log").out.splitlines()  # a long source is cut, the subjects stay in line
+    assert "…" in lines[0] and len({line.index(" import: 2") if " import: 2" in line else line.index(" init: ")
+                                    for line in lines}) == 1
 
 
 def test_missing_repo_and_bad_config_are_clear(tmp_path: Path) -> None:
@@ -198,6 +201,10 @@ def test_missing_repo_and_bad_config_are_clear(tmp_path: Path) -> None:
     (tmp_path / ".memrepo").write_text("[ranking]\nw_sim = 'x'\n")
     result = run_cli("list", cwd=tmp_path)
     assert result.code != 0 and ".memrepo" in result.err and "ranking.w_sim" in result.err
+    folder = tmp_path / "cfg"
+    folder.mkdir()  # a config "file" that is a folder is an error, not no settings
+    result = run_cli("config", env={"GITMEM_CONFIG": str(folder)})
+    assert result.code != 0 and f"{folder}: cannot read" in result.err and "Traceback" not in result.err
 
 
 def test_a_code_repository_given_as_the_memory_repository_is_refused(tmp_path: Path) -> None:

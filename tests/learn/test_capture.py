@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from gitmem.learn.capture import capture, classify, contradicts, extract, similarity, transcript_texts
+from gitmem.learn.capture import capture, classify, contradicts, extract, sentences, similarity, transcript_texts
 from gitmem.store.memories import MemoryRepo
 from tests.helpers import assert_clean, git, run_cli
 
@@ -280,3 +280,13 @@ def test_a_derived_id_never_overwrites_a_stored_memory(repo_path: Path, tmp_path
     old = json.loads(run_cli("show", first["id"], "--json", env=env).out)
     assert old["deprecated"] and old["deprecated_reason"] == "wrong"
     assert_clean(repo_path)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('Always answer "done." when a task is over', ['Always answer "done." when a task is over']),
+    ('Always answer "done."', ['Always answer "done."']),
+    ('"Never push on Fridays."', ["Never push on Fridays."]),
+    ("- Don't use npm. Use pnpm.", ["Don't use npm.", "Use pnpm."]),
+])
+def test_a_quote_inside_a_sentence_keeps_its_closing_mark(text: str, expected: list[str]) -> None:
+    assert sentences(text) == expected
