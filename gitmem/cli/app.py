@@ -119,7 +119,8 @@ class State:
     def open(self) -> Any:
         """The memory repository; the default ``~/.gitmem`` is created on first use, any other must exist."""
         from gitmem.api import open_repository
-        from gitmem.store.layout import init_repo, is_memory_repo
+        from gitmem.store.base import is_memory_repo
+        from gitmem.store.layout import init_repo
 
         config = self.config
         default = Path.home() / ".gitmem"

@@ -89,7 +89,7 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, code_d
     from gitmem.learn.extract import findings_for_commit, interesting
     from gitmem.projects.identity import code_context
     from gitmem.redact.engine import redact
-    from gitmem.store.layout import is_memory_repo
+    from gitmem.store.base import is_memory_repo
 
     if rev and rev_range:  # one would be ignored: say so rather than extract something the user did not ask for
         raise click.UsageError("--commit and --range cannot be combined", click.get_current_context())

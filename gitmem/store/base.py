@@ -17,6 +17,12 @@ if TYPE_CHECKING:
     from gitmem.git.store import GitStore
 
 
+def is_memory_repo(path: StrPath) -> bool:
+    """Whether ``path`` is a gitmem memory repository: a git work tree holding ``gitmem.toml`` (``os.path`` only:
+    every hook that opens the repository asks)."""
+    return os.path.isdir(os.path.join(path, ".git")) and os.path.isfile(os.path.join(path, REPO_CONFIG_NAME))
+
+
 class StoredRepo:
     """A memory repository made from its settings alone: ``config``, ``head`` (a :class:`~gitmem.git.head.GitHead`:
     what the search index's read side needs of git), ``git`` (a :class:`~gitmem.git.store.GitStore`, whose lock
@@ -28,7 +34,7 @@ class StoredRepo:
         self.config = config
         self.lock_timeout = lock_timeout
         self.head = GitHead(config.repo_dir)
-        if not os.path.isfile(os.path.join(self.head.repo_dir, REPO_CONFIG_NAME)):
+        if not is_memory_repo(self.head.repo_dir):
             # a code project's repository, say (a wrong --repo or GITMEM_REPO): memories must never land in it
             raise RepoNotFoundError(
                 f"{self.head.repo_dir} is a git repository but not a gitmem memory repository (no {REPO_CONFIG_NAME})",

@@ -11,6 +11,7 @@ from gitmem.config import REPO_CONFIG_NAME, read_toml
 from gitmem.errors import ConfigError, GitmemError, RepoError
 from gitmem.git.messages import format_message
 from gitmem.git.store import GitStore
+from gitmem.store.base import is_memory_repo
 from gitmem.store.document import SCHEMA_VERSION
 
 #: seconds the first push to an empty remote may take at init
@@ -97,10 +98,6 @@ def _layout_files() -> dict[str, bytes]:
         "README.md": README.encode(),
         "memories/global/.gitkeep": b"",
     }
-
-
-def is_memory_repo(path: Path) -> bool:
-    return (path / ".git").is_dir() and (path / REPO_CONFIG_NAME).is_file()
 
 
 def init_repo(path: Path, *, remote: str = "", author: str = "") -> InitResult:
