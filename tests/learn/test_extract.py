@@ -15,7 +15,7 @@ from gitmem.learn.extract import dependencies, findings_for_commit, from_message
 from gitmem.learn.oncommit import HOOK_SCRIPT, hook_text
 from gitmem.store import document as docs
 from gitmem.store.memories import MemoryRepo
-from tests.helpers import ROOT, assert_clean, git, run_cli
+from tests.helpers import ROOT, assert_clean, code_repo, git, run_cli
 
 
 # -- pure -----------------------------------------------------------------------------------------------
@@ -120,10 +120,7 @@ def test_shipped_hook_is_the_installed_text() -> None:
 @pytest.fixture
 def code(tmp_path: Path, repo_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("GITMEM_REPO", str(repo_path))
-    root = tmp_path / "shop"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    git(root, "remote", "add", "origin", "git@github.com:Acme/Shop.git")
+    root = code_repo(tmp_path)
     (root / "requirements.txt").write_text("urllib3\n")
     git(root, "add", ".")
     git(root, "commit", "-q", "-m", "initial")

@@ -17,7 +17,7 @@ from gitmem.learn.commits import related, restates, reverted_sha, sentence
 from gitmem.learn.extract import findings_for_commit, from_message
 from gitmem.store import document as docs
 from gitmem.store.memories import MemoryRepo
-from tests.helpers import PROJECT, assert_clean, git, run_cli
+from tests.helpers import PROJECT, assert_clean, code_repo, git, run_cli
 
 SWITCH = "Switch cache from Redis to memcached: Redis eviction broke sessions"
 PYPROJECT = '[project]\nname = "shop"\ndependencies = [{deps}]\n'
@@ -30,12 +30,9 @@ def _pyproject(*deps: str) -> str:
 
 @pytest.fixture
 def code(tmp_path: Path, repo_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The user's code project: origin on GitHub over https, a pyproject.toml listing its dependencies."""
+    """The user's code project (origin on GitHub), a pyproject.toml listing its dependencies."""
     monkeypatch.setenv("GITMEM_REPO", str(repo_path))
-    root = tmp_path / "shop"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    git(root, "remote", "add", "origin", "https://github.com/acme/shop.git")
+    root = code_repo(tmp_path)
     (root / "pyproject.toml").write_text(_pyproject("redis>=5", "flask"))
     git(root, "add", ".")
     git(root, "commit", "-q", "-m", "initial")
