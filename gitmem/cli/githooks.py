@@ -113,11 +113,11 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, code_d
         reason = skip_reason(commit)
         # a revert teaches nothing of its own (its diff undoes the reverted one's): it takes back what that taught
         reverted = "" if reason else reverted_sha(commit.message)
-        findings = [] if reason or reverted else findings_for_commit(commit.message, commit.files)
+        findings = [] if reason else findings_for_commit(commit.message, commit.files)  # [] for a revert
         stored: list[Any] = []
         gone: list[Any] = []
         back: list[Any] = []
-        if repo is not None and known is not None:
+        if known is not None:  # None exactly when nothing is stored (a dry run)
             stored = store_findings(repo, project, commit, findings, known.for_commit(commit.sha)) if findings else []
             gone, back = take_back(repo, project, commit, reverted) if reverted else ([], [])
             known.update(stored, gone, back)

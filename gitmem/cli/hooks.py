@@ -125,7 +125,7 @@ def kept(change: Any) -> str:
     """Where the file's bytes from before gitmem's first change are, when a backup holds them."""
     if change.restored:
         return "; its bytes from before gitmem's first change are back (the backup is removed)"
-    return f"; previous file kept as {change.backup}" if change.backup and change.backup.exists() else ""
+    return f"; previous file kept as {change.backup}" if change.backup else ""
 
 
 def _mcp_option(func: F) -> F:

@@ -308,9 +308,9 @@ class GitStore(GitHead):
         tell = self.on_lock_wait
 
         def waiting(pid: int | None) -> None:
-            if tell is not None:
-                tell(f"waiting for another gitmem process{f' (pid {pid})' if pid else ''} holding the lock on "
-                     f"{self.path}…")
+            assert tell is not None  # passed only when someone listens
+            tell(f"waiting for another gitmem process{f' (pid {pid})' if pid else ''} holding the lock on "
+                 f"{self.path}…")
 
         try:
             with file_lock(self.git_dir / LOCK_NAME, self.lock_timeout, record_owner=True,

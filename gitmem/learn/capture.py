@@ -42,9 +42,7 @@ from typing import Any
 from gitmem.files.atomic import atomic_write
 from gitmem.learn.dedup import MERGE_ABOVE, SKIP_ABOVE, compare, fresh_id, similar
 
-# _tokens, contradicts and similarity are re-exported (``x as x``): the router and the tests compare texts as
-# capture does
-from gitmem.learn.dedup import _tokens as _tokens
+# contradicts and similarity are re-exported (``x as x``): the tests compare texts as capture does
 from gitmem.learn.dedup import contradicts as contradicts
 from gitmem.learn.dedup import similarity as similarity
 from gitmem.store import document as docs

@@ -2,8 +2,7 @@
 (merge), or the same subject with another value (supersede).
 
 Texts are compared as counts of words and CJK character pairs (:func:`similarity`, a cosine 0..1).
-:func:`conflicts_with` is the check ``gitmem remember --auto`` flags conflicts with (the router sits above this
-package, so its copy in :mod:`gitmem.router.route` cannot be imported from here; both follow the same rules).
+:func:`conflicts_with` is also the check ``gitmem remember --auto`` flags conflicts with (:mod:`gitmem.router.route`).
 :func:`supersedes` is the part of a conflict that capture acts on without asking anyone.
 """
 

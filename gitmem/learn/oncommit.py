@@ -103,13 +103,6 @@ def store_findings(repo: Any, project: str, commit: Any, findings: list[Any], kn
     return list(written)
 
 
-def known_texts(repo: Any, project: str) -> set[str]:
-    """The normalised texts of the project's memories (deprecated ones too): findings already stored."""
-    from gitmem.learn.extract import normalise
-
-    return {normalise(m.text) for m in repo.list(project=project, deprecated=True)}
-
-
 def set_deadline(seconds: float | None) -> None:
     """End the process with exit status 3 after ``seconds`` (where SIGALRM exists): a background extraction
     never outlives the commit that started it by much."""

@@ -39,8 +39,8 @@ V = TypeVar("V")
 
 NOTES = "Notes"
 _PLACEHOLDER = re.compile(r"\s*- \(none[^()]*\)\s*")
-#: what an older sync named the other side's version of a file it could not merge (``gitmem.sync.sidecars``)
-_SIDE_SUFFIX = re.compile(r"\.conflict-[0-9a-f]{6}")
+#: what a sync names the other side's version of a file it could not merge (:mod:`gitmem.sync.sidecars`)
+SIDE_SUFFIX = re.compile(r"\.conflict-[0-9a-f]{6}")
 
 
 class _Missing:
@@ -59,13 +59,20 @@ def merge_ordered(base: Mapping[K, V] | None, ours: Mapping[K, V], theirs: Mappi
     common ancestor). A key either side has stays, unless it is in ``base`` and one side removed it while the
     other left its value as it was; ``resolve(key, base value or None, ours, theirs)`` gives the value of a key
     both sides have. Ours' order, with each key only theirs has after the key it follows in theirs."""
-    if list(ours.items()) == list(theirs.items()):
-        return dict(ours)
-    if base is not None:
-        if list(ours.items()) == list(base.items()):
-            return dict(theirs)
-        if list(theirs.items()) == list(base.items()):
-            return dict(ours)
+    def union(_ours: list[tuple[K, V]], _theirs: list[tuple[K, V]]) -> list[tuple[K, V]]:
+        return list(_union(base, ours, theirs, resolve).items())
+
+    # as items, so that an order changed on one side counts as that side's change
+    mine: list[tuple[K, V]] = list(ours.items())
+    other: list[tuple[K, V]] = list(theirs.items())
+    common: list[tuple[K, V]] | None = list(base.items()) if base is not None else None
+    merged = three_way(common, base is not None, mine, other, union)
+    return dict(merged)
+
+
+def _union(base: Mapping[K, V] | None, ours: Mapping[K, V], theirs: Mapping[K, V],
+           resolve: Callable[[K, V | None, V, V], V]) -> dict[K, V]:
+    """:func:`merge_ordered` when both sides changed ``base``."""
     old: Mapping[K, V] = base if base is not None else {}
     kept: dict[K, V] = {}
     for key in (*ours, *theirs):
@@ -241,7 +248,7 @@ def fold_conflict_versions(repo_path: Path, project: str,
     prefix = project_path(project).rsplit("/", 1)[-1]
     gone: dict[str, bytes | None] = {}
     for path in sorted(folder.glob(f"{prefix}.conflict-*")):
-        if not _SIDE_SUFFIX.fullmatch(path.name[len(prefix):]) or path.is_symlink():
+        if not SIDE_SUFFIX.fullmatch(path.name[len(prefix):]) or path.is_symlink():
             continue
         rel = f"{PROJECTS_DIR}/{path.name}"
         try:

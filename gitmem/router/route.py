@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import ValidationError
-from gitmem.learn.dedup import conflicts_with
+from gitmem.learn.dedup import conflicts_with, similarity
 from gitmem.router import notepad
 from gitmem.router.rules import SURFACES, Route, route
 from gitmem.store import document as docs
@@ -118,7 +118,6 @@ class Router:
 
     def check(self, text: str, decided: Route) -> tuple[str, dict[str, str]]:
         """(what already holds this fact or "", the conflicting stored fact as {"id"/"note", "text"} or {})."""
-        from gitmem.learn.capture import similarity
         from gitmem.text.directives import directive_key
 
         flat = " ".join(text.split())

@@ -177,12 +177,7 @@ def _without(agent: str, config: dict[str, Any], path: Path) -> dict[str, Any] |
     if table is None or NAME not in table:
         return None
     del table[NAME]
-    for depth in range(len(keys), 0, -1):  # drop tables that only held gitmem's server
-        parent = _table(result, keys[:depth - 1], path, create=False)
-        assert parent is not None
-        if parent[keys[depth - 1]]:
-            break
-        del parent[keys[depth - 1]]
+    pruned(result, keys)  # the tables that only held gitmem's server go too (in place)
     return result
 
 

@@ -65,19 +65,22 @@ def record_to_memory(record: Mapping[str, Any], clean_tags: Callable[[Any], Any]
         updated=record.get("updated"),
         expires=record.get("expires"),
     )
-    if record.get("id") is None:
-        # the same record imported again is the same memory: its id derives from what it says and where it holds
-        # (a random suffix made every re-import of a file without ids add all of it a second time)
-        import hashlib
-
-        digest = hashlib.sha1(f"{memory.scope}\0{memory.project}\0{memory.text}".encode()).hexdigest()[:6]
-        memory = replace(memory, id=docs.new_id(memory.text, suffix=digest))
     deprecated = record.get("deprecated", False)
     if not isinstance(deprecated, bool):
         raise ValidationError("'deprecated' must be true or false", "use a JSON boolean")
     return replace(memory, deprecated=deprecated,
                    deprecated_reason=str(record.get("deprecated_reason") or ""),
                    superseded_by=str(record.get("superseded_by") or ""))
+
+
+def stable_id(memory: Memory) -> str:
+    """The id of an import record that has none: derived from the memory as stored (redacted: no hash of a secret
+    in a file name) and where it holds, so the same record imported again is the same memory (a random suffix
+    made every re-import of a file without ids add all of it a second time)."""
+    import hashlib
+
+    digest = hashlib.sha1(f"{memory.scope}\0{memory.project}\0{memory.text}".encode()).hexdigest()[:6]
+    return docs.new_id(memory.text, suffix=digest)
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:

@@ -294,8 +294,6 @@ def digest(repo: MemoryRepo, *, since: timedelta = timedelta(days=7), now: datet
 
 def _period(span: timedelta) -> str:
     """``span`` in the largest unit that counts it whole: "7 days", "1 hour", "90 minutes"."""
-    from gitmem.text.counted import counted
-
     minutes = int(span.total_seconds() // 60)
     for unit, size in (("day", 24 * 60), ("hour", 60)):
         if minutes >= size and minutes % size == 0:

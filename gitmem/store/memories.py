@@ -20,7 +20,7 @@ from gitmem.redact.engine import redact, redact_value
 from gitmem.store import document as docs
 from gitmem.store.base import StoredRepo
 from gitmem.store.document import Memory
-from gitmem.store.importing import ImportResult, listed, record_to_memory
+from gitmem.store.importing import ImportResult, listed, record_to_memory, stable_id
 from gitmem.store.layout import Issue, check_layout
 from gitmem.text.counted import counted
 from gitmem.text.records import replace
@@ -396,6 +396,8 @@ class MemoryRepo(StoredRepo):
             except ValidationError as exc:
                 problems.append(f"record {number}: {exc.message}")
                 continue
+            if record.get("id") is None:
+                memory = replace(memory, id=stable_id(memory))
             if memory.id in seen:
                 if record.get("id") is None:  # the same text twice, without ids: one memory
                     continue

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from pathlib import Path
 
+from gitmem.projects.pagemerge import SIDE_SUFFIX
 from gitmem.store.layout import Issue
 
-_SUFFIX = re.compile(r"\.conflict-[0-9a-f]{6}$")
 #: folders of the work tree that hold no committed file
 _SKIPPED = (".git", ".cache", "local")
 
@@ -29,7 +28,8 @@ def sidecar_path(path: str, content: bytes) -> str:
 
 def original_path(sidecar: str) -> str:
     """The file a kept version belongs to (``projects/x.md`` for ``projects/x.md.conflict-5bca9a``)."""
-    return _SUFFIX.sub("", sidecar)
+    match = SIDE_SUFFIX.search(sidecar)
+    return sidecar[:match.start()] if match and match.end() == len(sidecar) else sidecar
 
 
 def conflict_files(root: Path) -> list[str]:
@@ -39,7 +39,8 @@ def conflict_files(root: Path) -> list[str]:
         base = Path(folder)
         if base == root:
             dirs[:] = [d for d in dirs if d not in _SKIPPED]
-        found.extend((base / name).relative_to(root).as_posix() for name in files if _SUFFIX.search(name))
+        found.extend((base / name).relative_to(root).as_posix() for name in files
+                     if original_path(name) != name)
     return sorted(found)
 
 

@@ -348,7 +348,7 @@ def uninstall(path: Path, *, dry_run: bool = False) -> Change:
     if not removed:
         return Change(path, False, text=doc.text)
     text = json_text(doc, new, path, "take gitmem's hooks out by hand")
-    text, backup, outcome = take_out(path, raw, text, new, parse(text).comment_texts(), json_backup(JSON),
+    text, backup, outcome = take_out(path, raw, text, new, [], json_backup(JSON),  # plain JSON: no comments
                                       _bare_hooks(path), dry_run=dry_run)
     return Change(path, True, removed=removed, text=text, backup=backup, restored=outcome == "restored",
                   file_removed=outcome == "removed")
