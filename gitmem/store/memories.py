@@ -221,46 +221,48 @@ class MemoryRepo(StoredRepo):
     def remember(self, text: str, **fields: Any) -> Memory:
         """Store a new memory and commit it. Keyword fields are those of :func:`gitmem.store.document.make_memory`
         (``type``, ``category``, ``importance``, ``tags``, ``scope``, ``project``, ``why``, ``how``, ...)."""
-        if "tags" in fields:
-            fields["tags"] = self._raw_tags(fields["tags"])
-        memory = self._clean(docs.make_memory(text, **fields))
+        memory = self._new(text, fields)
         with self.git.locked():
-            if fields.get("id") is not None:
-                if self._find(memory.id) is not None:
-                    raise ValidationError(
-                        f"a memory with id '{memory.id}' already exists", "pick another id or edit that memory"
-                    )
-            else:
-                while self._find(memory.id) is not None:  # a 24-bit suffix can collide in a large repo
-                    memory = replace(memory, id=docs.new_id(memory.text))
-            self.commit(
-                {memory.path: docs.dumps(memory).encode()},
-                f"remember: {memory.title}", "add", self._source_label(memory), [memory.id],
-                body=f"{memory.type} · {memory.category} · importance {memory.importance}",
-            )
+            memory = self._free_id(memory, given=fields.get("id") is not None)
+            self.commit({memory.path: docs.dumps(memory).encode()}, f"remember: {memory.title}", "add",
+                        self._source_label(memory), [memory.id], body=_summary(memory))
         return memory
 
     def supersede(self, old_id: str, text: str, **fields: Any) -> Memory:
         """Store ``text`` as the memory that replaces ``old_id``, and deprecate that one as superseded by it, in one
         commit. The new memory holds where the old one held (its type, scope and project) unless ``fields`` (those
         of :meth:`remember`) say otherwise: a project's decision is replaced within that project."""
-        if "tags" in fields:
-            fields["tags"] = self._raw_tags(fields["tags"])
         with self.git.locked():
             old = self.get(old_id)
             if old.deprecated:
                 raise ValidationError(f"memory '{old.id}' is deprecated already", "supersede a current memory")
             for name in ("type", "scope", "project"):
                 fields.setdefault(name, getattr(old, name))
-            memory = self._clean(docs.make_memory(text, **fields))
-            while self._find(memory.id) is not None:
-                memory = replace(memory, id=docs.new_id(memory.text))
+            memory = self._free_id(self._new(text, fields), given=False)
             replaced = self._clean(replace(old, deprecated=True, deprecated_reason=f"superseded by {memory.id}",
                                            superseded_by=memory.id, updated=docs.utcnow()))
             self.commit({memory.path: docs.dumps(memory).encode(), replaced.path: docs.dumps(replaced).encode()},
                         f"remember: {memory.title}", "add", self._source_label(memory), [memory.id, replaced.id],
-                        body=f"{memory.type} · {memory.category} · importance {memory.importance}\n\n"
-                             f"Supersedes {replaced.id}: {replaced.title}")
+                        body=f"{_summary(memory)}\n\nSupersedes {replaced.id}: {replaced.title}")
+        return memory
+
+    def _new(self, text: str, fields: dict[str, Any]) -> Memory:
+        """The memory ``text`` and ``fields`` describe, redacted (tags as given are redacted before they are
+        lower-cased)."""
+        if "tags" in fields:
+            fields = {**fields, "tags": self._raw_tags(fields["tags"])}
+        return self._clean(docs.make_memory(text, **fields))
+
+    def _free_id(self, memory: Memory, *, given: bool) -> Memory:
+        """``memory`` under an id no file has (the caller holds the lock): an id the caller ``given`` is refused when
+        taken; a derived one draws another suffix (24 bits can collide in a large repository)."""
+        if given:
+            if self._find(memory.id) is not None:
+                raise ValidationError(f"a memory with id '{memory.id}' already exists",
+                                      "pick another id or edit that memory")
+            return memory
+        while self._find(memory.id) is not None:
+            memory = replace(memory, id=docs.new_id(memory.text))
         return memory
 
     def commit_batch(
@@ -483,3 +485,8 @@ def _parent(git: GitStore, sha: str) -> bytes | None:
     with git.open() as repo:
         parents = repo[sha.encode()].parents  # type: ignore[attr-defined]
         return parents[0] if parents else None
+
+
+def _summary(memory: Memory) -> str:
+    """The body line of a memory's commit: what kind of memory it is."""
+    return f"{memory.type} · {memory.category} · importance {memory.importance}"
