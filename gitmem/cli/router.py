@@ -75,10 +75,9 @@ def notepad_add(state: State, text: str | None, section: str, project: str) -> N
 
     local, pid = _where(state, project)
     patterns = state.config.redaction.extra_patterns
-    note, kinds = pad.prepare(read_text(text), patterns)  # refuses empty text before anything is written
+    added, kinds = pad.add(local, pid, read_text(text), section, extra_patterns=patterns)
     if kinds:
         click.echo(f"gitmem: redacted secrets before saving the note: {', '.join(kinds)}", err=True)
-    added = pad.add(local, pid, note, section, extra_patterns=patterns)
     click.echo(f"added to {section}" if added else f"already in {section}")
 
 

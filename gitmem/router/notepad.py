@@ -62,14 +62,14 @@ def prepare(text: str, extra_patterns: Sequence[str] = ()) -> tuple[str, tuple[s
 
 
 def add(local: Where, project: str, text: str, section: str = "working", *, now: float | None = None,
-        extra_patterns: Sequence[str] = ()) -> bool:
-    """Add a note (False when the same text is already in that section). The text is redacted first with the
-    built-in rules and ``extra_patterns`` (the repository's ``[redaction]``); empty text is refused
-    (:func:`prepare`)."""
+        extra_patterns: Sequence[str] = ()) -> tuple[bool, tuple[str, ...]]:
+    """Add a note: (False when the same text is already in that section, the kinds of secrets redacted). The text
+    is redacted first with the built-in rules and ``extra_patterns`` (the repository's ``[redaction]``); empty text
+    is refused (:func:`prepare`) before anything is written."""
     if section not in SECTIONS:
         raise ValueError(f"unknown notepad section {section!r}")
     moment = time.time() if now is None else now
-    note, _kinds = prepare(text, extra_patterns)
+    note, kinds = prepare(text, extra_patterns)
 
     def apply(data: dict[str, Any]) -> bool:
         notes = _fresh(data.get(section), moment)
@@ -79,7 +79,7 @@ def add(local: Where, project: str, text: str, section: str = "working", *, now:
         data[section] = [*notes, {"text": note, "time": moment, "shown": 0}][-MAX_NOTES:]
         return True
 
-    return bool(_update(local, project, apply))
+    return bool(_update(local, project, apply)), tuple(kinds)
 
 
 def read(local: Where, project: str, *, now: float | None = None) -> dict[str, list[dict[str, Any]]]:
