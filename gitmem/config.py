@@ -145,6 +145,10 @@ class Config(Record):
     embedding: EmbeddingConfig = EmbeddingConfig()
     lifecycle: LifecycleConfig = LifecycleConfig()
     wiki: WikiConfig = WikiConfig()
+    #: where the derived state (search index, vectors) of a repository this user cannot write goes
+    #: (:func:`~gitmem.files.places.derived_dir`); ``$XDG_CACHE_HOME/gitmem`` (``~/.cache/gitmem``) as the entry
+    #: points see it, "" (the repository's own ``.cache``, always) for a configuration built from the repository alone
+    cache_home: str = ""
     #: the files the values came from, for messages
     sources: tuple[str, ...] = ()
 
@@ -345,6 +349,8 @@ def discover(
     if not config.embedding.models_dir:
         data_home = Path(env["XDG_DATA_HOME"]) if env.get("XDG_DATA_HOME") else home / ".local" / "share"
         config = replace(config, embedding=replace(config.embedding, models_dir=str(data_home / "gitmem" / "models")))
+    cache_home = Path(env["XDG_CACHE_HOME"]) if env.get("XDG_CACHE_HOME") else home / ".cache"
+    config = replace(config, cache_home=str(cache_home / "gitmem"))
     return load_repo_settings(config, override_files=[(user_file, user_data), (memrepo, memrepo_data)])
 
 
@@ -389,7 +395,7 @@ def discover_cached(*, env: Mapping[str, str], cwd: StrPath, home: StrPath, repo
 
 
 #: the environment variables that choose what :func:`discover` reads (the files they name are keyed by path too)
-_SNAPSHOT_ENV = ("GITMEM_REPO", "GITMEM_CONFIG", "XDG_CONFIG_HOME", "XDG_DATA_HOME")
+_SNAPSHOT_ENV = ("GITMEM_REPO", "GITMEM_CONFIG", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME")
 
 
 def _stat(path: str) -> list[int] | None:

@@ -6,6 +6,7 @@ one place, :class:`GitmemGroup`; anything unexpected is logged with its tracebac
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -30,19 +31,26 @@ def _log_path(repo: Path | None) -> Path:
     return state / "gitmem" / "gitmem.log"
 
 
-def log_internal_error(repo: Path | None, exc: BaseException) -> Path:
-    """Append the traceback of an unexpected error to the local log; returns the log's path."""
-    path = _log_path(repo)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as fh:
-            from gitmem.redact.engine import redact
+def log_internal_error(repo: Path | None, exc: BaseException) -> Path | None:
+    """Append the traceback of an unexpected error to the local log (the repository's, else the user's when the
+    repository's cannot be written); returns the log's path, None when neither could be written."""
+    from gitmem.redact.engine import redact
 
-            fh.write(f"{datetime.now(UTC).isoformat()} gitmem {redact(' '.join(sys.argv[1:])).text[:200]}\n")
-            fh.write(redact("".join(traceback.format_exception(exc))).text)
-    except OSError:
-        pass
-    return path
+    entry = (f"{datetime.now(UTC).isoformat()} gitmem {redact(' '.join(sys.argv[1:])).text[:200]}\n"
+             + redact("".join(traceback.format_exception(exc))).text)
+    for path in dict.fromkeys((_log_path(repo), _log_path(None))):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8") as fh:
+                fh.write(entry)
+        except OSError:
+            continue
+        return path
+    return None
+
+
+#: what a file system answers when this user may not read or write a file there, or it is mounted read-only
+_NO_ACCESS = (errno.EACCES, errno.EPERM, errno.EROFS)
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -81,10 +89,23 @@ class GitmemGroup(click.Group):
             sys.exit(130)
         except BrokenPipeError:
             sys.exit(0)
+        except OSError as exc:
+            if exc.errno not in _NO_ACCESS:
+                _internal_error(ctx, exc)
+            where = f" {exc.filename}" if exc.filename else ""
+            fail(f"cannot use{where}: {exc.strerror or exc} (gitmem reads and writes the memory repository and its "
+                 "own folders as you): check that folder's owner and permissions, or point --repo or GITMEM_REPO "
+                 "at a repository you can write", 1)
         except Exception as exc:  # the last line of defence: log it, say one line
-            state = ctx.find_object(State)
-            log = log_internal_error(state.repo_path if state else None, exc)
-            fail(f"internal error: {type(exc).__name__}: {exc} (details in {log})", 70)
+            _internal_error(ctx, exc)
+
+
+def _internal_error(ctx: click.Context, exc: Exception) -> NoReturn:
+    """Log an unexpected error with its traceback and say one line."""
+    state = ctx.find_object(State)
+    log = log_internal_error(state.repo_path if state else None, exc)
+    fail(f"internal error: {type(exc).__name__}: {exc} "
+         f"({f'details in {log}' if log is not None else 'no log could be written'})", 70)
 
 
 class State:

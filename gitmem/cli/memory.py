@@ -54,7 +54,10 @@ def show_config(state: State, as_json: bool) -> None:
         emit_json(data)
         return
     sources = data.pop("sources", [])
+    cache_home = data.pop("cache_home", "")  # the environment's (XDG_CACHE_HOME), not a setting a file holds
     click.echo("# in force; read from: " + (", ".join(sources) if sources else "the built-in defaults only"))
+    if cache_home:
+        click.echo(f"# the search index of a memory repository you cannot write goes under: {cache_home}")
     origin = _origin(state)
     if origin and origin != state.config.remote:  # "remote" is what init clones from; sync uses the repo's origin
         click.echo(f"# the memory repository syncs with its git remote origin: {origin}")

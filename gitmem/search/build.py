@@ -78,7 +78,7 @@ def _natural(value: str) -> tuple[Any, ...]:
 def _lock(ix: Index, timeout: float) -> contextlib.AbstractContextManager[None]:
     """One writer at a time across processes (``flock``: nothing to import, released if the process dies)."""
     root = ix.root
-    root.mkdir(exist_ok=True)
+    root.mkdir(parents=True, exist_ok=True)  # under the user's cache, its parents may not exist yet
     return file_lock(root / "search.lock", timeout=timeout)
 
 

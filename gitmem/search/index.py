@@ -1,7 +1,8 @@
 """The search index: tantivy BM25 with a CJK-aware analyzer plus cached embedding vectors, kept in step with the
 memory repository's HEAD.
 
-Everything lives under ``<repo>/.cache/`` (ignored by git, rebuildable at any time)::
+Everything lives under ``<repo>/.cache/`` (ignored by git, rebuildable at any time), or, for a repository this user
+cannot write, under a folder of its own in the user's cache (:func:`~gitmem.files.places.derived_dir`)::
 
     .cache/search/tantivy/          the tantivy index (one document per memory file)
     .cache/search/state.bin         path → its state entry (:mod:`gitmem.search.build`)
@@ -37,6 +38,7 @@ import tantivy
 
 from gitmem.errors import SearchError, ValidationError
 from gitmem.files.atomic import settled
+from gitmem.files.places import derived_dir
 from gitmem.search import analysis, candidates, results
 from gitmem.search import schema as idoc
 from gitmem.search import scoring as ranking
@@ -141,7 +143,8 @@ class Index:
         #: memories without a vector at the last hybrid search (only counted when ``embed_missing`` is False)
         self.vectors_missing = 0
         # str paths: pathlib (and the re it loads) costs a prompt hook more than its search
-        self._root = os.path.join(os.fspath(repo.path), ".cache")
+        # the repository's .cache, or the user's cache for a repository this user cannot write
+        self._root = derived_dir(os.fspath(repo.path), repo.config.cache_home)
         self._dir = os.path.join(self._root, "search")
         self._tantivy_dir = os.path.join(self._dir, "tantivy")
         self._head_file = os.path.join(self._dir, "HEAD")
@@ -175,7 +178,8 @@ class Index:
     # -- paths and small files ----------------------------------------------------------------------
     @property
     def root(self) -> Path:
-        """The repository's cache folder (``.cache``: the index, its lock, the vectors)."""
+        """The folder of the index, its lock and the vectors: the repository's ``.cache``, or one under the user's
+        cache for a repository this user cannot write (:func:`~gitmem.files.places.derived_dir`)."""
         from pathlib import Path
 
         return Path(self._root)

@@ -180,6 +180,10 @@ def check_layout(store: GitStore) -> list[Issue]:
             issues.append(Issue("ok", REPO_CONFIG_NAME, "readable"))
         except ConfigError as exc:
             issues.append(Issue("error", REPO_CONFIG_NAME, str(exc)))
+    if not all(os.access(folder, os.W_OK) for folder in (store.path, store.path / ".git")):
+        issues.append(Issue("warning", ".", "not writable by this user (a read-only mount, another user's clone): "
+                            "searches work, with their index in your cache folder, but remember, forget and sync "
+                            "fail (use a clone of your own to change it)"))
     branch = store.current_branch()
     if branch != "main":
         issues.append(Issue("warning", ".git/HEAD", f"on branch '{branch}', gitmem writes to 'main'"))

@@ -53,6 +53,7 @@ class Ranking:
 
 class Config:
     ranking = Ranking()
+    cache_home = ""
 
 
 class Repo:
