@@ -10,6 +10,7 @@ added in score order until the next one would break the budget. Every recall bum
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,6 +20,7 @@ from gitmem.briefing.block import build_block, given
 from gitmem.briefing.essentials import essentials as find_essentials
 from gitmem.briefing.gate import relevant_hits
 from gitmem.errors import ValidationError
+from gitmem.files.places import derived_dir
 from gitmem.projects.identity import CodeContext, code_context
 from gitmem.search.hit import Hit
 from gitmem.search.index import open_index
@@ -134,7 +136,7 @@ def recall(
     if limit <= 0:
         raise ValidationError(f"k={limit} is not positive", "ask for at least one memory, e.g. --k 5")
     tokens_allowed = effective_budget(repo, text_query, budget)
-    counter = TokenCounter(repo.path / ".cache" / "token-counts.json")
+    counter = TokenCounter(Path(derived_dir(repo.config.repo_dir, repo.config.cache_home)) / "token-counts.json")
     rules, more = find_essentials(repo.path, context.project)
     first, rules, rule_tokens, opened = render_essentials(rules, context.project, counter, tokens_allowed)
     index = open_index(repo, embed_missing=embed_missing)
@@ -146,7 +148,9 @@ def recall(
     second, used, tokens, left_out = build_block(hits, room, title, counter) if room > 0 else ("", [], 0, len(hits))
     counter.save()
     if record_usage and (used or rules):
-        bump_usage(repo.path, [m.id for m in rules] + [h.id for h in used], now)
+        # a repository this user cannot write: the recall stands, uncounted (the counters only guide gc)
+        with contextlib.suppress(OSError):
+            bump_usage(repo.path, [m.id for m in rules] + [h.id for h in used], now)
     text = "\n".join(part for part in (first, second) if part)
     return RecallResult(text=text, hits=used, tokens=rule_tokens + tokens, budget=tokens_allowed, query=text_query,
                         project=context.project, notice=index.notice or "", left_out=left_out, context=context,

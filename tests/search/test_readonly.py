@@ -21,6 +21,7 @@ import pytest
 
 from gitmem.config import Config
 from gitmem.files.places import derived_dir
+from gitmem.recall import recall
 from gitmem.search.index import Index
 from gitmem.store.layout import init_repo
 from gitmem.store.memories import MemoryRepo
@@ -112,7 +113,8 @@ def test_a_repository_the_user_cannot_write_is_searched_from_the_user_cache(shar
         index = Index(repo, embedder=None)
         hits = index.search("how do we deploy with helm?")
         warnings = [(i.path, i.message) for i in repo.doctor() if i.level == "warning"]
-        return {"ids": [hit.id for hit in hits], "root": str(index.root), "warnings": warnings}
+        block = recall(repo, cwd=shared / "cache", query="helm charts", embed_missing=False).text
+        return {"ids": [hit.id for hit in hits], "root": str(index.root), "warnings": warnings, "recall": block}
 
     found = as_reader(search)
     assert found["ids"] and found["ids"][0].startswith("we-deploy-with-helm")
@@ -120,6 +122,8 @@ def test_a_repository_the_user_cannot_write_is_searched_from_the_user_cache(shar
     assert Path(found["root"]).parent == shared / "cache" / "repos"
     assert (Path(found["root"]) / "search" / "tantivy" / "meta.json").is_file()
     assert not (shared / "repo" / ".cache").exists()
+    # recall too (its use counters, which this user cannot write, are left uncounted)
+    assert "We deploy with Helm charts" in found["recall"]
     # and doctor says why, and what does not work
     assert [path for path, message in found["warnings"] if "not writable by this user" in message] == ["."]
     # without a cache folder configured (a configuration built from the repository alone), its own .cache
