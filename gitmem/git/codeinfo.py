@@ -25,7 +25,7 @@ def code_repo_info(start: Path, subjects: int = 3) -> CodeRepoInfo | None:
     from dulwich.errors import NotGitRepository
     from dulwich.repo import Repo
 
-    from gitmem.git.store import HEAD
+    from gitmem.git.reader import HEAD
 
     start = start.resolve()
     root = next((d for d in (start, *start.parents) if (d / ".git").exists()), None)

@@ -24,7 +24,8 @@ from dulwich.repo import Repo
 
 from gitmem.errors import GitmemError, RepoError
 from gitmem.git.plumbing import TREE_MODE, diff_trees, tree_entries
-from gitmem.git.store import BRANCH, HEAD, GitStore
+from gitmem.git.reader import BRANCH, HEAD
+from gitmem.git.store import GitStore
 
 T = TypeVar("T")
 REMOTE = "origin"

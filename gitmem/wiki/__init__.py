@@ -1,9 +1,10 @@
 """The project wiki: ``wiki/<project-id>/*.md`` in the memory repository, a curated knowledge base per project.
 
 Owns the library behind every ``gitmem wiki`` command (:mod:`.store`), keyword and vector search over pages
-(:mod:`.search`, also used by :mod:`gitmem.writer`), ``lint`` (:mod:`.lint`) and what the session hooks ask of the
-wiki (:mod:`.lifecycle`). The page format is one of the repository's documents (:mod:`gitmem.store.wikipage`) and
-the sync merge of pages is sync's (:mod:`gitmem.sync.wikimerge`), so that neither reaches up here.
+(:mod:`.search`, also used by :mod:`gitmem.writer`; what the index stores of a file: :mod:`.documents`; one hit per
+page: :mod:`.hits`), ``lint`` (:mod:`.lint`) and what the session hooks ask of the wiki (:mod:`.lifecycle`). The
+page format is one of the repository's documents (:mod:`gitmem.store.wikipage`) and the sync merge of pages is
+sync's (:mod:`gitmem.sync.wikimerge`), so that neither reaches up here.
 
 May import: the memory store and its git layer (commits, lock), :mod:`gitmem.store.document` (names, times, tags),
 :mod:`gitmem.store.wikipage` (the page format), :mod:`gitmem.redact`, :mod:`gitmem.search.scoring` (CJK-aware

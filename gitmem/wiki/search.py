@@ -16,12 +16,14 @@ With an embedding model, the pages and their chunks also get vectors (:mod:`gitm
 never by a search, which embeds only its query: a page is then ranked by its BM25 score fused with the cosine of
 its nearest row (its own or a chunk's), and the snippet comes from its chunk with the best fused score. A page
 without a vector (not embedded yet, or in a script the model cannot read) is ranked by BM25 alone.
+
+This module keeps the index fresh, embeds its pages and runs a query; what a file's documents hold is
+:mod:`gitmem.wiki.documents`, and how the matching documents become one hit per page is :mod:`gitmem.wiki.hits`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import shutil
@@ -34,6 +36,8 @@ from typing import Any
 from gitmem.errors import SearchError
 from gitmem.files.atomic import atomic_write, settled
 from gitmem.files.locks import LockTimeout, file_lock
+from gitmem.wiki.documents import build_schema, page_analyzer, page_documents, page_id, page_parts
+from gitmem.wiki.hits import CANDIDATES, Best, Chunks, best_per_page, fused, shown
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,11 +48,8 @@ FORMAT = 3  # 2: one document per chunk of a long page beside the page's own; 3:
 #: the share of a page's fused score that comes from its cosine (``scoring.fuse``, convex), chosen on the development
 #: parts of ``bench/wiki_longdoc.py`` (docs/search.md, "Wiki pages and writer notes")
 VECTOR_WEIGHT = 0.4
-#: pages a search with vectors takes from each side (BM25, cosine) before fusing
-CANDIDATES = 30
 _OPEN: dict[str, tuple[Any, Any]] = {}  # cache dir -> (tantivy index, schema), kept for the process's life
 _STAMPS: dict[str, str] = {}  # cache dir -> the stamp it was last found fresh at, in this process
-_ANALYZER: list[Any] = []
 
 
 def layout() -> str:
@@ -58,14 +59,6 @@ def layout() -> str:
     from gitmem.search import pagevectors
 
     return f"{FORMAT}.{pagevectors.RECIPE}"
-
-
-def _analyzer() -> Any:
-    from gitmem.search import analysis
-
-    if not _ANALYZER:
-        _ANALYZER.append(analysis.build_analyzer())
-    return _ANALYZER[0]
 
 
 def _read(path: Path) -> str:
@@ -110,66 +103,6 @@ class SearchHit:
         return {"page": self.name, "title": self.title, "score": round(self.score, 4), "snippet": self.snippet,
                 "section": self.section, "chunk": self.chunk, "category": self.category, "tags": list(self.tags),
                 "path": self.key, **self.extra}
-
-
-def _schema() -> Any:
-    import tantivy
-
-    from gitmem.search import analysis
-
-    b = tantivy.SchemaBuilder()
-    for name in ("key", "category", "tag"):
-        b.add_text_field(name, stored=name == "key", tokenizer_name="raw", index_option="basic")
-    for name in ("name", "tags", "body"):
-        b.add_text_field(name, tokenizer_name=analysis.TOKENIZER, index_option="position")
-    # which page a document belongs to and which of its chunks it is (0: the page itself), read for every
-    # matching document to keep one hit per page without loading the stored documents
-    for name in ("page", "part"):
-        b.add_unsigned_field(name, fast=True)
-    b.add_bytes_field("doc", stored=True, indexed=False)
-    return b.build()
-
-
-def _page_id(key: str) -> int:
-    """The ``page`` field of a file's documents: 64 bits of a hash of its key."""
-    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big")
-
-
-def _parts(doc: Doc) -> list[tuple[str, str]]:
-    """(section heading, text) of the file as a whole (``part`` 0), then of each chunk of a long one."""
-    from gitmem.search.chunks import labelled_chunks
-
-    return [("", doc.body), *labelled_chunks(doc.body)]
-
-
-def _documents(key: str, doc: Doc, texts: list[tuple[str, str]]) -> list[Any]:
-    """The tantivy documents of one file from its :func:`_parts`: the file itself (``part`` 0, the whole body),
-    then for a long one a document per chunk (``part`` 1, 2, …, with the title and the filter fields). Each
-    stores what a hit shows: the name, title, category, tags and extra fields, and its text (the body, or the
-    chunk after its heading)."""
-    import tantivy
-
-    from gitmem.search import analysis
-
-    page = _page_id(key)
-    out = []
-    for part, (section, text) in enumerate(texts):
-        d = tantivy.Document()
-        d.add_text("key", key)
-        d.add_unsigned("page", page)
-        d.add_unsigned("part", part)
-        if doc.category:
-            d.add_text("category", doc.category)
-        for tag in doc.tags:
-            d.add_text("tag", tag)
-        body = f"{section}\n{text}" if section else text
-        for name, value in (("name", doc.title), ("tags", " ".join(doc.tags)), ("body", body)):
-            if value:
-                d.add_text(name, analysis.normalise(value))
-        d.add_bytes("doc", json.dumps([doc.name, doc.title, text, doc.category, list(doc.tags), doc.extra, section],
-                                      ensure_ascii=False).encode())
-        out.append(d)
-    return out
 
 
 class PageIndex:
@@ -251,7 +184,7 @@ class PageIndex:
         cached = _OPEN.get(str(self.dir))
         if cached is not None and not fresh:
             return cached
-        schema = _schema()
+        schema = build_schema()
         path = self.dir / "tantivy"
         if fresh:
             shutil.rmtree(path, ignore_errors=True)
@@ -262,7 +195,7 @@ class PageIndex:
             shutil.rmtree(path, ignore_errors=True)
             path.mkdir(parents=True, exist_ok=True)
             index = tantivy.Index(schema, path=str(path), reuse=False)
-        index.register_tokenizer(analysis.TOKENIZER, _analyzer())
+        index.register_tokenizer(analysis.TOKENIZER, page_analyzer())
         _OPEN[str(self.dir)] = (index, schema)
         return index, schema
 
@@ -319,9 +252,9 @@ class PageIndex:
                 known[key] = [info.st_mtime_ns, info.st_size, seen, ""]
                 if doc is None:
                     continue
-                parts = _parts(doc)
+                parts = page_parts(doc)
                 known[key][3] = digest(page_input(doc.title, parts))  # the key of its vectors
-                for d in _documents(key, doc, parts):
+                for d in page_documents(key, doc, parts):
                     writer.add_document(d)
             writer.commit()
             writer.wait_merging_threads()
@@ -368,7 +301,7 @@ class PageIndex:
                 for key, entry in files.items():
                     if entry[3] in missing and entry[3] not in pages:
                         doc = self.reader(self.repo_path / key, key)
-                        page = page_input(doc.title, _parts(doc)) if doc is not None else None
+                        page = page_input(doc.title, page_parts(doc)) if doc is not None else None
                         if page is not None and digest(page) == entry[3]:  # else changed since: embed it later
                             pages[entry[3]] = page
                 if total:
@@ -386,7 +319,7 @@ class PageIndex:
         files: dict[str, list[Any]] = self._state().get("files", {})
         keys = {entry[3]: key for key, entry in files.items() if entry[3]}
         near = PageVectors(self.dir / "vectors", embedder.model_id).nearest(embedder, query, keys)
-        return {_page_id(keys[page]): (keys[page], rows) for page, rows in near.items()}
+        return {page_id(keys[page]): (keys[page], rows) for page, rows in near.items()}
 
     # -- querying --------------------------------------------------------------------------------------
     def search(self, query: str, *, k: int = 10, category: str | None = None, tags: tuple[str, ...] = (),
@@ -403,7 +336,7 @@ class PageIndex:
 
         self.refresh()
         index, schema = self._open(False)
-        analyzer = _analyzer()
+        analyzer = page_analyzer()
         terms = analysis.analyze_query(query, analyzer)
         near = self._nearest(embedder, query) if embedder is not None and query.strip() else {}
         if terms.empty and not near:
@@ -418,11 +351,11 @@ class PageIndex:
             filters.append((tantivy.Occur.Must, Q.const_score_query(
                 Q.term_query(schema, "tag", " ".join(tag.split()).lower()), 0.0)))
         searcher = index.searcher()
-        best: _Best = {}
-        chunk: _Chunks = {}
+        best: Best = {}
+        chunk: Chunks = {}
         if not terms.empty:
             matched = Q.boolean_query([(tantivy.Occur.Must, ranking.text_query(schema, terms, tuning)), *filters])
-            best, chunk = _best_per_page(searcher, matched, max(k, CANDIDATES) if near else max(1, k))
+            best, chunk = best_per_page(searcher, matched, max(k, CANDIDATES) if near else max(1, k))
         if near and embedder is not None:
             # a page that shares no word with the query is shown only when the model finds it near enough: the
             # fusion scales the best candidate to 1, so the nearest of unrelated pages would look like a match
@@ -432,7 +365,7 @@ class PageIndex:
                            embedder.model_id)
             near = {page: found for page, found in near.items() if page in kept}
         highlight = terms.highlight_terms()
-        ranked = _fused(searcher, schema, filters, best, chunk, near, tuning, k) if near else \
+        ranked = fused(searcher, schema, filters, best, chunk, near, tuning, k) if near else \
             {page: (*found, False) for page, found in best.items()}
         hits: list[SearchHit] = []
         for page, (score, addr, part, by_vector) in ranked.items():
@@ -446,99 +379,8 @@ class PageIndex:
                     number, (_score, at) = next(iter(chunk[page].items()))
                     winner = json.loads(bytes(searcher.doc(at)["doc"][0]))
                     texts.insert(0, (number, winner[6], winner[2]))
-                part, section, snippet = _shown(texts, title, highlight, analyzer)
+                part, section, snippet = shown(texts, title, highlight, analyzer)
             hits.append(SearchHit(str(stored["key"][0]), name, title, float(score),
                                   f"{section} — {snippet}" if section else snippet, cat, tuple(doc_tags), extra,
                                   section, part))
         return hits
-
-
-_Ranked = dict[int, tuple[float, Any, int, bool]]  # page → (score, address, chunk number, chosen by fusion)
-
-
-def _fused(searcher: Any, schema: Any, filters: list[Any], best: _Best, chunk: _Chunks,
-           near: dict[int, tuple[str, dict[int, float]]], tuning: Any, k: int) -> _Ranked:
-    """The ``k`` best pages by BM25 (``best``, ``chunk``) and cosine (``near``) fused (``scoring.fuse``), best
-    first, each with its fused score and the address and number of the document to show: of its chunks (its
-    whole body for a short page), the one with the best fused score (True); a page without a vector is scored
-    by BM25 alone and shows its best document (False). A page only the cosines found is kept when it passes the
-    ``filters``."""
-    import tantivy
-
-    from gitmem.search import scoring as ranking
-
-    def documents(key: str) -> dict[int, Any]:
-        """chunk number → address of the documents of the page ``key`` that pass the filters"""
-        found = searcher.search(tantivy.Query.boolean_query(
-            [(tantivy.Occur.Must, tantivy.Query.term_query(schema, "key", key)), *filters]), limit=1000).hits
-        addrs = [addr for _score, addr in found]
-        return {int(part): addr for part, addr in zip(searcher.fast_field_values("part", addrs), addrs, strict=True)}
-
-    bm25 = {page: score for page, (score, _addr, _part) in best.items()}
-    cosine = {page: max(rows.values()) for page, (_key, rows) in near.items()}
-    docs: dict[int, dict[int, Any]] = {}
-    for page in sorted(cosine, key=lambda p: -cosine[p])[:max(k, CANDIDATES)]:
-        if page not in bm25 and (found := documents(near[page][0])):
-            docs[page] = found
-    def addresses(page: int) -> dict[int, Any]:
-        return docs.get(page) or documents(near[page][0])
-
-    candidates = set(bm25) | set(docs)
-    fused = ranking.fuse(bm25, {p: cosine[p] for p in candidates if p in cosine}, tuning,
-                         [p for p in candidates if p not in cosine])
-    out: _Ranked = {}
-    for page in sorted(candidates, key=lambda p: -fused.get(p, 0.0))[:k]:
-        if page not in cosine:
-            out[page] = (fused[page], best[page][1], best[page][2], False)
-            continue
-        rows = {n: cos for n, cos in near[page][1].items() if n}
-        if not rows:  # a short page: its only document
-            whole = page in best and best[page][2] == 0  # BM25 found that document already
-            out[page] = (fused[page], best[page][1] if whole else addresses(page)[0], 0, True)
-            continue
-        scores = {n: score for n, (score, _addr) in chunk.get(page, {}).items()}
-        within = ranking.fuse(scores, rows, tuning)
-        number = max(within, key=lambda n: within[n])
-        addr = chunk[page][number][1] if number in chunk.get(page, {}) else addresses(page)[number]
-        out[page] = (fused[page], addr, number, True)
-    return out
-
-
-def _shown(texts: list[tuple[int, str, str]], title: str, terms: set[str], analyzer: Any) -> tuple[int, str, str]:
-    """(chunk number, section, snippet) of the first of ``texts`` (chunk number, section, text) in which a query
-    term occurs; when none does, only the title or tags matched: the title and the start of the last text."""
-    from gitmem.search import scoring as ranking
-
-    for part, section, text in texts:
-        snippet, spans = ranking.snippet(text, terms, analyzer)
-        if spans:
-            return part, section, snippet
-    return 0, "", ranking.snippet(f"{title}. {texts[-1][2][:400]}", terms, analyzer)[0]
-
-
-_Best = dict[int, tuple[float, Any, int]]  # page → (score, address, chunk number) of its best document
-_Chunks = dict[int, dict[int, tuple[float, Any]]]  # page → chunk number → (score, address), best first
-
-
-def _best_per_page(searcher: Any, query: Any, k: int) -> tuple[_Best, _Chunks]:
-    """The ``k`` best pages for ``query``, each with its best document's score, address and chunk number (0: the
-    page itself), best first, and the chunks of each page among the matches (number → score and address, best
-    first). The chunks of a few pages can fill the first places, so the search asks for more documents until
-    ``k`` pages are found or none is left."""
-    limit = 4 * k
-    while True:
-        found = searcher.search(query, limit=limit, count=False).hits
-        addrs = [addr for _score, addr in found]
-        best: _Best = {}
-        chunk: _Chunks = {}
-        pages = searcher.fast_field_values("page", addrs)
-        parts = searcher.fast_field_values("part", addrs)
-        for (score, addr), page, part in zip(found, pages, parts, strict=True):
-            if page not in best and len(best) < k:
-                best[page] = (float(score), addr, int(part))
-            if part:
-                chunk.setdefault(page, {})[int(part)] = (float(score), addr)
-        if len(best) >= k or len(found) < limit:
-            return best, chunk
-        limit *= 4
-

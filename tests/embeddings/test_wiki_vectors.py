@@ -13,7 +13,8 @@ from gitmem.search import pagevectors
 from gitmem.search.pagevectors import PageVectors, page_input
 from gitmem.store import wikipage as wp
 from gitmem.store.memories import MemoryRepo
-from gitmem.wiki.search import PageIndex, _parts
+from gitmem.wiki.documents import page_parts
+from gitmem.wiki.search import PageIndex
 from gitmem.wiki.store import Wiki
 from tests.helpers import CountingEmbedder
 
@@ -113,7 +114,7 @@ def test_a_chunk_past_the_first_window_gets_its_own_row_from_the_pages_pass(wiki
                                                                           embedder: OnnxEmbedder) -> None:
     doc = _index(wiki).reader(wiki.repo.path / "wiki/shop/payments.md", "wiki/shop/payments.md")
     assert doc is not None
-    text, spans = page_input(doc.title, _parts(doc))
+    text, spans = page_input(doc.title, page_parts(doc))
     first_window = max(end for _start, end in embedder._tokenizer.encode(text).offsets)
     last, span = spans[-1]
     assert span[-1][0] > first_window  # the refund section starts after the model's first 256 tokens

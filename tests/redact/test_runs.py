@@ -17,7 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitmem.redact.engine import _triggered, redact
+from gitmem.redact import triggers
+from gitmem.redact.engine import redact
 from gitmem.redact.rules import RULES
 from tests.redact.test_redact import CASES
 
@@ -123,7 +124,7 @@ _PIECES = st.one_of(
 @given(st.lists(_PIECES, max_size=8).map("".join))
 def test_a_rule_skipped_for_its_triggers_or_run_would_find_nothing(text: str) -> None:
     """Skipping a rule (no trigger, or no run) only happens where the rule itself would find nothing."""
-    triggered = set(_triggered(text.lower()))
+    triggered = set(triggers.triggered(text.lower()))
     for index, (kind, pattern, *_) in enumerate(RULES):
         if index not in triggered:
             assert re.search(pattern, text) is None, kind
@@ -147,7 +148,8 @@ def test_a_tool_calls_ordinary_words_compile_no_rule() -> None:
         "         'pytest -x tests/', '3 passed in 0.2s', 'ACME Skeleton', 'notebook_path', 'sum(prices)',\n"
         "         '{\"file_path\":\"/home/ada/src/shop/cart.py\",\"old_string\":\"a\",\"new_string\":\"b\"}']\n"
         "assert all(r.redact(t).text == t for t in texts)\n"
-        "assert r._compiled.cache_info().currsize == 0, 'compiled a rule'\n"
+        "from gitmem.redact.triggers import compiled\n"
+        "assert compiled.cache_info().currsize == 0, 'compiled a rule'\n"
         "assert 're' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-S", "-c", code], check=True,
