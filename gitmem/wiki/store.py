@@ -264,7 +264,8 @@ class Wiki:
     def _index(self) -> PageIndex:
         from gitmem.wiki.search import PageIndex
 
-        return PageIndex(self.repo.path, self.rel, f"wiki/{self.project}", _index_doc)
+        return PageIndex(self.repo.path, self.rel, f"wiki/{self.project}", _index_doc,
+                         cache_home=self.repo.config.cache_home)
 
     def lint(self, *, stale_days: int | None = None, max_page_size: int | None = None) -> builtins.list[Finding]:
         """Problems of the wiki (see :mod:`gitmem.wiki.lint`), thresholds from the configuration by default."""

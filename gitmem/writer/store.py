@@ -137,7 +137,8 @@ class Writer:
     def _index(self) -> PageIndex:
         from gitmem.wiki.search import PageIndex
 
-        return PageIndex(self.repo.path, self.rel, f"writer/{self.work}", _index_doc, recursive=True)
+        return PageIndex(self.repo.path, self.rel, f"writer/{self.work}", _index_doc, recursive=True,
+                         cache_home=self.repo.config.cache_home)
 
     def check_line(self, character: str, line: str) -> LineCheck:
         """How ``line`` fits the voice of ``character`` (see :mod:`gitmem.writer.voice`)."""

@@ -25,6 +25,7 @@ from gitmem.recall import recall
 from gitmem.search.index import Index
 from gitmem.store.layout import init_repo
 from gitmem.store.memories import MemoryRepo
+from gitmem.wiki.store import Wiki
 
 ROOT = os.geteuid() == 0
 
@@ -50,6 +51,7 @@ def shared() -> Iterator[Path]:
     repo = MemoryRepo(Config(repo=repo_dir))
     repo.remember("We deploy with Helm charts on Kubernetes; staging is read-only", category="constraint")
     repo.remember("Use pnpm, never npm, for the web app", category="preference")
+    Wiki(repo, "web").add("Release checklist", "Tag the release, then run the Helm upgrade in staging first.")
     cache = top / "cache"
     cache.mkdir()
     cache.chmod(0o777)
@@ -102,6 +104,8 @@ def _warm(tmp_path: Path) -> None:
     warm = MemoryRepo(Config(repo=tmp_path / "warm"))
     warm.remember("Warm the imports up with one memory", category="background")
     Index(warm, embedder=None).search("warm imports")
+    Wiki(warm, "warm").add("Warm page", "Warm the wiki's imports up.")
+    Wiki(warm, "warm").query("warm")
 
 
 def test_a_repository_the_user_cannot_write_is_searched_from_the_user_cache(shared: Path, tmp_path: Path) -> None:
@@ -114,7 +118,9 @@ def test_a_repository_the_user_cannot_write_is_searched_from_the_user_cache(shar
         hits = index.search("how do we deploy with helm?")
         warnings = [(i.path, i.message) for i in repo.doctor() if i.level == "warning"]
         block = recall(repo, cwd=shared / "cache", query="helm charts", embed_missing=False).text
-        return {"ids": [hit.id for hit in hits], "root": str(index.root), "warnings": warnings, "recall": block}
+        pages = [hit.name for hit in Wiki(repo, "web").query("helm upgrade")]
+        return {"ids": [hit.id for hit in hits], "root": str(index.root), "warnings": warnings, "recall": block,
+                "pages": pages}
 
     found = as_reader(search)
     assert found["ids"] and found["ids"][0].startswith("we-deploy-with-helm")
@@ -124,6 +130,9 @@ def test_a_repository_the_user_cannot_write_is_searched_from_the_user_cache(shar
     assert not (shared / "repo" / ".cache").exists()
     # recall too (its use counters, which this user cannot write, are left uncounted)
     assert "We deploy with Helm charts" in found["recall"]
+    # the wiki's pages too, their index beside the memories'
+    assert found["pages"] == ["release-checklist"]
+    assert (shared / "cache" / "repos" / Path(found["root"]).name / "wiki" / "web").is_dir()
     # and doctor says why, and what does not work
     assert [path for path, message in found["warnings"] if "not writable by this user" in message] == ["."]
     # without a cache folder configured (a configuration built from the repository alone), its own .cache
