@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 
 from gitmem.errors import ConfigError
-from gitmem.files.places import user_config_file
+from gitmem.files.places import CACHE, user_cache_home, user_config_file
 from gitmem.text.records import Record, replace
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hooks read the configuration on every prompt
@@ -349,13 +349,14 @@ def discover(
     if not config.embedding.models_dir:
         data_home = Path(env["XDG_DATA_HOME"]) if env.get("XDG_DATA_HOME") else home / ".local" / "share"
         config = replace(config, embedding=replace(config.embedding, models_dir=str(data_home / "gitmem" / "models")))
-    cache_home = Path(env["XDG_CACHE_HOME"]) if env.get("XDG_CACHE_HOME") else home / ".cache"
-    config = replace(config, cache_home=str(cache_home / "gitmem"))
+    config = replace(config, cache_home=user_cache_home(env, home))
     return load_repo_settings(config, override_files=[(user_file, user_data), (memrepo, memrepo_data)])
 
 
-#: the hooks' snapshot of the resolved settings, under the memory repository (derived: rebuilt when stale)
-SNAPSHOT_FILE = ".cache/hook-settings.json"
+#: the hooks' snapshot of the resolved settings, in the memory repository's derived folder (rebuilt when stale):
+#: ``.cache/`` of a repository the user can write (:func:`~gitmem.files.places.derived_dir`)
+SNAPSHOT_NAME = "hook-settings.json"
+SNAPSHOT_FILE = f"{CACHE}/{SNAPSHOT_NAME}"
 
 
 def discover_cached(*, env: Mapping[str, str], cwd: StrPath, home: StrPath, repo: StrPath | None = None,

@@ -136,8 +136,9 @@ def recall(
     if limit <= 0:
         raise ValidationError(f"k={limit} is not positive", "ask for at least one memory, e.g. --k 5")
     tokens_allowed = effective_budget(repo, text_query, budget)
-    counter = TokenCounter(Path(derived_dir(repo.config.repo_dir, repo.config.cache_home)) / "token-counts.json")
-    rules, more = find_essentials(repo.path, context.project)
+    derived = Path(derived_dir(repo.config.repo_dir, repo.config.cache_home))  # .cache, if this user can write it
+    counter = TokenCounter(derived / "token-counts.json")
+    rules, more = find_essentials(repo.path, context.project, derived)
     first, rules, rule_tokens, opened = render_essentials(rules, context.project, counter, tokens_allowed)
     index = open_index(repo, embed_missing=embed_missing)
     hits = relevant_hits(index, text_query, project=context.project, k=limit, now=now,

@@ -39,17 +39,18 @@ GLOBAL_MIN = 4
 #: at most this many essentials (the rest are counted in the block's "more" line)
 LIMIT = 24
 
-def folder_memories(repo_path: Path, project: str, wanted: Callable[[Memory], bool] = lambda m: True
-                   ) -> tuple[list[Memory], int]:
+def folder_memories(repo_path: Path, project: str, wanted: Callable[[Memory], bool] = lambda m: True,
+                    cache_dir: Path | None = None) -> tuple[list[Memory], int]:
     """(the active memories of one folder of the memory repository that ``wanted`` keeps, how many memory files
     the folder holds); "" is the global folder. Unreadable files are skipped (``gitmem doctor`` reports them).
 
     A folder of 10k memories takes seconds to parse, so what ``wanted`` said of each file is kept in
-    ``.cache/essentials.json`` with the file's mtime and size: a file it turned down is not read again until it
-    changes (a verdict taken too soon after the file's mtime is not trusted, :func:`gitmem.files.atomic.settled`); a
-    kept one is stored as the search index stores memories, so no file is parsed while nothing changed."""
+    ``essentials.json`` of ``cache_dir`` (the repository's ``.cache`` unless given) with the file's mtime and size:
+    a file it turned down is not read again until it changes (a verdict taken too soon after the file's mtime is
+    not trusted, :func:`gitmem.files.atomic.settled`); a kept one is stored as the search index stores memories, so
+    no file is parsed while nothing changed."""
     folder = repo_path / docs.MEMORIES_DIR / docs.project_dir(project)
-    cache_file = repo_path / ".cache" / "essentials.json"
+    cache_file = (cache_dir or repo_path / ".cache") / "essentials.json"
     cache = read_json(cache_file)
     known = cache.get(folder.name, {})
     known = known if isinstance(known, dict) else {}
@@ -139,11 +140,12 @@ def settle(memories: Iterable[Memory]) -> list[Memory]:
     return kept
 
 
-def essentials(repo_path: Path, project: str) -> tuple[list[Memory], int]:
-    """(the essentials of ``project`` plus the global ones, how many other memories those two folders hold)."""
-    pool, total = folder_memories(repo_path, "", is_essential)
+def essentials(repo_path: Path, project: str, cache_dir: Path | None = None) -> tuple[list[Memory], int]:
+    """(the essentials of ``project`` plus the global ones, how many other memories those two folders hold);
+    ``cache_dir``: where the verdicts on the files are kept (:func:`folder_memories`)."""
+    pool, total = folder_memories(repo_path, "", is_essential, cache_dir)
     if project:
-        mine, count = folder_memories(repo_path, project, is_essential)
+        mine, count = folder_memories(repo_path, project, is_essential, cache_dir)
         pool, total = pool + mine, total + count
     chosen = settle(pool)[:LIMIT]
     return chosen, total - len(chosen)

@@ -18,6 +18,12 @@ def user_config_file(env: Mapping[str, str], home: str | os.PathLike[str]) -> st
     return os.path.join(env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "gitmem", "config.toml")
 
 
+def user_cache_home(env: Mapping[str, str], home: str | os.PathLike[str]) -> str:
+    """gitmem's folder in the user's cache: ``$XDG_CACHE_HOME/gitmem``, else ``~/.cache/gitmem``
+    (:attr:`gitmem.config.Config.cache_home`, which the hooks' settings snapshot needs before the settings)."""
+    return os.path.join(env.get("XDG_CACHE_HOME") or os.path.join(home, ".cache"), "gitmem")
+
+
 #: the folder, under a memory repository, of what is derived from it (search index, vectors, caches): ignored by
 #: git, rebuildable at any time
 CACHE = ".cache"

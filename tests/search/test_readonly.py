@@ -7,6 +7,7 @@ user (root can write anywhere); as anyone else, the repository's folders lose th
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -19,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from gitmem.agents.claude import entry
 from gitmem.config import Config
 from gitmem.files.places import derived_dir
 from gitmem.recall import recall
@@ -82,6 +84,7 @@ def as_reader(work: Callable[[], Any]) -> Any:
             os.setgroups([])
             os.setgid(gid)
             os.setuid(uid)
+            os.environ["HOME"] = os.environ["TMPDIR"] = "/tmp"  # the test's are root's alone
             result: Any = work()
         except BaseException as exc:  # the parent reports it
             result, code = {"error": f"{type(exc).__name__}: {exc}"}, 1
@@ -119,8 +122,16 @@ def test_a_repository_the_user_cannot_write_is_searched_from_the_user_cache(shar
         warnings = [(i.path, i.message) for i in repo.doctor() if i.level == "warning"]
         block = recall(repo, cwd=shared / "cache", query="helm charts", embed_missing=False).text
         pages = [hit.name for hit in Wiki(repo, "web").query("helm upgrade")]
+        # the prompt's hook, as Claude Code runs it: its memories, its settings snapshot in the user's cache
+        out, err = io.StringIO(), io.StringIO()
+        event = {"hook_event_name": "UserPromptSubmit", "prompt": "how do we deploy with helm?", "session_id": "s",
+                 "cwd": str(shared / "cache")}
+        env = {"GITMEM_REPO": str(shared / "repo"), "GITMEM_WARM": "0", "XDG_CACHE_HOME": str(shared / "cache" / "xdg")}
+        entry.run("user-prompt-submit", json.dumps(event).encode(), env=env, cwd=str(shared / "cache"),
+                  home=str(shared / "cache"), out=out, err=err)
         return {"ids": [hit.id for hit in hits], "root": str(index.root), "warnings": warnings, "recall": block,
-                "pages": pages}
+                "pages": pages, "hook": out.getvalue(),
+                "snapshots": [str(p) for p in (shared / "cache" / "xdg").rglob("hook-settings.json")]}
 
     found = as_reader(search)
     assert found["ids"] and found["ids"][0].startswith("we-deploy-with-helm")
@@ -130,6 +141,9 @@ def test_a_repository_the_user_cannot_write_is_searched_from_the_user_cache(shar
     assert not (shared / "repo" / ".cache").exists()
     # recall too (its use counters, which this user cannot write, are left uncounted)
     assert "We deploy with Helm charts" in found["recall"]
+    # the prompt's hook gives the memory, and keeps its settings snapshot in the user's cache
+    assert "We deploy with Helm charts" in found["hook"]
+    assert len(found["snapshots"]) == 1
     # the wiki's pages too, their index beside the memories'
     assert found["pages"] == ["release-checklist"]
     assert (shared / "cache" / "repos" / Path(found["root"]).name / "wiki" / "web").is_dir()

@@ -106,11 +106,13 @@ class Context:
     @property
     def config(self) -> Config:
         if self._config is None:
-            from gitmem.config import SNAPSHOT_FILE, discover, discover_cached
+            from gitmem.config import SNAPSHOT_NAME, discover, discover_cached
+            from gitmem.files.places import derived_dir, user_cache_home
 
             if self.fast and self.exists:  # no .memrepo, no setting naming the repository: the snapshot serves
+                folder = derived_dir(self.repo_dir, user_cache_home(self.env, self.home))
                 self._config = discover_cached(env=self.env, cwd=self.cwd, home=self.home, repo=self.repo_option,
-                                               snapshot=os.path.join(self.repo_dir, SNAPSHOT_FILE))
+                                               snapshot=os.path.join(folder, SNAPSHOT_NAME))
             else:
                 self._config = discover(env=self.env, cwd=self.cwd, home=self.home, repo=self.repo_option)
         return self._config

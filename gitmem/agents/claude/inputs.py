@@ -11,6 +11,7 @@ from gitmem.agents.claude.context import Context, log, spawn_detached
 from gitmem.briefing.directives import DIRECTIVE_TAG, directive_id, priority
 from gitmem.errors import GitmemError
 from gitmem.files.atomic import settled
+from gitmem.files.places import derived_dir
 from gitmem.store import hotpaths, usage
 from gitmem.store import local as observe
 from gitmem.text.counted import counted
@@ -43,12 +44,13 @@ def special_memory_files(ctx: Context, wanted: Callable[[str], bool]) -> list[Pa
 
 def _special_files(ctx: Context) -> list[Path]:
     """Listing a folder of 10k memories costs ~20 ms; so each folder's special names are kept in
-    ``.cache/hook-files.json`` with the folder's mtime (which changes whenever a file is added, removed or
-    renamed in it) and listed again only when that moved. A listing taken too soon after the folder's mtime is
-    not trusted (:func:`gitmem.files.atomic.settled`), so a change in the same clock tick cannot hide."""
+    ``hook-files.json`` of the derived folder (``.cache/``) with the folder's mtime (which changes whenever a file
+    is added, removed or renamed in it) and listed again only when that moved. A listing taken too soon after the
+    folder's mtime is not trusted (:func:`gitmem.files.atomic.settled`), so a change in the same clock tick cannot
+    hide."""
     import time
 
-    cache_file = ctx.repo / ".cache" / "hook-files.json"
+    cache_file = os.path.join(derived_dir(ctx.repo_dir, ctx.config.cache_home), "hook-files.json")
     cached = observe.read_json(cache_file).get("folders", {})
     folders: dict[str, list[Any]] = {}
     dirty = False
@@ -85,8 +87,8 @@ def stored_directives(ctx: Context, project: str) -> list[tuple[str, str, str]]:
 
     Only files named ``directive-*.md`` in the two folders are read (not every memory), so this stays fast in
     a repository of 10k memories; a directive made by hand needs such an id (``--id directive-...``) and the tag.
-    What each file says is kept in ``.cache/hook-directives.json`` by its mtime and size, so a session start parses
-    (and imports the YAML parser for) only the directive files that changed."""
+    What each file says is kept in ``hook-directives.json`` of the derived folder (``.cache/``) by its mtime and
+    size, so a session start parses (and imports the YAML parser for) only the directive files that changed."""
     import time
 
     ctx.require_repo()
@@ -95,7 +97,7 @@ def stored_directives(ctx: Context, project: str) -> list[tuple[str, str, str]]:
         return []
     from gitmem.store.document import project_dir
 
-    cache_file = ctx.repo / ".cache" / "hook-directives.json"
+    cache_file = os.path.join(derived_dir(ctx.repo_dir, ctx.config.cache_home), "hook-directives.json")
     cached = observe.read_json(cache_file)
     seen: dict[str, list[Any]] = {}
     found: list[tuple[str, str, str]] = []
