@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 
 from gitmem.errors import ConfigError
-from gitmem.files.places import CACHE, user_cache_home, user_config_file
+from gitmem.files.places import CACHE, derived_dir, user_cache_home, user_config_file
 from gitmem.text.records import Record, replace
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hooks read the configuration on every prompt
@@ -165,6 +165,13 @@ class Config(Record):
         """The memory repository's folder as a string (read without :mod:`pathlib`)."""
         folder: str = self.__dict__["repo"]
         return folder
+
+    @property
+    def derived_dir(self) -> str:
+        """The folder of the repository's derived state (search index, vectors, caches): its ``.cache``, or one of
+        its own under :attr:`cache_home` when this user cannot write the repository
+        (:func:`~gitmem.files.places.derived_dir`, asked anew each time: two ``access`` calls)."""
+        return derived_dir(self.repo_dir, self.cache_home)
 
 
 class _RepoField:

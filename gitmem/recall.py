@@ -20,7 +20,6 @@ from gitmem.briefing.block import build_block, given
 from gitmem.briefing.essentials import essentials as find_essentials
 from gitmem.briefing.gate import relevant_hits
 from gitmem.errors import ValidationError
-from gitmem.files.places import derived_dir
 from gitmem.projects.identity import CodeContext, code_context
 from gitmem.search.hit import Hit
 from gitmem.search.index import open_index
@@ -136,7 +135,7 @@ def recall(
     if limit <= 0:
         raise ValidationError(f"k={limit} is not positive", "ask for at least one memory, e.g. --k 5")
     tokens_allowed = effective_budget(repo, text_query, budget)
-    derived = Path(derived_dir(repo.config.repo_dir, repo.config.cache_home))  # .cache, if this user can write it
+    derived = Path(repo.config.derived_dir)  # .cache, if this user can write it
     counter = TokenCounter(derived / "token-counts.json")
     rules, more = find_essentials(repo.path, context.project, derived)
     first, rules, rule_tokens, opened = render_essentials(rules, context.project, counter, tokens_allowed)

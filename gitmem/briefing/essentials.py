@@ -22,6 +22,7 @@ from typing import Any
 from gitmem.briefing.conflicts import names_any, negated_terms
 from gitmem.errors import DocumentError
 from gitmem.files.atomic import settled
+from gitmem.files.places import CACHE
 from gitmem.search.schema import memory_from_json, memory_json
 from gitmem.store import document as docs
 from gitmem.store.document import Memory
@@ -50,7 +51,7 @@ def folder_memories(repo_path: Path, project: str, wanted: Callable[[Memory], bo
     not trusted, :func:`gitmem.files.atomic.settled`); a kept one is stored as the search index stores memories, so
     no file is parsed while nothing changed."""
     folder = repo_path / docs.MEMORIES_DIR / docs.project_dir(project)
-    cache_file = (cache_dir or repo_path / ".cache") / "essentials.json"
+    cache_file = (cache_dir or repo_path / CACHE) / "essentials.json"
     cache = read_json(cache_file)
     known = cache.get(folder.name, {})
     known = known if isinstance(known, dict) else {}

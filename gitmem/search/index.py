@@ -38,7 +38,6 @@ import tantivy
 
 from gitmem.errors import SearchError, ValidationError
 from gitmem.files.atomic import settled
-from gitmem.files.places import derived_dir
 from gitmem.search import analysis, candidates, results
 from gitmem.search import schema as idoc
 from gitmem.search import scoring as ranking
@@ -144,7 +143,7 @@ class Index:
         self.vectors_missing = 0
         # str paths: pathlib (and the re it loads) costs a prompt hook more than its search
         # the repository's .cache, or the user's cache for a repository this user cannot write
-        self._root = derived_dir(os.fspath(repo.path), repo.config.cache_home)
+        self._root = repo.config.derived_dir
         self._dir = os.path.join(self._root, "search")
         self._tantivy_dir = os.path.join(self._dir, "tantivy")
         self._head_file = os.path.join(self._dir, "HEAD")

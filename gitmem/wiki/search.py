@@ -36,7 +36,7 @@ from typing import Any
 from gitmem.errors import SearchError
 from gitmem.files.atomic import atomic_write, settled
 from gitmem.files.locks import LockTimeout, file_lock
-from gitmem.files.places import derived_dir
+from gitmem.files.places import CACHE
 from gitmem.wiki.documents import build_schema, page_analyzer, page_documents, page_id, page_parts
 from gitmem.wiki.hits import CANDIDATES, Best, Chunks, best_per_page, fused, shown
 
@@ -110,15 +110,14 @@ class PageIndex:
     """The keyword index of the ``*.md`` files under ``repo/folder`` (``recursive`` for nested folders).
 
     ``reader(path, key)`` turns a file into a :class:`Doc` (None skips it: generated or unreadable files). The
-    index lives in ``.cache/<cache_name>`` of the repository, or under ``cache_home`` when this user cannot write
-    the repository (:func:`~gitmem.files.places.derived_dir`)."""
+    index lives in ``<cache_name>`` of ``derived``, the repository's derived folder
+    (:attr:`gitmem.config.Config.derived_dir`; its ``.cache`` when not given)."""
 
     def __init__(self, repo_path: Path, folder: str, cache_name: str, reader: Callable[[Path, str], Doc | None],
-                 *, recursive: bool = False, cache_home: str = "") -> None:
+                 *, recursive: bool = False, derived: str = "") -> None:
         self.repo_path = repo_path
         self.folder = repo_path / folder
-        # the repository's .cache, or the user's cache for a repository this user cannot write
-        self.dir = Path(derived_dir(str(repo_path), cache_home)) / cache_name
+        self.dir = Path(derived or repo_path / CACHE) / cache_name
         self.reader = reader
         self.recursive = recursive
 

@@ -265,7 +265,7 @@ class Wiki:
         from gitmem.wiki.search import PageIndex
 
         return PageIndex(self.repo.path, self.rel, f"wiki/{self.project}", _index_doc,
-                         cache_home=self.repo.config.cache_home)
+                         derived=self.repo.config.derived_dir)
 
     def lint(self, *, stale_days: int | None = None, max_page_size: int | None = None) -> builtins.list[Finding]:
         """Problems of the wiki (see :mod:`gitmem.wiki.lint`), thresholds from the configuration by default."""

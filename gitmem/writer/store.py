@@ -138,7 +138,7 @@ class Writer:
         from gitmem.wiki.search import PageIndex
 
         return PageIndex(self.repo.path, self.rel, f"writer/{self.work}", _index_doc, recursive=True,
-                         cache_home=self.repo.config.cache_home)
+                         derived=self.repo.config.derived_dir)
 
     def check_line(self, character: str, line: str) -> LineCheck:
         """How ``line`` fits the voice of ``character`` (see :mod:`gitmem.writer.voice`)."""

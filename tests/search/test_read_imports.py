@@ -53,7 +53,7 @@ class Ranking:
 
 class Config:
     ranking = Ranking()
-    cache_home = ""
+    derived_dir = os.path.join(root, ".cache")
 
 
 class Repo:

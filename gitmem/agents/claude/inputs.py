@@ -11,7 +11,6 @@ from gitmem.agents.claude.context import Context, log, spawn_detached
 from gitmem.briefing.directives import DIRECTIVE_TAG, directive_id, priority
 from gitmem.errors import GitmemError
 from gitmem.files.atomic import settled
-from gitmem.files.places import derived_dir
 from gitmem.store import hotpaths, usage
 from gitmem.store import local as observe
 from gitmem.text.counted import counted
@@ -50,7 +49,7 @@ def _special_files(ctx: Context) -> list[Path]:
     hide."""
     import time
 
-    cache_file = os.path.join(derived_dir(ctx.repo_dir, ctx.config.cache_home), "hook-files.json")
+    cache_file = os.path.join(ctx.config.derived_dir, "hook-files.json")
     cached = observe.read_json(cache_file).get("folders", {})
     folders: dict[str, list[Any]] = {}
     dirty = False
@@ -97,7 +96,7 @@ def stored_directives(ctx: Context, project: str) -> list[tuple[str, str, str]]:
         return []
     from gitmem.store.document import project_dir
 
-    cache_file = os.path.join(derived_dir(ctx.repo_dir, ctx.config.cache_home), "hook-directives.json")
+    cache_file = os.path.join(ctx.config.derived_dir, "hook-directives.json")
     cached = observe.read_json(cache_file)
     seen: dict[str, list[Any]] = {}
     found: list[tuple[str, str, str]] = []
