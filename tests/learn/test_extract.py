@@ -255,7 +255,7 @@ def test_post_commit_warms_the_next_sessions_recall_block(code: Path, repo_path:
     (code / "requirements.txt").write_text("urllib3\nrequests>=2.31\n")
     git(code, "add", ".")
     git(code, "commit", "-q", "-m", "Switch HTTP client from urllib to requests")
-    cache = repo_path / "local" / "recall-cache.json"
+    cache = repo_path / ".cache" / "recall-cache.json"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (cache.exists() and "requests" in cache.read_text()):
         time.sleep(0.2)

@@ -109,6 +109,7 @@ def _warm(tmp_path: Path) -> None:
     Index(warm, embedder=None).search("warm imports")
     Wiki(warm, "warm").add("Warm page", "Warm the wiki's imports up.")
     Wiki(warm, "warm").query("warm")
+    recall(warm, cwd=tmp_path, query="warm imports", embed_missing=False)  # and the model's (numpy's)
 
 
 def test_a_repository_the_user_cannot_write_is_searched_from_the_user_cache(shared: Path, tmp_path: Path) -> None:
@@ -129,9 +130,14 @@ def test_a_repository_the_user_cannot_write_is_searched_from_the_user_cache(shar
         env = {"GITMEM_REPO": str(shared / "repo"), "GITMEM_WARM": "0", "XDG_CACHE_HOME": str(shared / "cache" / "xdg")}
         entry.run("user-prompt-submit", json.dumps(event).encode(), env=env, cwd=str(shared / "cache"),
                   home=str(shared / "cache"), out=out, err=err)
+        start = {"hook_event_name": "SessionStart", "session_id": "s", "cwd": str(shared / "cache"),
+                 "source": "startup"}
+        entry.run("session-start", json.dumps(start).encode(), env=env, cwd=str(shared / "cache"),
+                  home=str(shared / "cache"), out=io.StringIO(), err=err)
         return {"ids": [hit.id for hit in hits], "root": str(index.root), "warnings": warnings, "recall": block,
                 "pages": pages, "hook": out.getvalue(),
-                "snapshots": [str(p) for p in (shared / "cache" / "xdg").rglob("hook-settings.json")]}
+                "snapshots": [str(p) for p in (shared / "cache" / "xdg").rglob("hook-settings.json")],
+                "blocks": [str(p) for p in (shared / "cache" / "xdg").rglob("recall-cache.json")]}
 
     found = as_reader(search)
     assert found["ids"] and found["ids"][0].startswith("we-deploy-with-helm")
@@ -144,6 +150,8 @@ def test_a_repository_the_user_cannot_write_is_searched_from_the_user_cache(shar
     # the prompt's hook gives the memory, and keeps its settings snapshot in the user's cache
     assert "We deploy with Helm charts" in found["hook"]
     assert len(found["snapshots"]) == 1
+    # and the session start's block is cached there too, so the next session start loads no model
+    assert len(found["blocks"]) == 1
     # the wiki's pages too, their index beside the memories'
     assert found["pages"] == ["release-checklist"]
     assert (shared / "cache" / "repos" / Path(found["root"]).name / "wiki" / "web").is_dir()

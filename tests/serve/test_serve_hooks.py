@@ -46,7 +46,7 @@ def server(memories: Path) -> Iterator[subprocess.Popen[bytes]]:
 
 def _session(session: str, code: Path, env: dict[str, str], repo_path: Path) -> tuple[str, str]:
     """(what session start injects, what the prompt brings) for a fresh session, the recall cache emptied."""
-    (repo_path / "local" / "recall-cache.json").unlink(missing_ok=True)
+    (repo_path / ".cache" / "recall-cache.json").unlink(missing_ok=True)
     start = hook("session-start", payload("SessionStart", code, session, source="startup"), env, cwd=code)
     assert start.returncode == 0, start.stderr
     prompt = hook("user-prompt-submit", payload("UserPromptSubmit", code, session, prompt=PROMPT), env, cwd=code)

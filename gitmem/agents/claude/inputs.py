@@ -25,7 +25,10 @@ if TYPE_CHECKING:  # nor pathlib: the prompt hook imports this module (through t
 
 #: characters of the project summary injected at session start
 SUMMARY_CHARS = 650
-#: recall blocks kept in ``local/recall-cache.json``
+#: the session-start blocks' cache, in the repository's derived folder (``.cache/``): derived from the repository,
+#: so kept where a user who cannot write the repository still can
+RECALL_CACHE = "recall-cache.json"
+#: recall blocks kept in :data:`RECALL_CACHE`
 RECALL_CACHE_SIZE = 50
 
 
@@ -309,13 +312,13 @@ class Block:
 def recall_block(ctx: Context, project: str) -> Block:
     """The Essentials and Relevant block from recall, or :func:`fallback_block` when recall cannot run.
 
-    A block is cached in ``local/recall-cache.json`` under :func:`recall_cache_key`, so a session that starts
-    while neither repository moved gets it without loading the index or the embedding model; the memories in a
-    served block still count as used. :func:`warm_recall` fills the cache in the background after gitmem's own
-    commits, so the next session start usually finds its block ready."""
+    A block is cached in ``.cache/recall-cache.json`` (:data:`RECALL_CACHE`) under :func:`recall_cache_key`, so a
+    session that starts while neither repository moved gets it without loading the index or the embedding model;
+    the memories in a served block still count as used. :func:`warm_recall` fills the cache in the background after
+    gitmem's own commits, so the next session start usually finds its block ready."""
     key = recall_cache_key(ctx, project)
     if key:
-        hit = observe.read_json(os.path.join(ctx.local_dir, "recall-cache.json")).get(key)
+        hit = observe.read_json(os.path.join(ctx.config.derived_dir, RECALL_CACHE)).get(key)
         # a block cached before blocks recorded their parts ("parts" missing) is computed again
         if isinstance(hit, dict) and isinstance(hit.get("text"), str) and "parts" in hit:
             ids = observe.read_ids(hit.get("ids"))
@@ -369,7 +372,7 @@ def _store_block(ctx: Context, key: str, block: Block) -> None:
             del data[old]
 
     try:
-        observe.update_json(os.path.join(ctx.local_dir, "recall-cache.json"), store, timeout=1.0)
+        observe.update_json(os.path.join(ctx.config.derived_dir, RECALL_CACHE), store, timeout=1.0)
     except Exception as exc:  # a cache that cannot be written only costs time
         log(ctx, f"recall cache not written: {type(exc).__name__}: {exc}")
 

@@ -670,8 +670,8 @@ def test_session_start_pulls_with_auto_sync_and_reports_conflicts(tmp_path: Path
 
 # -- warm path ---------------------------------------------------------------------------------------------
 def _cached_blocks(repo_path: Path) -> dict[str, Any]:
-    return json.loads((repo_path / "local" / "recall-cache.json").read_text()) \
-        if (repo_path / "local" / "recall-cache.json").exists() else {}
+    return json.loads((repo_path / ".cache" / "recall-cache.json").read_text()) \
+        if (repo_path / ".cache" / "recall-cache.json").exists() else {}
 
 
 def test_warm_block_is_served_at_session_start_and_counts_a_use(repo_path: Path, code: Path,
@@ -685,7 +685,9 @@ def test_warm_block_is_served_at_session_start_and_counts_a_use(repo_path: Path,
     assert run_cli("warm", "--cwd", str(code), env=env).code == 0
     (block,) = _cached_blocks(repo_path).values()
     assert "fly.io" in block["text"] and not read_usage(repo_path)  # warming is not a use
-    shutil.rmtree(repo_path / ".cache")  # a served block needs neither the index nor the model
+    for derived in (repo_path / ".cache").iterdir():  # a served block needs neither the index nor the model
+        if derived.name != "recall-cache.json":
+            shutil.rmtree(derived) if derived.is_dir() else derived.unlink()
     result = hook("session-start", payload("SessionStart", sub, session="w1"), env, cwd=sub)
     assert block["text"] in context_of(result.stdout)
     assert not (repo_path / ".cache" / "search").exists()
@@ -693,7 +695,7 @@ def test_warm_block_is_served_at_session_start_and_counts_a_use(repo_path: Path,
     assert used["count"] == 1
     older = {key: {k: v for k, v in cached.items() if k != "parts"}
              for key, cached in _cached_blocks(repo_path).items()}
-    (repo_path / "local" / "recall-cache.json").write_text(json.dumps(older))  # as a version before parts wrote it
+    (repo_path / ".cache" / "recall-cache.json").write_text(json.dumps(older))  # as a version before parts wrote it
     again = hook("session-start", payload("SessionStart", sub, session="w2"), env, cwd=sub)
     assert block["text"] in context_of(again.stdout)
     assert (repo_path / ".cache" / "search").exists()  # computed again, and cached with its parts
@@ -721,7 +723,7 @@ def test_session_start_leaves_embedding_to_the_background_warm_up(repo_path: Pat
     assert result.returncode == 0, result.stderr
     assert "fly.io" in context_of(result.stdout)
     assert (repo_path / ".cache" / "search" / "HEAD").exists() and vectors() == 0  # indexed, nothing embedded
-    (repo_path / "local" / "recall-cache.json").unlink()
+    (repo_path / ".cache" / "recall-cache.json").unlink()
     hook("session-start", payload("SessionStart", code, session="s2"), {**env, "GITMEM_WARM": "1"}, cwd=code)
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline and not (vectors() == 13 and _cached_blocks(repo_path)):
