@@ -7,7 +7,9 @@
 - ``candidates.jsonl``: corrections and other captures waiting for the learning loop.
 - ``sessions.json``: per-session state (project, injected projects, directives not committed yet), the last
   :data:`MAX_SESSIONS` sessions, oldest dropped first.
-- ``cwd-projects.json``: project id per working directory, so the per-tool-call hook need not open the code repo.
+- ``cwd-projects.json`` (in the repository's derived folder, ``.cache/``, not here: a cache, which a user who
+  cannot write the repository keeps too): project id per working directory, so the per-tool-call hook need not
+  open the code repo.
 - ``hotpaths/<project>.jsonl``: the files the agent touched (:mod:`gitmem.store.hotpaths`); ``usage.json`` and
   ``usage.jsonl``: how often each memory was recalled (:mod:`gitmem.store.usage`).
 
@@ -364,12 +366,13 @@ def all_sessions(local: Where) -> dict[str, dict[str, Any]]:
 
 
 # -- project ids by working directory ---------------------------------------------------------------
-def cwd_projects_path(local: Where) -> str:
-    return os.path.join(local, "cwd-projects.json")
+def cwd_projects_path(folder: Where) -> str:
+    """The project-per-directory cache in ``folder`` (the repository's derived folder)."""
+    return os.path.join(folder, "cwd-projects.json")
 
 
-def cached_project(local: Where, cwd: str, max_age: float = 86400.0, now: float | None = None) -> str | None:
-    entry = read_json(cwd_projects_path(local)).get(cwd)
+def cached_project(folder: Where, cwd: str, max_age: float = 86400.0, now: float | None = None) -> str | None:
+    entry = read_json(cwd_projects_path(folder)).get(cwd)
     if not isinstance(entry, dict) or not isinstance(entry.get("project"), str):
         return None
     if (time.time() if now is None else now) - float(entry.get("at", 0)) > max_age:
@@ -377,7 +380,7 @@ def cached_project(local: Where, cwd: str, max_age: float = 86400.0, now: float 
     return str(entry["project"])
 
 
-def remember_project(local: Where, cwd: str, project: str, limit: int = 500) -> None:
+def remember_project(folder: Where, cwd: str, project: str, limit: int = 500) -> None:
     def apply(data: dict[str, Any]) -> None:
         data.pop(cwd, None)
         data[cwd] = {"project": project, "at": time.time()}
@@ -385,6 +388,6 @@ def remember_project(local: Where, cwd: str, project: str, limit: int = 500) -> 
             del data[key]
 
     try:  # noqa: SIM105 - not contextlib: the hooks would import it for this line alone
-        update_json(cwd_projects_path(local), apply, timeout=1.0)
+        update_json(cwd_projects_path(folder), apply, timeout=1.0)
     except Exception:  # a cache that cannot be written only costs time
         pass

@@ -150,19 +150,19 @@ class Context:
 
     @property
     def project(self) -> str:
-        """The project id for the working directory (cached per directory in ``local/``)."""
+        """The project id for the working directory (cached per directory in the derived folder, ``.cache/``)."""
         if self._project is None:
             if self.project_override:
                 self._project = self.project_override
             else:
-                cached = observe.cached_project(self.local_dir, self.cwd)
+                cached = observe.cached_project(self.config.derived_dir, self.cwd)
                 if cached is None:
                     from pathlib import Path
 
                     from gitmem.projects.identity import code_context
 
                     cached = code_context(Path(self.cwd)).project
-                    observe.remember_project(self.local_dir, self.cwd, cached)
+                    observe.remember_project(self.config.derived_dir, self.cwd, cached)
                 self._project = cached
         return self._project
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from gitmem.files.places import user_config_file
+from gitmem.files.places import derived_dir, user_cache_home, user_config_file
 from gitmem.store import local as observe
 from gitmem.text import quickjson
 
@@ -127,7 +127,7 @@ def record(event: str, data: bytes, *, env: Mapping[str, str], home: str, cwd: s
     if repo is None or not os.path.isdir(os.path.join(repo, ".git")):
         return False
     local = os.path.join(repo, "local")
-    project = observe.cached_project(local, where)
+    project = observe.cached_project(derived_dir(repo, user_cache_home(env, home)), where)
     if project is None:
         return False
     observe_call(local, payload, "pre" if event == "pre-tool-use" else "post", session=session_id(
