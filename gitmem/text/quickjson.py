@@ -65,8 +65,10 @@ def loads_input(data: bytes) -> Any:
     so does a lone UTF-16 surrogate (a ``\\ud83d`` escape whose pair was cut off, as a truncated emoji leaves it),
     which no UTF-8 file can hold. Raises ``ValueError`` on bad JSON, ``RecursionError`` on JSON nested too deeply."""
     value = loads(data.decode("utf-8", "replace") or "null")
-    if b"\\u" in data and any(b"\\ud" + bytes([c]) in data.lower() for c in b"89abcdef"):  # a surrogate's escape
-        value = _whole(value)
+    if b"\\u" in data:
+        lowered = data.lower()  # once: the input may be megabytes
+        if any(b"\\ud" + bytes([c]) in lowered for c in b"89abcdef"):  # a surrogate's escape
+            value = _whole(value)
     return value
 
 
