@@ -99,8 +99,6 @@ def _record(ctx: Context, what: str, write: Callable[[], object]) -> None:
     try:
         write()
     except OSError as exc:
-        from gitmem.agents.claude.context import log
-
         log(ctx, f"{what} not recorded: {type(exc).__name__}: {exc}")
 
 
@@ -331,7 +329,6 @@ def wiki_session_log(ctx: Context, payload: dict[str, Any]) -> str:
     logged and never stops the rest of the session end."""
     if not ctx.config.wiki.auto_capture:
         return ""
-    from gitmem.agents.claude.context import log
     from gitmem.wiki.lifecycle import capture_session_log
 
     transcript = payload.get("transcript_path")
