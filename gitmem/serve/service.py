@@ -307,8 +307,8 @@ def _same_text(repo: Repository, text: str, source: str, fields: dict[str, Any])
     stored (parsed, then redacted; white space folded) in the same scope and project, else None. An exact match
     on purpose: a near-duplicate (``gitmem remember --auto``'s similarity check) may be a new fact with another
     value, which a plain remember must store. Sets ``repo.last_redaction`` as storing it would."""
-    # parsed (Why/How lines split off, scope and project settled) and redacted exactly as remember stores it
-    wanted = repo._clean(docs.make_memory(text, source=source, **fields))
+    # parsed (Why/How lines split off, scope and project settled) and redacted by remember's own step
+    wanted = repo._new(text, {"source": source, **fields})
     flat = " ".join(wanted.text.split())
     now = docs.utcnow()
     # a memory remembered with this text got an id derived from it (its slug and 6 hex digits) in the folder of
