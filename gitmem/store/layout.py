@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +17,8 @@ from gitmem.store.document import SCHEMA_VERSION
 
 #: seconds the first push to an empty remote may take at init
 PUSH_TIMEOUT = 60.0
+#: the folders of the work tree that git ignores: derived state and machine-local records
+UNTRACKED = (".cache", "local")
 
 GITIGNORE = """\
 # Derived state: rebuilt from git at any time (search index, embedding vectors).
@@ -188,7 +191,7 @@ def check_layout(store: GitStore) -> list[Issue]:
     if branch != "main":
         issues.append(Issue("warning", ".git/HEAD", f"on branch '{branch}', gitmem writes to 'main'"))
     ignore = (store.path / ".gitignore").read_text("utf-8") if (store.path / ".gitignore").is_file() else ""
-    for entry in (".cache/", "local/"):
+    for entry in (f"{name}/" for name in UNTRACKED):
         if entry not in ignore.split():
             issues.append(Issue("error", ".gitignore", f"does not ignore {entry}: private or derived files "
                                 "could be committed (add the line back)"))
@@ -208,13 +211,20 @@ def check_layout(store: GitStore) -> list[Issue]:
     return issues
 
 
-def symbolic_links(root: Path) -> list[str]:
-    """Symbolic links in the work tree (outside ``.git``, ``.cache`` and ``local``), relative to ``root``."""
-    found: list[str] = []
+def walk_committed(root: Path) -> Iterator[tuple[Path, list[str], list[str]]]:
+    """``os.walk`` of the work tree without ``.git`` and the :data:`UNTRACKED` folders (what a commit can hold):
+    each folder as a Path, its sub-folders and its files; never follows a symbolic link."""
     for folder, dirs, files in os.walk(root):
         base = Path(folder)
         if base == root:
-            dirs[:] = [d for d in dirs if d not in (".git", ".cache", "local")]
+            dirs[:] = [d for d in dirs if d not in (".git", *UNTRACKED)]
+        yield base, dirs, files
+
+
+def symbolic_links(root: Path) -> list[str]:
+    """Symbolic links in the work tree (outside ``.git``, ``.cache`` and ``local``), relative to ``root``."""
+    found: list[str] = []
+    for base, dirs, files in walk_committed(root):
         for name in [*dirs, *files]:
             if (base / name).is_symlink():
                 found.append((base / name).relative_to(root).as_posix())

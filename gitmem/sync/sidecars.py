@@ -11,14 +11,10 @@ page's version that an older gitmem left this way is merged back by the next wri
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 from gitmem.projects.pagemerge import SIDE_SUFFIX
-from gitmem.store.layout import Issue
-
-#: folders of the work tree that hold no committed file
-_SKIPPED = (".git", ".cache", "local")
+from gitmem.store.layout import Issue, walk_committed
 
 
 def sidecar_path(path: str, content: bytes) -> str:
@@ -35,10 +31,7 @@ def original_path(sidecar: str) -> str:
 def conflict_files(root: Path) -> list[str]:
     """Every kept version in the work tree of the memory repository at ``root``, relative and sorted."""
     found: list[str] = []
-    for folder, dirs, files in os.walk(root):  # never follows a symbolic link (doctor lists those on its own)
-        base = Path(folder)
-        if base == root:
-            dirs[:] = [d for d in dirs if d not in _SKIPPED]
+    for base, _dirs, files in walk_committed(root):  # no symbolic link followed (doctor lists those on its own)
         found.extend((base / name).relative_to(root).as_posix() for name in files
                      if original_path(name) != name)
     return sorted(found)
