@@ -5,10 +5,11 @@
                                [--split dev|test] [--work DIR]
 
 For each set (its development part unless ``--split test``), the top 10 hybrid hits of every question with the
-packaged model: R@10 of the plain ranking, then, for each floor, how much R@10 falls when the hits with no BM25 match
-and a cosine under the floor are dropped (an upper bound: the candidates a filtered search lets in instead are not
-counted), and how many hits are left on average. Then the cosines that made-up and off-topic queries reach over the
-first LoCoMo conversation: a floor above them makes such a search find nothing.
+packaged model: R@10 of the plain ranking, then, for each floor, how much R@10 falls in the product's
+``related_only`` search with the model's floor there (the hits with no BM25 match need the floor, their cosine read
+beyond the empty text: :func:`gitmem.search.relevance.beyond_empty`), and how many hits are left on average.
+Then the cosines that made-up and off-topic queries reach over the first LoCoMo conversation, and how many memories
+the product's search shows them (a floor above those cosines makes such a search find nothing).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import sys
 import tempfile
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -29,6 +31,7 @@ import locomo  # noqa: E402
 import run  # noqa: E402
 
 from gitmem.config import RankingConfig  # noqa: E402
+from gitmem.search import relevance  # noqa: E402
 from gitmem.search.index import Index  # noqa: E402
 from gitmem.search.scoring import DEFAULT_TUNING  # noqa: E402
 
@@ -36,6 +39,17 @@ from gitmem.search.scoring import DEFAULT_TUNING  # noqa: E402
 OFF_TOPIC = ("zzzqqq", "asdf qwerty", "quantum chromodynamics lattice", "kubernetes helm chart rollback",
              "postgres index bloat vacuum")
 WEIGHTS = RankingConfig(w_sim=1.0, w_imp=0.0, w_rec=0.0)
+
+
+def _related(index: Index, query: str, now: Any, model_id: str, floor: float) -> list[Any]:
+    """The product's ``related_only`` search (what ``gitmem search`` shows) with the model's floor at ``floor``."""
+    prefix = next(p for p in relevance.SEARCH_COSINE_MIN if model_id.startswith(p))
+    kept = relevance.SEARCH_COSINE_MIN[prefix]
+    relevance.SEARCH_COSINE_MIN[prefix] = floor
+    try:
+        return index.search(query, k=10, mode="hybrid", now=now, related_only=True)
+    finally:
+        relevance.SEARCH_COSINE_MIN[prefix] = kept
 
 
 def main() -> None:
@@ -71,10 +85,10 @@ def main() -> None:
                     found = run.r10([h.id for h in hits], q["evidence"])
                     n, base = n + 1, base + found
                     for floor in floors:
-                        kept = [h.id for h in hits if h.parts.bm25 > 0 or (h.parts.vector or 0.0) >= floor]
+                        kept = [h.id for h in _related(index, q["question"], now, model.model_id, floor)]
                         fall[floor] += found - run.r10(kept, q["evidence"])
                         left[floor] += len(kept)
-            cells = " ".join(f"{-fall[f] / n:+7.3f} ({left[f] / n:4.1f})" for f in floors)
+            cells = " ".join(f"{(0.0 - fall[f]) / n:+7.3f} ({left[f] / n:4.1f})" for f in floors)
             print(f"{name:10} {n:5d} {base / n:6.3f} {cells}", flush=True)
         turns, _queries = locomo.load(locomo.DATA)
         index = Index(locomo.build_repo(work / "locomo", 0, turns[0], WEIGHTS), embedder=model, tuning=DEFAULT_TUNING)
@@ -82,7 +96,8 @@ def main() -> None:
         for query in OFF_TOPIC:
             cosines = sorted((h.parts.vector or 0.0 for h in index.search(query, k=10) if h.parts.bm25 == 0),
                              reverse=True)
-            print(f"  {query!r:36} {' '.join(f'{c:.2f}' for c in cosines[:5])}")
+            shown = len(index.search(query, k=10, related_only=True))
+            print(f"  {query!r:36} {' '.join(f'{c:.2f}' for c in cosines[:5]):30} shown: {shown}")
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)

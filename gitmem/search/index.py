@@ -398,7 +398,7 @@ class Index:
             if related_only:  # a memory sharing a word with the query is related by that alone
                 from gitmem.search.relevance import related  # here: the hooks' searches never ask
 
-                kept = related(vector, bm25, embedder.model_id)
+                kept = related(semantic.beyond_empty(embedder, vectors, vector), bm25, embedder.model_id)
                 vector = {key: cosine for key, cosine in vector.items() if key in kept}
                 governed = {key: value for key, value in governed.items() if key in bm25 or key in kept}
         model = _model_weights(embedder.model_id, query) if embedder is not None else None

@@ -11,6 +11,8 @@ is related only when its cosine reaches the model's floor. Two floors, both meas
   costs R@10 at most 0.001 on LoCoMo, BEAM, XQuAD and DuLeMon (zh), 0.012 on DuLeMon (en) dev and nothing on its
   test part, where 0.30 would cost 0.019 (``bench/sets/floor.py``, ``docs/search.md``). A missed memory is
   invisible to the user and a stray hit is not, so the floor sits just above the noise, not above the chit-chat.
+  The cosine it is held against is taken beyond the empty text (:func:`beyond_empty`), so that a made-up query
+  does not find a memory of one word.
 * :data:`INJECT_COSINE_MIN`: what a hook puts into the agent's context unasked (:mod:`gitmem.briefing.gate`),
   stricter, measured on ``bench/sessions.py``.
 
@@ -20,6 +22,8 @@ needed memory for a Chinese prompt without many others (0.86: 2 needed of 77).
 """
 
 from __future__ import annotations
+
+import math
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook imports this module (through the gate)
 if TYPE_CHECKING:
@@ -42,6 +46,16 @@ def floor(table: dict[str, float], model_id: str) -> float | None:
     """The model's floor in ``table`` (:data:`SEARCH_COSINE_MIN` or :data:`INJECT_COSINE_MIN`), None for a model
     that was never measured."""
     return next((value for prefix, value in table.items() if model_id.startswith(prefix)), None)
+
+
+def beyond_empty(cosine: float, query_empty: float, memory_empty: float) -> float:
+    """The cosine of a query and a memory with the direction of the empty text's vector taken out of both
+    (``query_empty``, ``memory_empty``: each one's cosine with it): near-empty texts, a made-up word ("zzzqqq",
+    "asdf") and a one-word memory ("x", "ok"), all lie near that vector and so near each other (cosines 0.3-0.5
+    with the packaged MiniLM, above the search floor), with nothing in common. A memory of a few words or more
+    lies far from it (0.0-0.1), and its cosine hardly changes."""
+    rest = math.sqrt(max((1.0 - query_empty * query_empty) * (1.0 - memory_empty * memory_empty), 1e-12))
+    return (cosine - query_empty * memory_empty) / rest
 
 
 def related(cosines: Mapping[K, float], matched: Container[K], model_id: str) -> set[K]:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gitmem.text import scripts
@@ -136,6 +136,8 @@ class QueryVectors:
     sentence_best: NDArray[np.float32]
     """the best part cosine of each memory with sentence or chunk vectors (:func:`best_part`: a long memory's chunks
     discounted)"""
+    found: dict[Any, int] = field(default_factory=dict)
+    """the row of ``matrix`` of each memory :func:`gitmem.search.semantic.nearest` found (by its document key)"""
 
 
 def best_part(cosines: NDArray[np.float32], starts: NDArray[np.int64],

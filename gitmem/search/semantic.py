@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from gitmem.search.snapshot import Key, Snapshot
     from gitmem.search.timeexpr import TimeRange
 
-__all__ = ["governing", "load_embedder", "nearest", "signals", "store", "vector_dir", "vectors_ready"]
+__all__ = ["beyond_empty", "governing", "load_embedder", "nearest", "signals", "store", "vector_dir", "vectors_ready"]
 
 
 def load_embedder(ix: Index) -> Embedder | None:
@@ -197,9 +197,41 @@ def nearest(ix: Index, snap: Snapshot, embedder: Embedder, query: str, admitted:
         for key in snap.addresses(row_sha64[row]):
             if (key in keys) != exclude:
                 scored[key] = sim
+                vectors.found[key] = row
         if len(scored) >= n:
             break
     return scored, vectors
+
+
+def beyond_empty(embedder: Embedder, vectors: rerank.QueryVectors | None,
+                 cosines: dict[Key, float]) -> dict[Key, float]:
+    """``cosines`` (the memories :func:`nearest` found) as :func:`gitmem.search.relevance.beyond_empty` reads
+    them, for the search floor: what a question and a memory share beyond what every near-empty text shares
+    ("zzzqqq" and a memory that reads "x" are both near the empty text's vector). A memory :func:`nearest` did
+    not find (a rule :func:`governing` added) keeps its cosine."""
+    if vectors is None or not vectors.found:
+        return cosines
+    import numpy as np
+
+    from gitmem.search.relevance import beyond_empty as beyond
+
+    empty = _empty_vector(embedder)
+    asked = float(np.dot(vectors.query, empty))
+    rows = [vectors.found.get(key, -1) for key in cosines]
+    near = np.einsum("ij,j->i", vectors.matrix[[max(r, 0) for r in rows]], empty).tolist() if rows else []
+    return {key: beyond(cosine, asked, own) if row >= 0 else cosine
+            for (key, cosine), row, own in zip(cosines.items(), rows, near, strict=True)}
+
+
+_EMPTY: dict[str, Any] = {}
+
+
+def _empty_vector(embedder: Embedder) -> Any:
+    """The model's vector of the empty text (one model call, once per model in a process)."""
+    found = _EMPTY.get(embedder.model_id)
+    if found is None:
+        found = _EMPTY[embedder.model_id] = embedder.embed_documents([""])[0]
+    return found
 
 
 def governing(ix: Index, snap: Snapshot, embedder: Embedder, vectors: rerank.QueryVectors,

@@ -135,6 +135,19 @@ def test_a_search_nothing_is_about_finds_nothing(filled: tuple[MemoryRepo, str],
     assert ids(Repository(repo.config).search("zzzqqq", k=5, related_only=False))
 
 
+def test_a_made_up_query_does_not_find_a_memory_of_one_word(repo: MemoryRepo, model: Any) -> None:
+    """Near-empty texts lie near each other in the model's space: "zzzqqq" and a memory that reads "x" or "ok" had
+    cosines of 0.29-0.34, over the search floor, with nothing in common. The floor reads the cosine beyond the
+    empty text's direction, which leaves a real paraphrase where it was."""
+    texts = ["x", "ok", "b2", "Secrets come from the vault, never from .env files", "I have a dog named Rex"]
+    repo.import_records([{"id": f"w{i}", "text": t} for i, t in enumerate(texts)])
+    index = Index(repo, embedder=model)
+    for query in ("zzzqqq", "asdf qwer", "hello"):
+        assert {"w0", "w1"} & set(ids(index.search(query, k=5))), query  # the plain ranking has them first
+        assert index.search(query, k=5, related_only=True) == [], query
+    assert ids(index.search("credentials storage", k=5, related_only=True)) == ["w3"]
+    assert ids(index.search("my pet", k=5, related_only=True))[:1] == ["w4"]
+
 def test_query_analysis() -> None:
     analyzer = build_analyzer()
     terms = analyze_query("为什么不用 MySQL?", analyzer)
