@@ -210,3 +210,27 @@ def test_changing_a_repository_the_user_cannot_write_fails_with_one_line(shared:
     assert lines[0].startswith("gitmem: error: cannot use ") and "Permission denied" in lines[0]
     assert "GITMEM_REPO" in lines[0] and "Traceback" not in result["stderr"]
     assert "internal error" not in lines[0]
+
+
+def test_a_hook_on_a_repository_the_user_cannot_write_logs_and_starts_its_jobs_elsewhere(shared: Path,
+                                                                                         tmp_path: Path) -> None:
+    """The hooks' log and a detached job's output (the warm-up a session start sets off for memories without a
+    vector) went to the repository's ``local/``: the first session start on such a repository ended in a
+    PermissionError, and the agent was given nothing. They go to the user's log instead."""
+    from gitmem.agents.claude.context import log, make_context, spawn_detached
+
+    _warm(tmp_path)
+    state = shared / "cache" / "state"
+
+    def start() -> dict[str, Any]:
+        env = {"GITMEM_REPO": str(shared / "repo"), "XDG_STATE_HOME": str(state),
+               "XDG_CACHE_HOME": str(shared / "cache" / "xdg")}
+        ctx = make_context({"session_id": "s", "cwd": str(shared / "cache")}, env=env, home=str(shared / "cache"),
+                           cwd=str(shared / "cache"))
+        spawn_detached(ctx, ["--version"])  # a job that ends at once
+        log(ctx, "a line of the hook's")
+        return {"log": (state / "gitmem" / "gitmem.log").read_text(encoding="utf-8")}
+
+    found = as_reader(start)
+    assert "a line of the hook's" in found["log"]
+    assert not (shared / "repo" / "local").exists()

@@ -174,9 +174,9 @@ NOTE = "hook note:"
 def log(ctx: Context, message: str, *, note: bool = False) -> None:
     """Append one line to the local log (best effort); ``note``: what happens by design (a warm-up to come), which
     ``gitmem doctor`` does not report as an error."""
-    kind = NOTE if note else "hook:"
-    path = log_path(ctx.repo_dir if ctx.exists else None, ctx.env, ctx.home)
-    write_log(path, f"{observe.now_iso()} {kind} {message}")
+    line = f"{observe.now_iso()} {NOTE if note else 'hook:'} {message}"
+    if not (ctx.exists and write_log(log_path(ctx.repo_dir, ctx.env, ctx.home), line)):
+        write_log(log_path(None, ctx.env, ctx.home), line)  # no repository, or one this user cannot write
 
 
 def write_log(path: str, line: str) -> bool:
@@ -199,16 +199,31 @@ def log_path(repo: StrPath | None, env: Mapping[str, str], home: StrPath) -> str
 
 
 def spawn_detached(ctx: Context, args: list[str]) -> None:
-    """Start ``gitmem --repo REPO ARGS...`` in its own session, output to the local log, never waited for.
-    Every command started this way bounds its own run time (``--timeout``)."""
+    """Start ``gitmem --repo REPO ARGS...`` in its own session, output to the local log (the user's, for a
+    repository this user cannot write), never waited for. Every command started this way bounds its own run time
+    (``--timeout``). A start that fails is logged: what the hook gives the agent never depends on it."""
     import subprocess
     import sys
 
-    os.makedirs(ctx.local_dir, exist_ok=True)
-    with open(os.path.join(ctx.local_dir, "gitmem.log"), "ab") as log_file:
-        subprocess.Popen([sys.executable, "-m", "gitmem", "--repo", ctx.repo_dir, *args],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_file,
+    command = [sys.executable, "-m", "gitmem", "--repo", ctx.repo_dir, *args]
+    for path in (log_path(ctx.repo_dir, ctx.env, ctx.home), log_path(None, ctx.env, ctx.home)):
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            log_file = open(path, "ab")  # noqa: SIM115 - closed below, once the child holds its own copy
+        except OSError:
+            continue
+        break
+    else:
+        log_file = None
+    try:
+        subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=log_file if log_file is not None else subprocess.DEVNULL,
                          start_new_session=True, close_fds=True, cwd=ctx.repo_dir, env=dict(ctx.env))
+    except OSError as exc:
+        log(ctx, f"could not start gitmem {args[0]}: {type(exc).__name__}: {exc}")
+    finally:
+        if log_file is not None:
+            log_file.close()
 
 
 def make_context(payload: Mapping[str, Any], *, env: Mapping[str, str], home: StrPath, cwd: StrPath,
