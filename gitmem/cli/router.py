@@ -17,7 +17,10 @@ def remember_auto(state: State, text: str, project: str, *, supersede: bool, dry
     from gitmem.router.route import auto_remember
 
     repo = state.open()
-    result = auto_remember(repo, text, project=project_of(state, project), supersede=supersede, dry_run=dry_run)
+    # a memory or directive goes where ``remember`` would put it (global outside a code project); the wiki, the
+    # project notes and the notepad go by the folder's name there, as ``gitmem wiki`` and the hooks do
+    result = auto_remember(repo, text, project=project_of(state, project), supersede=supersede, dry_run=dry_run,
+                           memory_project=project or state.project_here())
     if as_json:
         emit_json(result.to_dict())
         return
@@ -31,8 +34,12 @@ def remember_auto(state: State, text: str, project: str, *, supersede: bool, dry
             click.echo("nothing stored (store it anyway with --supersede)")
     if result.superseded:
         click.echo(f"superseded {result.superseded}")
-    if result.stored:
-        click.echo(f"stored {result.id or result.page or result.surface}")
+    if result.stored and result.id:
+        project_of_it = repo.get(result.id).project
+        click.echo(f"stored {result.id} in " + (f"project {project_of_it}" if project_of_it
+                                                else "global memory (every project)"))
+    elif result.stored:
+        click.echo(f"stored {result.page or result.surface}")
 
 
 @cli.group()

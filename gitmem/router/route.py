@@ -92,11 +92,18 @@ def _model_route(repo: MemoryRepo, text: str) -> Route | None:
 
 
 class Router:
-    """Routes findings for one project (``""``: none known) of a memory repository."""
+    """Routes findings for one project (``""``: none known) of a memory repository.
 
-    def __init__(self, repo: MemoryRepo, project: str = "") -> None:
+    ``memory_project`` is where a memory or a directive goes when it differs from the project the wiki, the
+    project notes and the notepad use: ``gitmem remember`` makes a memory global outside a code project, where
+    the wiki and the hooks' notepad go by the folder's name. None: ``project``."""
+
+    def __init__(self, repo: MemoryRepo, project: str = "", *, memory_project: str | None = None) -> None:
         self.repo = repo
         self.project = docs.check_name(project, "project") if project else ""
+        self.owner = self.project if memory_project is None else \
+            docs.check_name(memory_project, "project") if memory_project else ""
+        """the project of the memories and directives this router stores ("" global)"""
         self.local = repo.path / "local"
 
     def decide(self, text: str, *, model: bool = True) -> Route:
@@ -107,7 +114,7 @@ class Router:
 
     # -- what is stored already ------------------------------------------------------------------------
     def _memories(self) -> list[docs.Memory]:
-        return self.repo.list(project=self.project) + (self.repo.list(project="") if self.project else [])
+        return self.repo.list(project=self.owner) + (self.repo.list(project="") if self.owner else [])
 
     def _notes(self) -> list[str]:
         from gitmem.projects import memory as projects
@@ -218,23 +225,24 @@ class Router:
             rule = classify(" ".join(text.split()))
             body = rule.text if rule else text
             memory = docs.make_memory(
-                body, id=directive_id(self.project, directive_key(body)), type="feedback",
+                body, id=directive_id(self.owner, directive_key(body)), type="feedback",
                 category=decided.category or "constraint", importance=decided.importance, tags=[DIRECTIVE_TAG],
-                project=self.project, description=f"directive ({decided.priority} priority) stated by the user")
+                project=self.owner, description=f"directive ({decided.priority} priority) stated by the user")
             sha, _saved = self.repo.commit_batch([memory], subject=f"directive: {memory.title}"[:72], op="add",
                                                   source="cli")
             result.id, result.stored = memory.id, bool(sha)
             return
-        scope = "global" if decided.category == "preference" or not self.project else "project"
+        scope = "global" if decided.category == "preference" or not self.owner else "project"
         memory = self.repo.remember(text, category=decided.category, importance=decided.importance,
-                                    project=self.project if scope == "project" else "", scope=scope)
+                                    project=self.owner if scope == "project" else "", scope=scope)
         result.id, result.stored = memory.id, True
 
 
 def auto_remember(repo: MemoryRepo, text: str, *, project: str = "", supersede: bool = False,
-                  dry_run: bool = False, model: bool = True) -> RouteResult:
+                  dry_run: bool = False, model: bool = True, memory_project: str | None = None) -> RouteResult:
     """The library call behind ``gitmem remember --auto`` (see :class:`Router`)."""
-    return Router(repo, project).remember(text, supersede=supersede, dry_run=dry_run, model=model)
+    return Router(repo, project, memory_project=memory_project).remember(text, supersede=supersede,
+                                                                         dry_run=dry_run, model=model)
 
 
 __all__ = ["RouteResult", "Router", "auto_remember", "conflicts_with"]  # conflicts_with: gitmem.learn.dedup's

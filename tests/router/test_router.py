@@ -104,6 +104,25 @@ def test_each_surface_stores_where_it_belongs(repo: MemoryRepo) -> None:
     assert_clean(repo.path)
 
 
+def test_remember_auto_outside_a_code_project_stores_where_remember_does(repo_path: Path, tmp_path: Path) -> None:
+    """Outside a git repository (and inside the memory repository) ``remember`` makes a memory global; ``--auto``
+    put its memories and directives in a project named after the folder, seen only from a folder of that name.
+    The notepad keeps the folder's name, which the hooks read it by."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    env = {"GITMEM_REPO": str(repo_path)}
+    directive = run_cli("remember", "--auto", "From now on always run the linter before committing.", env=env,
+                        cwd=notes)
+    assert directive.code == 0 and "in global memory" in directive.out
+    fact = run_cli("remember", "--auto", "We decided to use PostgreSQL instead of MySQL for orders.", env=env,
+                   cwd=repo_path)
+    assert fact.code == 0 and "in global memory" in fact.out
+    assert {p.parent.name for p in (repo_path / "memories").rglob("*.md")} == {"global"}
+    run_cli("remember", "--auto", "Remind me to update the changelog before we push.", env=env, cwd=notes)
+    assert "update the changelog" in notepad.prompt_context(repo_path / "local", "notes")
+    assert_clean(repo_path)
+
+
 def test_priority_notes_reach_the_next_prompts_only(repo_path: Path, tmp_path: Path) -> None:
     code = tmp_path / "shop"
     code.mkdir()
