@@ -126,7 +126,11 @@ def test_recall_says_how_many_rules_it_left_out_and_how_to_find_them(mem: Reposi
     result = run_cli("--repo", str(mem.path), "recall", "--cwd", str(code), "--budget", "300")
     more = json.loads(run_cli("--repo", str(mem.path), "recall", "--cwd", str(code), "--budget", "300",
                               "--json").out)["more"]
-    assert more > 0 and f"{more} more memories of this project left out; search them with: gitmem search" in result.err
+    assert more > 0 and f"{more} more memories of this project and global ones left out; find them with: " \
+        f'gitmem search "<words>" or gitmem list --project {PROJECT}' in result.err
+    # the lists it names show them (a search by the block's own query, the project's name here, found none)
+    listed = run_cli("--repo", str(mem.path), "list", "--project", PROJECT, "--json")
+    assert len(json.loads(listed.out)) == 30
 
 
 def test_block_count_is_the_tokenizers_count_and_a_warm_cache_needs_no_tokenizer(mem: Repository,

@@ -21,6 +21,14 @@ HEADINGS = {
 }
 
 
+def left_out_hint(project: str) -> str:
+    """How to find the memories a session's block left out (the project's and the global ones): a search by the
+    words of the task, or the lists. A search by the block's own query may find none of them: in a new code project
+    that query is the project's name alone."""
+    listed = f"gitmem list --project {project} (global ones: --project \"\")" if project else "gitmem list"
+    return f'gitmem search "<words>" or {listed}'
+
+
 def render(groups: dict[str, list[str]], title: str) -> str:
     parts = [title]
     for category in CATEGORY_ORDER:

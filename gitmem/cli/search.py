@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -102,8 +101,10 @@ def recall(state: State, cwd: Path | None, budget: int | None, k: int | None, qu
     if result.text:
         click.echo(result.text, nl=False)
         if result.more:
-            click.echo(f"gitmem: {counted(result.more, 'more memory')} of this project left out; "
-                       f"search them with: gitmem search {shlex.quote(result.query)}", err=True)
+            from gitmem.briefing.block import left_out_hint
+
+            click.echo(f"gitmem: {counted(result.more, 'more memory')} of this project and global ones left out; "
+                       f"find them with: {left_out_hint(result.project)}", err=True)
     else:
         click.echo(f"no memories for project {result.project} (query: {result.query!r})", err=True)
 

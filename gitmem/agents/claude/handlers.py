@@ -115,8 +115,10 @@ def _footer(ctx: Context, project: str, query: str, more: int, *, shown: bool) -
         words.append(word)
     search = f'gitmem search "{" ".join(words)}"'
     if more:
-        return (f"{counted(more, 'more memory')} of {project} and global ones not shown; search them with: {search} "
-                f"{where}\n")
+        from gitmem.briefing.block import left_out_hint
+
+        return f"{counted(more, 'more memory')} of {project} and global ones not shown; find them with: " \
+               f"{left_out_hint(project)} {where}\n"
     if shown:
         return f"search the memories with: {search} {where}\n"
     return f"gitmem keeps no memories for {project} yet; they build up from sessions {where}\n"
