@@ -23,12 +23,9 @@ def hook(state: State, event: str) -> None:
     EVENT is one of session-start, user-prompt-submit, pre-tool-use, post-tool-use, pre-compact, stop,
     session-end. The installed hooks run the faster ``gitmem-hook EVENT`` (or
     ``python -m gitmem.agents.claude.entry``)."""
-    from gitmem.agents.claude.entry import MAX_INPUT, run
+    from gitmem.agents.claude.entry import read_input, run
 
-    try:
-        data = sys.stdin.buffer.read(MAX_INPUT + 1) if event else b""
-    except (OSError, ValueError):
-        data = b""
+    data = read_input(event)
     try:
         cwd = Path.cwd()
     except OSError:

@@ -147,8 +147,8 @@ class _StdoutToStderr:
 def run(event: str, data: bytes, *, env: Mapping[str, str], cwd: StrPath, home: StrPath,
         repo_option: StrPath | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Handle one hook call; always returns 0."""
-    out = out or sys.stdout
-    err = err or sys.stderr
+    out = out or sys.stdout or _nowhere()  # None: the agent started the hook with that stream closed
+    err = err or sys.stderr or _nowhere()
     ctx: Any = None
     name = event
     timer: Any = None
@@ -183,15 +183,30 @@ def run(event: str, data: bytes, *, env: Mapping[str, str], cwd: StrPath, home: 
     return 0
 
 
+def _nowhere() -> TextIO:
+    """Where the output of a stream the hook was started without goes."""
+    return open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - the process's own until it ends
+
+
+def read_input(event: str) -> bytes:
+    """The event's JSON from stdin, at most ``MAX_INPUT`` + 1 bytes (more is refused as too large); nothing when
+    there is no event, or no stdin to read (closed: ``sys.stdin`` is None, or a read fails)."""
+    stdin = getattr(sys.stdin, "buffer", None)
+    if not event or stdin is None:
+        return b""
+    try:
+        data: bytes = stdin.read(MAX_INPUT + 1)
+    except (OSError, ValueError):
+        return b""
+    return data
+
+
 def main(argv: list[str] | None = None) -> int:
     """The hook process: ``gitmem-hook <event>`` (the script ``hooks/gitmem-hook``) and
     ``python -m gitmem.agents.claude.entry <event>``."""
     args = sys.argv[1:] if argv is None else argv
     event = args[0] if args else ""
-    try:
-        data = sys.stdin.buffer.read(MAX_INPUT + 1) if event else b""
-    except (OSError, ValueError):
-        data = b""
+    data = read_input(event)
     env = dict(os.environ)
     home = env.get("HOME") or os.path.expanduser("~")
     try:
@@ -209,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
                 ctx = make_context({}, env=env, home=home, cwd=cwd)
             except BaseException:
                 ctx = None
-            _report(event, exc, ctx, env, home, sys.stderr)
+            _report(event, exc, ctx, env, home, sys.stderr or _nowhere())
             return 0
     return run(event, data, env=env, cwd=cwd, home=home)
 
@@ -224,7 +239,8 @@ def end(status: int) -> NoReturn:
     watchdog ends a slow hook the same way."""
     for stream in (sys.stdout, sys.stderr):
         try:  # noqa: SIM105 - not contextlib: importing it costs the hook more than these lines
-            stream.flush()
+            if stream is not None:  # None: started with that stream closed
+                stream.flush()
         except (OSError, ValueError):  # a closed pipe: the agent stopped listening, the hook still exits
             pass
     os._exit(status)

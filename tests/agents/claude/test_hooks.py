@@ -27,6 +27,7 @@ from gitmem.store import hotpaths
 from gitmem.store import local as observe
 from gitmem.text.directives import detect_correction, detect_directives, directive_key
 from tests.helpers import (
+    GITMEM,
     PROJECT,
     ROOT,
     assert_clean,
@@ -207,6 +208,23 @@ def test_bad_input_never_fails(event: str, data: str, env: dict[str, str], repo_
     assert result.returncode == 0
     assert result.stdout == "" or json.loads(result.stdout)
     assert len(result.stderr.strip().splitlines()) <= 1
+
+
+@pytest.mark.parametrize("closed", [(0,), (1,), (0, 1, 2)], ids=["stdin", "stdout", "every stream"])
+@pytest.mark.parametrize("fast", [True, False], ids=["gitmem-hook", "gitmem hook"])
+def test_a_hook_started_with_a_stream_closed_exits_0(closed: tuple[int, ...], fast: bool, env: dict[str, str],
+                                                      repo_path: Path, code: Path) -> None:
+    """A hook whose stdin (or stdout, or every stream) is closed when it starts: Python gives it ``None`` for
+    that stream, and the hook read ``sys.stdin.buffer`` (a traceback, exit 1) or flushed ``None``."""
+    cmd = [sys.executable, "-m", "gitmem.agents.claude.entry"] if fast else [GITMEM, "hook"]
+    for event in ("session-start", "pre-tool-use", "user-prompt-submit"):
+        log = code / f"{event}.err"
+        with log.open("wb") as err:
+            proc = subprocess.run([*cmd, event], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                  cwd=code, env={**os.environ, **env}, timeout=60,
+                                  preexec_fn=lambda: [os.close(fd) for fd in closed])
+        assert proc.returncode == 0, log.read_text()
+        assert "Traceback" not in log.read_text()
 
 
 def test_a_cut_emoji_in_the_input_is_read_as_a_replacement_character(repo_path: Path, code: Path,
