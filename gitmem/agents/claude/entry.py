@@ -185,7 +185,7 @@ def run(event: str, data: bytes, *, env: Mapping[str, str], cwd: StrPath, home: 
 
 def _nowhere() -> TextIO:
     """Where the output of a stream the hook was started without goes."""
-    return open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - the process's own until it ends
+    return open(os.devnull, "w", encoding="utf-8")  # the process's own until it ends
 
 
 def read_input(event: str) -> bytes:
@@ -238,7 +238,7 @@ def end(status: int) -> NoReturn:
     the process's own (released when it exits) and what it hands on runs in detached processes, as when the
     watchdog ends a slow hook the same way."""
     for stream in (sys.stdout, sys.stderr):
-        try:  # noqa: SIM105 - not contextlib: importing it costs the hook more than these lines
+        try:  # not contextlib.suppress: importing it costs the hook more than these lines
             if stream is not None:  # None: started with that stream closed
                 stream.flush()
         except (OSError, ValueError):  # a closed pipe: the agent stopped listening, the hook still exits

@@ -35,6 +35,7 @@ from gitmem.agents.claude import events
 from gitmem.agents.claude.context import Context, HookInputError, log, make_context, spawn_detached
 from gitmem.agents.claude.events import CLAUDE_NAMES as EVENTS
 from gitmem.agents.claude.events import event_name
+from gitmem.errors import ConfigError, GitmemError
 from gitmem.store import local as observe
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
@@ -167,11 +168,14 @@ def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] 
         return None
     ctx.require_repo()
     session = observe.get_session(ctx.local_dir, ctx.session_id) if ctx.session_id else {}
+    unusable: GitmemError | None = None
     try:
         recalled, ids, parts = recall_for_prompt(ctx, prompt, session)
     except Exception as exc:  # a missing or busy index costs this prompt its memories, never the prompt itself
         log(ctx, f"prompt recall failed: {type(exc).__name__}: {exc}")
         recalled, ids, parts = "", [], []
+        if isinstance(exc, ConfigError):  # the user's to mend (a broken gitmem.toml): said once this prompt is kept
+            unusable = exc
     directives = detect_directives(prompt)
     items: list[dict[str, Any]] = []
     if directives:
@@ -214,6 +218,8 @@ def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] 
             "kind": "correction", "session": ctx.session_id, "time": observe.now_iso(), "project": ctx.project,
             "cwd": ctx.cwd, "text": observe.summarise(correction, 500, ctx.extra_patterns),
         }))
+    if unusable is not None:
+        raise unusable  # the entry says it in one line and exits 0; every prompt gets no memories until it is mended
     return _context_output("user-prompt-submit", recalled) if recalled else None
 
 

@@ -230,6 +230,8 @@ def test_a_changed_settings_file_takes_effect_at_the_next_hook(repo_path: Path, 
     third = hook("user-prompt-submit", payload("UserPromptSubmit", code, session="c", prompt=prompt), env, cwd=code)
     assert third.returncode == 0 and third.stdout.strip() == ""
     assert any("gitmem.toml: not valid TOML" in line for line in recent_errors(repo_path))
+    # and says so, once, where the user sees it: every prompt goes without memories until the file is mended
+    assert third.stderr.count("\n") == 1 and "gitmem.toml: not valid TOML" in third.stderr, third.stderr
     (repo_path / "gitmem.toml").write_text('[embedding]\nmodel = "none"\n', "utf-8")
     (repo_path / SNAPSHOT_FILE).write_text("{damaged", "utf-8")  # a damaged snapshot: the full loader serves
     fourth = hook("user-prompt-submit", payload("UserPromptSubmit", code, session="d", prompt=prompt), env, cwd=code)
