@@ -126,5 +126,5 @@ class Repository(MemoryRepo):
 def open_repository(config: Config) -> Repository:
     """Open the memory repository named by ``config`` (raises if it does not exist yet)."""
     if not (config.repo / ".git").is_dir():
-        raise RepoNotFoundError(f"no memory repository at {config.repo}", f"create it with: gitmem init {config.repo}")
+        raise RepoNotFoundError.at(config.repo)
     return Repository(config)

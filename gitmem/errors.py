@@ -7,6 +7,8 @@ and stay silent towards the agent.
 
 from __future__ import annotations
 
+import os
+
 
 class GitmemError(Exception):
     """Root of all gitmem errors. ``str(err)`` is a one-line message that ends with what to do next."""
@@ -25,6 +27,24 @@ class ConfigError(GitmemError):
 
 class RepoNotFoundError(GitmemError):
     """The memory repository does not exist or is not a gitmem repository."""
+
+    @classmethod
+    def at(cls, path: str | os.PathLike[str]) -> RepoNotFoundError:
+        """The error for ``path``, which holds no memory repository, with what to do about what is there: nothing
+        (``gitmem init`` creates it), a file, or a folder with other things in it (``gitmem init`` refuses both)."""
+        where = os.fspath(path)
+        if os.path.exists(where) and not os.path.isdir(where):
+            return cls(f"{where} is a file, not a memory repository",
+                       "move the file away, or point --repo or GITMEM_REPO at a folder; gitmem init DIR makes one")
+        try:
+            holds = os.path.isdir(where) and any(os.scandir(where))
+        except OSError:
+            holds = False
+        if holds:
+            return cls(f"no memory repository at {where}: the folder holds other files and no .git",
+                       "point --repo or GITMEM_REPO at the memory repository, or at an empty or new folder and run "
+                       "gitmem init there")
+        return cls(f"no memory repository at {where}", f"create it with: gitmem init {where}")
 
 
 class RepoError(GitmemError):

@@ -22,9 +22,7 @@ class GitHead:
         self.repo_dir = os.fspath(path)
         self._git = os.path.join(self.repo_dir, ".git")
         if not os.path.isdir(self._git):
-            raise RepoNotFoundError(
-                f"no memory repository at {self.repo_dir}", f"create it with: gitmem init {self.repo_dir}"
-            )
+            raise RepoNotFoundError.at(self.repo_dir)
 
     def head(self) -> bytes | None:
         """The commit HEAD points at, read straight from the ref files (no dulwich: ~0.1 ms)."""

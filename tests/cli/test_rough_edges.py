@@ -30,6 +30,24 @@ def test_recall_refuses_a_cwd_that_does_not_exist(tmp_path: Path) -> None:
     assert "no memories for project" not in result.err
 
 
+def test_a_repository_path_that_holds_something_else_gets_advice_that_works(tmp_path: Path) -> None:
+    """A file, or a folder of other things, where the memory repository should be: the CLI and the hooks said
+    "create it with: gitmem init PATH", which then refused the path."""
+    (tmp_path / "file").write_text("hi\n", "utf-8")
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "notes.txt").write_text("mine\n", "utf-8")
+    for path, said in ((tmp_path / "file", "is a file, not a memory repository"),
+                       (tmp_path / "full", "holds other files and no .git")):
+        listed = run_cli("--repo", str(path), "list")
+        assert listed.code == 1 and said in listed.err and "gitmem init " + str(path) not in listed.err
+        started = hook("session-start", payload("SessionStart", tmp_path), hook_env(path), cwd=tmp_path)
+        assert started.returncode == 0 and said in started.stderr
+        assert run_cli("init", str(path)).code != 0  # the advice it replaced
+    missing = run_cli("--repo", str(tmp_path / "new"), "list")
+    assert f"create it with: gitmem init {tmp_path / 'new'}" in missing.err
+    assert run_cli("init", str(tmp_path / "new")).code == 0
+
+
 def test_init_with_another_remote_says_how_to_change_it(tmp_path: Path) -> None:
     mem = _mem(tmp_path)
     first, second = tmp_path / "first.git", tmp_path / "second.git"

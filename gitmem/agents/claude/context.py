@@ -123,8 +123,7 @@ class Context:
 
     def require_repo(self) -> None:
         if not self.exists:
-            raise RepoNotFoundError(f"no memory repository at {self.repo_dir}",
-                                    f"create it with: gitmem init {self.repo_dir}")
+            raise RepoNotFoundError.at(self.repo_dir)
 
     @property
     def repository(self) -> Repository:
