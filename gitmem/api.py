@@ -70,9 +70,11 @@ class Repository(MemoryRepo):
         """Give a memory to ``project`` (project scope) or, with ``project=""``, make it global; one commit that
         moves its file. Raises :class:`~gitmem.errors.ValidationError` when it is there already."""
         from gitmem.errors import ValidationError
+        from gitmem.store.document import check_name
         from gitmem.text.records import replace
 
         memory = self.get(memory_id)
+        project = check_name(project, "project") if project else ""  # "bad/x" as remember --project refuses it
         scope = "project" if project else "global"
         if memory.project == project and memory.scope == scope:
             where = f"project {project}" if project else "global"

@@ -183,10 +183,12 @@ def file_stem(memory_id: str) -> str:
     return f"{slug}-{digest}" if slug else f"id-{digest}"
 
 
-def check_id(memory_id: str) -> str:
-    """Validate an id given by a user or a record (any printable text up to 200 characters)."""
+def check_id(memory_id: str, *, new: bool = True) -> str:
+    """Validate an id given by a user or a record (any printable text up to 200 characters); ``new``: for a
+    memory being made (an empty one can be left out), else one being looked up."""
     if not isinstance(memory_id, str) or not memory_id.strip():
-        raise ValidationError("'id' is empty", "give a non-empty id or leave it out to get a fresh one")
+        raise ValidationError("'id' is empty", "give a non-empty id or leave it out to get a fresh one" if new
+                              else "give the id of a memory; gitmem list shows them")
     value = unicodedata.normalize("NFC", memory_id.strip())
     if len(value) > 200 or any(unicodedata.category(ch).startswith("C") for ch in value):
         raise ValidationError(f"'id' is not usable: {memory_id[:60]!r}", "use up to 200 printable characters")
@@ -279,10 +281,9 @@ def _choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
 
 
 def check_importance(value: Any) -> int:
-    if isinstance(value, bool):
-        value = None
-    try:
-        number = int(value) if not isinstance(value, float) or value.is_integer() else None
+    try:  # true and false are not numbers here, though Python takes them for 1 and 0
+        number = int(value) if not isinstance(value, bool | float) or (
+            isinstance(value, float) and value.is_integer()) else None
     except (TypeError, ValueError):
         number = None
     if number is None or not 1 <= number <= 5:

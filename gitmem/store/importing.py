@@ -54,7 +54,9 @@ def record_to_memory(record: Mapping[str, Any], clean_tags: Callable[[Any], Any]
         importance=record.get("importance", 3),
         tags=clean_tags(record.get("tags")),
         scope=record.get("scope"),
-        project=record.get("project") or "",
+        # a project given by hand ("../x") is refused as ``remember --project`` refuses it
+        project=docs.check_name(given, "project") if isinstance(given := record.get("project"), str) and given
+        else given or "",
         name=record.get("name") or "",
         description=record.get("description") or "",
         why=record.get("why") or "",

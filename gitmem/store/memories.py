@@ -50,7 +50,7 @@ class MemoryRepo(StoredRepo):
         return sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith("."))
 
     def _find(self, memory_id: str) -> Path | None:
-        stem = docs.file_stem(docs.check_id(memory_id)) + ".md"
+        stem = docs.file_stem(docs.check_id(memory_id, new=False)) + ".md"
         for directory in self._memory_dirs():
             candidate = directory / stem
             if candidate.is_file() and not candidate.is_symlink():

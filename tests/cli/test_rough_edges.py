@@ -48,6 +48,24 @@ def test_a_repository_path_that_holds_something_else_gets_advice_that_works(tmp_
     assert run_cli("init", str(tmp_path / "new")).code == 0
 
 
+def test_ids_importance_and_projects_given_by_hand_get_the_right_message(tmp_path: Path) -> None:
+    mem = _mem(tmp_path)
+    for args in (("show", ""), ("forget", "", "--reason", "gone")):  # a lookup cannot leave its id out
+        looked = run_cli("--repo", str(mem), *args)
+        assert looked.code != 0 and "'id' is empty (give the id of a memory; gitmem list shows them)" in looked.err
+    (tmp_path / "bool.jsonl").write_text('{"text": "t9", "importance": true}\n', "utf-8")
+    imported = run_cli("--repo", str(mem), "import", str(tmp_path / "bool.jsonl"))
+    assert imported.code != 0 and "importance True is not allowed" in imported.err  # it said "None"
+    (tmp_path / "up.jsonl").write_text('{"text": "t9", "project": "../x"}\n', "utf-8")
+    imported = run_cli("--repo", str(mem), "import", str(tmp_path / "up.jsonl"))
+    assert imported.code != 0 and "contains a path separator" in imported.err
+    made = run_cli("--repo", str(mem), "remember", "Orders live in PostgreSQL", "--json")
+    moved = run_cli("--repo", str(mem), "move", json.loads(made.out)["id"], "--project", "bad/x")
+    assert moved.code != 0 and "contains a path separator" in moved.err  # move took it as a project
+    assert git(mem, "ls-files", "memories").strip().startswith("memories/global/")
+    assert_clean(mem)
+
+
 def test_init_with_another_remote_says_how_to_change_it(tmp_path: Path) -> None:
     mem = _mem(tmp_path)
     first, second = tmp_path / "first.git", tmp_path / "second.git"
