@@ -253,7 +253,7 @@ def _check_value(path: Path, key: str, value: Any, default: Any) -> Any:
         shown = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}[expected]
         raise ConfigError(
             f"{path}: key '{key}' must be {shown}, not {value!r}",
-            f"see .memrepo.example; the default is {default!r}",
+            f"the default is {default!r}",  # not .memrepo.example: a package install has no such file
         )
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
         raise ConfigError(f"{path}: key '{key}' must not be negative", f"the default is {default!r}")
@@ -306,7 +306,7 @@ def _apply(base: Config, data: Mapping[str, Any], path: Path, *, allow_repo: boo
             continue
         else:
             allowed_all = ", ".join((*_TOP_KEYS, *_SECTIONS))
-            raise ConfigError(f"{path}: unknown key '{key}'", f"allowed: {allowed_all} (see .memrepo.example)")
+            raise ConfigError(f"{path}: unknown key '{key}'", f"allowed: {allowed_all}")
     _check_ranking(top.get("ranking", base.ranking), path)
     return replace(base, sources=(*base.sources, str(path)), **top)
 

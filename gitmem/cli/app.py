@@ -70,6 +70,11 @@ class GitmemGroup(click.Group):
             result = super().main(*args, **kwargs)
         except click.UsageError as exc:
             where = exc.ctx.command_path if exc.ctx else "gitmem"
+            if isinstance(exc, click.NoSuchOption) and exc.ctx is not None and any(
+                    isinstance(p, click.Argument) for p in exc.ctx.command.params):
+                # a text that starts with a dash ("-x is a flag…", a pasted "-----BEGIN…") reads as an option
+                fail(f"{exc.format_message()} (a text that starts with '-' goes after '--', as in: {where} -- "
+                     f"'{exc.option_name} …'; see: {where} --help)", 2)
             fail(f"{exc.format_message()} (see: {where} --help)", 2)
         except click.ClickException as exc:
             fail(exc.format_message(), exc.exit_code)

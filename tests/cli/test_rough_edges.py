@@ -63,6 +63,11 @@ def test_ids_importance_and_projects_given_by_hand_get_the_right_message(tmp_pat
     moved = run_cli("--repo", str(mem), "move", json.loads(made.out)["id"], "--project", "bad/x")
     assert moved.code != 0 and "contains a path separator" in moved.err  # move took it as a project
     assert git(mem, "ls-files", "memories").strip().startswith("memories/global/")
+    # a text that starts with a dash reads as an option: the error says how to pass it, and that way works
+    dashed = run_cli("--repo", str(mem), "remember", "-x is a flag we never pass")
+    assert dashed.code == 2 and "gitmem remember -- '-x …'" in dashed.err
+    assert run_cli("--repo", str(mem), "remember", "--", "-x is a flag we never pass").code == 0
+    assert "(see: gitmem list --help)" in run_cli("--repo", str(mem), "list", "--bogus").err  # no text to pass
     assert_clean(mem)
 
 
