@@ -389,8 +389,10 @@ def _hook_issues(repo_path: Path) -> list[Any]:
     from gitmem.store.layout import Issue
 
     found = []
-    for scope in ("user", "project", "local"):
-        path = settings_path(scope, home=Path.home(), cwd=Path.cwd())
+    # in the home folder, the project's settings file is the user's: named once
+    paths = dict.fromkeys(settings_path(scope, home=Path.home(), cwd=Path.cwd()) for scope in ("user", "project",
+                                                                                              "local"))
+    for path in paths:
         events = installed_events(path)
         if events:
             found.append(Issue("ok", str(path), f"gitmem hooks installed for {', '.join(sorted(events))}"))

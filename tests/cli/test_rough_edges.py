@@ -5,6 +5,7 @@ waiting for the lock."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -139,6 +140,12 @@ def test_doctor_names_each_path_once_and_points_nowhere_else(tmp_path: Path) -> 
     listed = run_cli("--repo", str(mem), "list")
     warnings = [line for line in listed.err.splitlines() if line.startswith("gitmem: warning:")]
     assert len(warnings) == 2 and all(line.count("gitmem doctor") == 1 for line in warnings)
+    # run in the home folder, where the project's Claude settings file is the user's: that file is named once
+    home = Path(os.environ["HOME"])
+    assert run_cli("install", "claude", cwd=home).code == 0
+    installed = [line for line in run_cli("--repo", str(mem), "doctor", cwd=home).out.splitlines()
+                 if "gitmem hooks installed" in line]
+    assert installed == [f"ok      {home / '.claude' / 'settings.json'}: " + installed[0].split(": ", 1)[1]]
 
 
 def test_compact_dry_run_shows_the_ids_the_commit_uses(tmp_path: Path) -> None:
