@@ -282,6 +282,12 @@ class CaptureResult:
         return out or ["nothing to capture"]
 
 
+def _redacted(repo: MemoryRepo, text: str) -> str:
+    from gitmem.redact.engine import redact
+
+    return redact(text, extra_patterns=repo.config.redaction.extra_patterns).text
+
+
 def _read_candidates(repo_path: Path) -> tuple[list[dict[str, Any]], int]:
     state = _read_state(repo_path)
     path = repo_path / "local" / "candidates.jsonl"
@@ -372,6 +378,9 @@ def capture(repo: MemoryRepo, *, transcript: Path | None = None, texts: Iterable
                 continue
             items.append((Candidate(actionable(sentence, "correction"), "correction", 4, sentence),
                           str(record.get("project") or project), str(record.get("session") or session)))
+    # secrets out first: what is compared, reported (--json, --dry-run) and cut for the commit's body is redacted
+    items = [(Candidate(_redacted(repo, cand.text), cand.category, cand.importance, _redacted(repo, cand.sentence)),
+              proj, sess) for cand, proj, sess in items]
     batch: dict[str, Memory] = {}  # what the commit writes, by id (this capture's version of a stored memory)
     holder: dict[str, str] = {}  # a superseded id -> the id of the memory that holds now
     cache: dict[str, Any] = {}

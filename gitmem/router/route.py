@@ -228,7 +228,7 @@ class Router:
                 body, id=directive_id(self.owner, directive_key(body)), type="feedback",
                 category=decided.category or "constraint", importance=decided.importance, tags=[DIRECTIVE_TAG],
                 project=self.owner, description=f"directive ({decided.priority} priority) stated by the user")
-            sha, _saved = self.repo.commit_batch([memory], subject=f"directive: {memory.title}"[:72], op="add",
+            sha, _saved = self.repo.commit_batch([memory], subject=f"directive: {memory.title}", op="add",
                                                   source="cli")
             result.id, result.stored = memory.id, bool(sha)
             return

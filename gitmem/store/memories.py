@@ -203,6 +203,8 @@ class MemoryRepo(StoredRepo):
         else:
             trailers["Gitmem-Count"] = str(len(id_list))
         trailers.update(extra or {})
+        # redacted before format_message cuts the subject to 72 characters: a cut secret is no longer recognised
+        subject = self.git.scrub_text(subject)
         return self.git.commit(changes, format_message(subject, trailers, body), self._author())
 
     @staticmethod
@@ -291,8 +293,11 @@ class MemoryRepo(StoredRepo):
                 found = self._find(gone.id)
                 if found is not None:
                     changes[found.relative_to(self.path).as_posix()] = None
+            retitled: dict[str, str] = {}  # a title as the caller saw it → as it is stored (secrets redacted)
             for memory in memories:
-                memory = self._clean(memory)
+                given, memory = memory, self._clean(memory)
+                if given.title != memory.title:
+                    retitled[given.title] = memory.title
                 existing = self._find(memory.id)
                 if existing is not None:
                     old = self._read(existing)
@@ -308,6 +313,8 @@ class MemoryRepo(StoredRepo):
             sha = ""
             if changes:
                 ids = [m.id for m in written] + [m.id for m in removed if m.id not in {w.id for w in written}]
+                for raw, clean in retitled.items():  # "extract: <title>": a title cut at 80 characters may have
+                    subject, body = subject.replace(raw, clean), body.replace(raw, clean)  # cut a key past knowing
                 sha = self.commit(changes, subject, op, source, ids, extra=trailers, body=body)
         return sha, written
 

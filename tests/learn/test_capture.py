@@ -256,10 +256,14 @@ def test_a_dry_run_shows_the_ids_the_capture_commits(repo_path: Path, tmp_path: 
     env = {"GITMEM_REPO": str(repo_path)}
     cmd = ("capture", "--transcript", str(transcript), "--project", PROJECT, "--json", *args)
     dry = json.loads(run_cli(*cmd, "--dry-run", env=env).out)
+    shown = run_cli(*(a for a in cmd if a != "--json"), "--dry-run", env=env)
+    assert shown.code == 0 and "[REDACTED:github-token]" in shown.out and TOKEN not in shown.out
     real = json.loads(run_cli(*cmd, env=env).out)
     assert len(real["added"]) == 3 and real["commit"]
     assert [a["id"] for a in dry["added"]] == [a["id"] for a in real["added"]]
     assert not any(TOKEN.lower() in a["id"] for a in real["added"])  # derived from the redacted text
+    # what it prints is what it stores: the text redacted, in the dry run too (the token reached the terminal)
+    assert TOKEN not in json.dumps([dry, real]) and "[REDACTED:github-token]" in json.dumps(real)
     listed = json.loads(run_cli("list", "--json", env=env).out)
     # without --session, the transcript's own sessionId
     assert {m["source_ref"] for m in listed} == {session}

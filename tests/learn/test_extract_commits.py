@@ -200,6 +200,26 @@ def test_breaking_commit_is_one_memory(code: Path, repo_path: Path) -> None:
     assert memory.category == "constraint"
 
 
+def test_a_key_in_a_long_commit_subject_is_not_cut_into_the_memory_commits_subject(code: Path,
+                                                                                     repo_path: Path) -> None:
+    """The memory repository's commit subject is the memory's title, cut at 80 characters: it was cut from the
+    text before redaction, so 15 of an AWS key's 20 characters reached git, no longer recognisable as a key."""
+    key = "AKIA" + "ZXCVBNMLKJHGFDSA"
+    (code / "README.md").write_text("shop\n")
+    git(code, "add", "README.md")
+    git(code, "commit", "-q", "-m", f"Switch cache from Redis to memcache. Never use {key} in any code")
+    assert _extract(code)["added"] == 1
+    logged = git(repo_path, "log", "-1", "--format=%B")
+    assert "[REDACTED:aws" in logged and key[:8] not in logged and "ZXCVBNM" not in logged
+    # a directive stored by remember --auto, whose subject is its title too
+    stored = run_cli("--repo", str(repo_path), "remember", "--auto", f"Always keep the deploy key {key} out of the "
+                     "repo, never commit it anywhere at all")
+    assert stored.code == 0 and "stored directive-" in stored.out, stored.err
+    assert git(repo_path, "log", "-1", "--format=%s").startswith("directive: Always keep the deploy key [REDACTED")
+    assert "ZXCVBNM" not in git(repo_path, "log", "--all", "-p")
+    assert_clean(repo_path)
+
+
 # -- 3. a dependency the message explains without naming it is folded in --------------------------------
 def test_switch_folds_both_sides_of_the_dependency_change() -> None:
     files = {"pyproject.toml": (_pyproject("redis>=5", "flask"), _pyproject("pymemcache>=4", "flask"))}
