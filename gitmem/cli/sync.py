@@ -25,6 +25,19 @@ def _refresh_index(repo: Any) -> None:
         pass
 
 
+def _regenerate_wiki_indexes(repo: Any, changed: list[str]) -> bool:
+    """Rebuild the index of each project wiki whose pages a merge changed: a merged index took the newer side's,
+    which lacks the pages only the other side added (the session start's wiki overview reads it). True when a
+    commit was made."""
+    from gitmem.store.wikipage import RESERVED_PAGES
+    from gitmem.wiki.store import Wiki
+
+    projects = sorted({parts[1] for parts in (path.split("/") for path in changed)
+                       if len(parts) == 3 and parts[0] == "wiki" and parts[2].removesuffix(".md") not in
+                       RESERVED_PAGES})
+    return any([bool(Wiki(repo, project).regenerate(source="sync")) for project in projects])
+
+
 def _sync_json(result: Any) -> dict[str, Any]:
     return {"action": result.action, "remote": result.remote, "branch": result.branch, "head": result.head,
             "merge_commit": result.merge_commit, "pushed": result.pushed, "changed": result.changed,
@@ -66,6 +79,10 @@ def sync_command(state: State, timeout: float | None, review: bool, no_push: boo
     mode = "review" if review else config.sync.mode
     result = sync(repo.git, author=repo.git.author(config.author), branch=config.sync.branch, mode=mode,
                   timeout=timeout, push_changes=not no_push)
+    if result.action == "merged" and _regenerate_wiki_indexes(repo, result.changed) and result.pushed:
+        again = sync(repo.git, author=repo.git.author(config.author), branch=config.sync.branch, mode=mode,
+                     timeout=timeout, push_changes=True)  # the regenerated indexes follow the merge
+        result.head = again.head or result.head
     if result.changed:
         _refresh_index(repo)
     if mode == "review" and result.pushed:

@@ -39,6 +39,8 @@ CONFIDENCES = ("high", "medium", "low")
 INDEX_PAGE = "index"
 ENVIRONMENT_PAGE = "environment"
 RESERVED_PAGES = (INDEX_PAGE, ENVIRONMENT_PAGE)
+#: the heading under which ``gitmem sync`` keeps the other side's lines of a page both sides changed
+CONFLICT_HEADING = "Conflicting version (kept by sync)"
 _KEY_ORDER = ("title", "category", "confidence", "tags", "created", "updated", "sources", "links", "generated",
               "conflicted", "schema_version")
 _LINK = re.compile(r"\[\[([^\[\]|#\n]{1,200})(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")

@@ -3,9 +3,11 @@
 Field by field, like memories: ``tags`` and ``sources`` as sets (what one side added is kept, what one side removed
 stays removed unless the other side touched it), ``created`` the older, ``updated`` the newer, ``title``,
 ``category`` and ``confidence`` three-way with the newer page winning a two-sided change. The body merges line by
-line with ``merge3``; when both sides changed the same lines, nothing is dropped: the page keeps the newer body
-and gets the other side's body as a visible ``## Conflicting version`` section, with ``conflicted: true`` in the
-frontmatter until someone edits it away. Generated pages (``index.md``, ``environment.md``) take the newer side:
+line with ``merge3``; sections both sides added at the same place (two ``wiki ingest`` at the end of a page) are
+both kept, the older first; where both sides changed the same lines, nothing is dropped: the newer page's lines
+stay and the other side's lines of that region follow under a visible ``## Conflicting version`` heading (the same
+page made on both sides: the whole other body), with ``conflicted: true`` in the frontmatter until someone edits it
+away. Generated pages (``index.md``, ``environment.md``) take the newer side:
 the next wiki write regenerates them anyway.
 """
 
@@ -19,7 +21,7 @@ from gitmem.store import wikipage as wp
 from gitmem.sync.merge import merge_text
 from gitmem.text.threeway import three_way
 
-CONFLICT_HEADING = "Conflicting version (kept by sync)"
+CONFLICT_HEADING = wp.CONFLICT_HEADING
 
 
 def _set_merge(base: tuple[str, ...] | None, ours: tuple[str, ...], theirs: tuple[str, ...]) -> tuple[str, ...]:
@@ -35,6 +37,39 @@ def _pick(name: str, base: wp.WikiPage | None, ours: wp.WikiPage, theirs: wp.Wik
                      lambda _o, _t: getattr(winner, name))
 
 
+def merge_body(base: str, ours: str, theirs: str, *, ours_first: bool, ours_win: bool) -> tuple[str, bool]:
+    """Merge a page's body line by line (``merge3``): where both sides added lines at the same place and removed
+    none (two sections ingested at the end of a page on two machines), both additions are kept, the older side's
+    first (``ours_first``); where both changed the same lines, the winner's lines stay and the other side's
+    follow under a ``## Conflicting version`` heading, that region only. Returns the body and whether it holds
+    such a conflict."""
+    from merge3 import Merge3
+
+    b_lines, a_lines, t_lines = base.split("\n"), ours.split("\n"), theirs.split("\n")
+    out: list[str] = []
+    clashed = False
+    for region in Merge3(b_lines, a_lines, t_lines).merge_regions():
+        kind = region[0]
+        if kind == "unchanged":
+            out.extend(b_lines[region[1]:region[2]])
+        elif kind in ("same", "a"):
+            out.extend(a_lines[region[1]:region[2]])
+        elif kind == "b":
+            out.extend(t_lines[region[1]:region[2]])
+        else:
+            z1, z2, a1, a2, t1, t2 = (int(v) for v in region[1:7])  # "conflict" regions carry all three ranges
+            mine, other = a_lines[a1:a2], t_lines[t1:t2]
+            if z1 == z2:  # nothing removed: two insertions at one place
+                first, second = (mine, other) if ours_first else (other, mine)
+                out.extend([*first, *([""] if first and first[-1].strip() and second and second[0].strip()
+                                      else []), *second])
+            else:
+                kept, lost = (mine, other) if ours_win else (other, mine)
+                out.extend([*kept, "", f"## {CONFLICT_HEADING}", "", *lost, ""])
+                clashed = True
+    return "\n".join(out), clashed
+
+
 def merge_pages(base: wp.WikiPage | None, ours: wp.WikiPage, theirs: wp.WikiPage) -> tuple[wp.WikiPage, bool]:
     """The merged page and whether the bodies truly conflicted (then both bodies are in it)."""
     winner, loser = (ours, theirs) if (ours.updated, wp.dumps(ours)) >= (theirs.updated, wp.dumps(theirs)) \
@@ -45,10 +80,14 @@ def merge_pages(base: wp.WikiPage | None, ours: wp.WikiPage, theirs: wp.WikiPage
     values["created"] = min(ours.created, theirs.created)
     values["updated"] = max(ours.updated, theirs.updated)
     values["conflicted"] = ours.conflicted or theirs.conflicted
-    body = merge_text(base.body if base is not None else None, ours.body, theirs.body)
-    conflict = body is None
-    if body is None:
-        body = f"{winner.body}\n\n{wp.section(loser.body, CONFLICT_HEADING)}"
+    if base is None:  # the same page made on both sides: nothing in common to merge by
+        merged = merge_text(None, ours.body, theirs.body)
+        conflict = merged is None
+        body = f"{winner.body}\n\n{wp.section(loser.body, CONFLICT_HEADING)}" if merged is None else merged
+    else:
+        body, conflict = merge_body(base.body, ours.body, theirs.body, ours_first=ours.updated <= theirs.updated,
+                                    ours_win=winner is ours)
+    if conflict:
         values["conflicted"] = True
     extra = {**loser.extra, **winner.extra}
     return replace(ours, body=body, extra=extra, **values), conflict

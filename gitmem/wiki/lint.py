@@ -2,6 +2,7 @@
 
 Kinds:
 
+- ``conflicted``: ``gitmem sync`` kept both sides' lines of a region both changed (``conflicted: true``);
 - ``orphan``: a page no other page links to (``[[name]]``); the generated index does not count, and session logs
   are chronological records that nobody is expected to link;
 - ``stale``: not updated for ``stale_days`` (default 30);
@@ -32,7 +33,7 @@ from gitmem.text import scripts
 if TYPE_CHECKING:
     from gitmem.wiki.store import Wiki
 
-KINDS = ("orphan", "stale", "broken-link", "oversized", "low-confidence", "contradiction")
+KINDS = ("conflicted", "orphan", "stale", "broken-link", "oversized", "low-confidence", "contradiction")
 _FACT = re.compile(r"^\s*(?:[-*+]\s+|\d+\.\s+)?(?:\*\*|__)?([^\W\d][\w '/-]{0,48}?)(?:\*\*|__)?\s*(?:[:：]|\s=)"
                    r"(?:\*\*|__)?\s+(\S.{0,200}?)\s*$")
 _FACT_CJK = re.compile(rf"^\s*(?:[-*+]\s+)?(?:\*\*)?([{scripts.HAN}]{{2,12}})(?:\*\*)?\s*[:：]\s*(\S.{{0,200}}?)\s*$")
@@ -89,7 +90,11 @@ def lint(wiki: Wiki, *, stale_days: int = 30, max_page_size: int = 10240) -> lis
     every = wiki.pages(generated=True)
     pages = [p for p in every if not (p.generated and p.name in wp.RESERVED_PAGES)]
     names = {p.name for p in every}
-    findings: list[Finding] = []
+    findings: list[Finding] = [
+        Finding("conflicted", page.name, f"both sides of a sync changed the same lines; the other side's are under "
+                f"'## {wp.CONFLICT_HEADING}': keep what holds, then remove that heading and 'conflicted: true' from "
+                f"wiki/{wiki.project}/{page.name}.md and commit")
+        for page in pages if page.conflicted]
     inbound: dict[str, int] = {p.name: 0 for p in pages}
     for page in pages:
         for target in page.links:

@@ -20,7 +20,7 @@ from gitmem.store import wikipage as wp
 from gitmem.store.memories import MemoryRepo
 from gitmem.sync.merge import merge_file
 from gitmem.wiki.lifecycle import capture_session_log, overview
-from gitmem.wiki.store import Wiki
+from gitmem.wiki.store import Wiki, index_entries
 from tests.helpers import assert_clean, code_repo, context_of, git, hook, hook_env, payload, run_cli
 
 PROJECT = "github.com-acme-shop"
@@ -198,8 +198,8 @@ def test_an_index_of_the_previous_layout_is_rebuilt_on_the_next_query(repo_path:
     assert json.loads((cache / "state.json").read_text())["format"] == layout()
 
 
-def _plant(book: Wiki, name: str, title: str, body: str, **fields: object) -> None:
-    page = wp.make_page(name, title, body, **fields)  # type: ignore[arg-type]
+def _plant(book: Wiki, name: str, title: str, body: str, conflicted: bool = False, **fields: object) -> None:
+    page = replace(wp.make_page(name, title, body, **fields), conflicted=conflicted)  # type: ignore[arg-type]
     (book.dir).mkdir(parents=True, exist_ok=True)
     (book.dir / f"{name}.md").write_text(wp.dumps(page))
 
@@ -207,12 +207,14 @@ def _plant(book: Wiki, name: str, title: str, body: str, **fields: object) -> No
 def test_lint_reports_each_planted_defect_exactly_once_and_fix_removes_nothing(repo: MemoryRepo) -> None:
     book = Wiki(repo, "shop")
     old = docs.utcnow() - timedelta(days=45)
-    _plant(book, "hub", "Hub", "Start here: [[stale-page]], [[big]], [[unsure]], [[ci]], [[runbook]], [[hub]].")
+    _plant(book, "hub", "Hub", "Start here: [[stale-page]], [[big]], [[unsure]], [[ci]], [[runbook]], [[hub]], "
+           "[[synced]].")
     _plant(book, "lonely", "Lonely", "Nobody links here. Back to [[hub]].")                    # orphan
     _plant(book, "stale-page", "Stale", "Old news. [[hub]]", created=old, updated=old)           # stale
     _plant(book, "runbook", "Runbook", "Steps are in [[missing-page]].")                        # broken-link
     _plant(book, "big", "Big", "word " * 2500)                                                   # oversized
     _plant(book, "unsure", "Unsure", "Maybe true.", confidence="low")                           # low-confidence
+    _plant(book, "synced", "Synced", f"Ours. [[hub]]\n\n## {wp.CONFLICT_HEADING}\n\nTheirs.", conflicted=True)
     _plant(book, "ci", "CI", "- **Test command**: `pytest -q`\n- Note: run it often")          # contradiction...
     _plant(book, "session-2026-11-30-abc", "Session", "Test command: `make test`\n\nNote: other",  # ...with this
            category="session-log")
@@ -220,7 +222,8 @@ def test_lint_reports_each_planted_defect_exactly_once_and_fix_removes_nothing(r
     findings = book.lint()
     got = sorted((f.kind, f.page) for f in findings)
     assert got == sorted([("orphan", "lonely"), ("stale", "stale-page"), ("broken-link", "runbook"),
-                          ("oversized", "big"), ("low-confidence", "unsure"), ("contradiction", "ci")])
+                          ("oversized", "big"), ("low-confidence", "unsure"), ("contradiction", "ci"),
+                          ("conflicted", "synced")])
     contradiction = next(f for f in findings if f.kind == "contradiction")
     assert "pytest -q" in contradiction.detail and "make test" in contradiction.detail
 
@@ -360,6 +363,44 @@ def test_sync_merges_pages_from_two_machines_and_review_lists_them(tmp_path: Pat
     review = run_cli("--repo", str(one), "review", "HEAD~1..HEAD")
     assert "### Wiki" in review.out and "**Shared** (`shop/shared`; reference): 1 section added" in review.out
     assert_clean(two)
+    # round after round, each machine adding a section: every section once, nothing marked conflicted (the page
+    # doubled at each sync: the other side's whole body, base included, under a "Conflicting version" heading)
+    for n in range(3):
+        for repo, side in ((one, "one"), (two, "two")):
+            run_cli("--repo", str(repo), "wiki", "ingest", "--title", "Shared", "--project", "shop",
+                    f"round {n} from {side}")
+        for repo in (one, two, one):
+            synced = run_cli("--repo", str(repo), "sync")
+            assert synced.code == 0 and "conflict" not in synced.out + synced.err, synced.out + synced.err
+    pages = [Wiki(open_store(repo), "shop").read("shared") for repo in (one, two)]
+    assert pages[0].body == pages[1].body and not pages[0].conflicted
+    for text in ("base text", "from one", "from two", *(f"round {n} from {s}" for n in range(3)
+                                                        for s in ("one", "two"))):
+        assert pages[0].body.splitlines().count(text) == 1, text
+    # a page each machine alone added: both in the index after the merge (it took the newer side's index)
+    for repo, name in ((one, "one"), (two, "two")):
+        added = run_cli("--repo", str(repo), "wiki", "add", "--title", f"Only {name}", "--project", "shop",
+                        f"made on {name}")
+        assert added.code == 0, added.err
+    for repo in (one, two, one):
+        assert run_cli("--repo", str(repo), "sync").code == 0
+    for repo in (one, two):
+        listed = {entry.name for entry in index_entries(repo, "shop")}
+        assert {"shared", "only-one", "only-two"} <= listed, listed
+        assert_clean(repo)
+
+
+def test_a_true_conflict_in_a_page_keeps_the_other_side_of_that_region_only() -> None:
+    base = wp.make_page("deploy", "Deploy", "## Steps\n\nTag the release\n\n## Notes\n\nlong notes\n" * 3)
+    ours = replace(base, body=base.body.replace("Tag the release", "Tag the release with vX.Y", 1),
+                   updated=base.updated + timedelta(minutes=1))
+    theirs = replace(base, body=base.body.replace("Tag the release", "Tag the release, then push tags", 1),
+                     updated=base.updated + timedelta(minutes=2))
+    merged = merge_file("wiki/shop/deploy.md", *(wp.dumps(p).encode() for p in (base, ours, theirs)))
+    page = wp.loads(merged.changes["wiki/shop/deploy.md"].decode(), "deploy")  # type: ignore[union-attr]
+    assert page.conflicted and merged.conflicts
+    assert "Tag the release with vX.Y" in page.body and "Tag the release, then push tags" in page.body
+    assert page.body.count("long notes") == 3  # the unchanged rest once, not the other side's whole body again
 
 
 def test_session_end_writes_a_session_log_within_budget_even_without_an_index(repo_path: Path, tmp_path: Path
