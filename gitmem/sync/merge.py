@@ -21,9 +21,10 @@ When a text field truly conflicts, nothing is dropped and the repository stays p
 winning side's text, gets ``conflicted: true`` and ``conflict_with: [<version id>]``, and the other side's
 version is written next to it as a *sibling memory* with id ``<id>-conflict-<6 hex>``, ``conflicted: true`` and
 ``conflict_of: <id>``. Both are ordinary memory files (readable by ``gitmem show``, found by search) until
-``gitmem resolve`` settles them. Wiki pages and project pages have merges of their own (:mod:`gitmem.sync.wikimerge`,
-:mod:`gitmem.projects.pagemerge`); any other file that both sides changed on the same lines keeps the larger version
-and the other beside it (:mod:`gitmem.sync.sidecars`). See ``docs/sync.md``.
+``gitmem resolve`` settles them. Wiki pages, instincts and project pages have merges of their own
+(:mod:`gitmem.sync.wikimerge`, :mod:`gitmem.learn.instinctmerge`, :mod:`gitmem.projects.pagemerge`); any other
+file that both sides changed on the same lines keeps the larger version and the other beside it
+(:mod:`gitmem.sync.sidecars`). See ``docs/sync.md``.
 """
 
 from __future__ import annotations
@@ -302,6 +303,13 @@ def merge_file(path: str, base: bytes | None, ours: bytes | None, theirs: bytes 
             result.changes[path], note = page
             result.conflicts.extend([note] if note else [])
             return result
+    # instincts add up what each machine's learner saw since the common version (gitmem.learn.instinctmerge)
+    from gitmem.learn.instinctmerge import merge_instinct_file
+
+    instinct = merge_instinct_file(path, base, ours, theirs)
+    if instinct is not None:
+        result.changes[path] = instinct
+        return result
     # project pages merge section by section, like the learner that writes them (gitmem.projects.pagemerge): two
     # sessions in one project both add notes at the top of Notes, which a line merge always calls a conflict
     from gitmem.projects.pagemerge import merge_page_file as merge_project_page
