@@ -48,8 +48,10 @@ class Writer:
         return value
 
     def _find(self, kind: str, name: str) -> tuple[str, we.Entity] | None:
-        """The entity of ``kind`` whose file name or title is ``name``."""
+        """The entity of ``kind`` whose file name or title is ``name``; a relationship ``A & B`` also by its two
+        characters in either order (one relationship a pair: ``B & A`` made a second one)."""
         docs.check_name(name, f"{we.check_kind(kind)} name")
+        pair = {n.strip().lower() for n in name.split(" & ", 1)} if kind == "relationship" and " & " in name else None
         folder = self.repo.path / self.rel / we.FOLDERS[kind]
         slug = docs.name_slug(name, 80)
         candidates = [folder / f"{slug}.md"] if kind in ("character", "world") else []
@@ -58,7 +60,8 @@ class Writer:
             if not path.is_file():
                 continue
             entity = self._load(kind, path)
-            if entity is not None and (path.stem in (name, slug) or entity.title.lower() == name.lower()):
+            if entity is not None and (path.stem in (name, slug) or entity.title.lower() == name.lower() or (
+                    pair is not None and {str(entity.fields.get(k) or "").lower() for k in ("a", "b")} == pair)):
                 return path.relative_to(self.repo.path).as_posix(), entity
         return None
 

@@ -70,6 +70,12 @@ def test_entities_add_update_list_show_and_commit(book: Writer, repo: MemoryRepo
     assert shown.fields["arc"] == ["ch1: guarded", "ch9: open"] and shown.fields["taboo"] == ["damn", "卧槽"]
     assert [e.name for e in book.list("scene")] == ["003-the-ambush"]
     assert [e.name for e in book.list("relationship")] == ["lin-mei--李雷"]
+    # one relationship a pair, named in either order (the other order made a second one, and update missed it)
+    with pytest.raises(ValidationError, match="already exists"):
+        book.save("relationship", "李雷 & Lin Mei", a="李雷", b="Lin Mei", kind="allies")
+    book.save("relationship", "李雷 & lin mei", a="李雷", b="Lin Mei", kind="friends", update=True)
+    assert [e.fields["kind"] for e in book.list("relationship")] == ["friends"]
+    assert book.show("relationship", "李雷 & Lin Mei").name == "lin-mei--李雷"
     with pytest.raises(ValidationError):
         book.save("character", "Lin Mei")
     with pytest.raises(NotFoundError):
