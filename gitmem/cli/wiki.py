@@ -133,7 +133,8 @@ def wiki_query(state: State, query: str, tags: tuple[str, ...], category: str | 
 @json_option
 @pass_state
 def wiki_lint(state: State, fix: bool, project: str, as_json: bool) -> None:
-    """Orphans, stale pages, broken [[links]], oversized and low-confidence pages, contradictions. Exits 0."""
+    """Conflicted pages after a sync, orphans, stale pages, broken [[links]], oversized and low-confidence pages,
+    contradictions. Exits 0."""
     book = _wiki(state, project)
     fixed = book.regenerate() if fix else ""
     findings = book.lint()

@@ -83,6 +83,13 @@ def merge_text(base: str | None, ours: str, theirs: str) -> str | None:
             return theirs
         if theirs == base:
             return ours
+    return merge_lines(base, ours, theirs, lambda _base, _ours, _theirs: None)
+
+
+def merge_lines(base: str | None, ours: str, theirs: str,
+                resolve: Callable[[list[str], list[str], list[str]], list[str] | None]) -> str | None:
+    """Line-by-line three-way merge (``merge3``); each region both sides changed differently goes to
+    ``resolve(base lines, our lines, their lines)``, which gives its lines, or None to give the merge up (then None)."""
     try:
         from merge3 import Merge3
     except ImportError:  # without merge3 every two-sided edit is a conflict: both versions are still kept
@@ -101,7 +108,11 @@ def merge_text(base: str | None, ours: str, theirs: str) -> str | None:
         elif kind == "b":
             out.extend(t_lines[region[1]:region[2]])
         else:
-            return None
+            z1, z2, a1, a2, t1, t2 = (int(v) for v in region[1:7])  # "conflict" regions carry all three ranges
+            lines = resolve(b_lines[z1:z2], a_lines[a1:a2], t_lines[t1:t2])
+            if lines is None:
+                return None
+            out.extend(lines)
     return "\n".join(out)
 
 

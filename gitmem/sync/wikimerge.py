@@ -18,7 +18,7 @@ from typing import Any
 
 from gitmem.errors import DocumentError
 from gitmem.store import wikipage as wp
-from gitmem.sync.merge import merge_text
+from gitmem.sync.merge import merge_lines, merge_text
 from gitmem.text.threeway import three_way
 
 CONFLICT_HEADING = wp.CONFLICT_HEADING
@@ -43,31 +43,22 @@ def merge_body(base: str, ours: str, theirs: str, *, ours_first: bool, ours_win:
     first (``ours_first``); where both changed the same lines, the winner's lines stay and the other side's
     follow under a ``## Conflicting version`` heading, that region only. Returns the body and whether it holds
     such a conflict."""
-    from merge3 import Merge3
+    clashed: list[bool] = []
 
-    b_lines, a_lines, t_lines = base.split("\n"), ours.split("\n"), theirs.split("\n")
-    out: list[str] = []
-    clashed = False
-    for region in Merge3(b_lines, a_lines, t_lines).merge_regions():
-        kind = region[0]
-        if kind == "unchanged":
-            out.extend(b_lines[region[1]:region[2]])
-        elif kind in ("same", "a"):
-            out.extend(a_lines[region[1]:region[2]])
-        elif kind == "b":
-            out.extend(t_lines[region[1]:region[2]])
-        else:
-            z1, z2, a1, a2, t1, t2 = (int(v) for v in region[1:7])  # "conflict" regions carry all three ranges
-            mine, other = a_lines[a1:a2], t_lines[t1:t2]
-            if z1 == z2:  # nothing removed: two insertions at one place
-                first, second = (mine, other) if ours_first else (other, mine)
-                out.extend([*first, *([""] if first and first[-1].strip() and second and second[0].strip()
-                                      else []), *second])
-            else:
-                kept, lost = (mine, other) if ours_win else (other, mine)
-                out.extend([*kept, "", f"## {CONFLICT_HEADING}", "", *lost, ""])
-                clashed = True
-    return "\n".join(out), clashed
+    def resolve(removed: list[str], mine: list[str], other: list[str]) -> list[str]:
+        if not removed:  # nothing removed: two insertions at one place
+            first, second = (mine, other) if ours_first else (other, mine)
+            gap = [""] if first and first[-1].strip() and second and second[0].strip() else []
+            return [*first, *gap, *second]
+        clashed.append(True)
+        kept, lost = (mine, other) if ours_win else (other, mine)
+        return [*kept, "", f"## {CONFLICT_HEADING}", "", *lost, ""]
+
+    body = merge_lines(base, ours, theirs, resolve)
+    if body is None:  # merge3 missing: the other side's whole body, as for a page made on both sides
+        kept, lost = (ours, theirs) if ours_win else (theirs, ours)
+        return f"{kept}\n\n{wp.section(lost, CONFLICT_HEADING)}", True
+    return body, bool(clashed)
 
 
 def merge_pages(base: wp.WikiPage | None, ours: wp.WikiPage, theirs: wp.WikiPage) -> tuple[wp.WikiPage, bool]:
