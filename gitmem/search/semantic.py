@@ -209,11 +209,12 @@ def beyond_empty(embedder: Embedder, vectors: rerank.QueryVectors | None,
     them, for the search floor: what a question and a memory share beyond what every near-empty text shares
     ("zzzqqq" and a memory that reads "x" are both near the empty text's vector). A memory :func:`nearest` did
     not find (a rule :func:`governing` added) keeps its cosine."""
-    if vectors is None or not vectors.found:
-        return cosines
-    import numpy as np
-
+    from gitmem.search.relevance import SEARCH_COSINE_MIN, floor
     from gitmem.search.relevance import beyond_empty as beyond
+
+    if vectors is None or not vectors.found or floor(SEARCH_COSINE_MIN, embedder.model_id) is None:
+        return cosines  # a model without a floor keeps every hit: no empty text to embed
+    import numpy as np
 
     empty = _empty_vector(embedder)
     asked = float(np.dot(vectors.query, empty))

@@ -174,8 +174,8 @@ def user_prompt_submit(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] 
     except Exception as exc:  # a missing or busy index costs this prompt its memories, never the prompt itself
         log(ctx, f"prompt recall failed: {type(exc).__name__}: {exc}")
         recalled, ids, parts = "", [], []
-        if isinstance(exc, ConfigError):  # the user's to mend (a broken gitmem.toml): said once this prompt is kept
-            unusable = exc
+        if isinstance(exc, ConfigError):  # the user's to mend (a broken gitmem.toml): raised once the prompt's
+            unusable = exc  # own records below are kept
     directives = detect_directives(prompt)
     items: list[dict[str, Any]] = []
     if directives:
