@@ -42,8 +42,9 @@ LIMIT = 24
 
 def folder_memories(repo_path: Path, project: str, wanted: Callable[[Memory], bool] = lambda m: True,
                     cache_dir: Path | None = None) -> tuple[list[Memory], int]:
-    """(the active memories of one folder of the memory repository that ``wanted`` keeps, how many memory files
-    the folder holds); "" is the global folder. Unreadable files are skipped (``gitmem doctor`` reports them).
+    """(the active memories of one folder of the memory repository that ``wanted`` keeps, how many active
+    memories the folder holds); "" is the global folder. Unreadable files are skipped and not counted (``gitmem
+    doctor`` reports them), nor are deprecated or expired memories.
 
     A folder of 10k memories takes seconds to parse, so what ``wanted`` said of each file is kept in
     ``essentials.json`` of ``cache_dir`` (the repository's ``.cache`` unless given) with the file's mtime and size:
@@ -57,6 +58,7 @@ def folder_memories(repo_path: Path, project: str, wanted: Callable[[Memory], bo
     known = known if isinstance(known, dict) else {}
     seen: dict[str, list[Any]] = {}
     found: list[Memory] = []
+    active = 0
     now = datetime.now(UTC)
     try:
         entries = [e for e in os.scandir(folder) if e.name.endswith(".md") and "-conflict-" not in e.name]
@@ -68,16 +70,20 @@ def folder_memories(repo_path: Path, project: str, wanted: Callable[[Memory], bo
         except OSError:
             continue
         verdict = known.get(entry.name)
-        if (isinstance(verdict, list) and len(verdict) == 4 and verdict[:2] == [info.st_mtime_ns, info.st_size]
+        # a verdict: [mtime, size, when read, the memory as the index stores it or "" when turned down, the time
+        # it stops being active: 0 never, -1 deprecated, else its expiry in seconds]
+        if (isinstance(verdict, list) and len(verdict) == 5 and verdict[:2] == [info.st_mtime_ns, info.st_size]
                 and isinstance(verdict[2], int) and settled(info.st_mtime_ns, verdict[2])
-                and isinstance(verdict[3], str)):
-            try:  # kept: the memory as the index stores it, no YAML to parse ("" when turned down)
+                and isinstance(verdict[3], str) and isinstance(verdict[4], int | float)):
+            try:  # kept: no YAML to parse
                 cached = memory_from_json(verdict[3].encode("utf-8")) if verdict[3] else None
             except (ValueError, TypeError, KeyError):  # a damaged cache entry: read the file again
                 cached = None
             else:
                 seen[entry.name] = verdict
-                if cached is not None and (cached.expires is None or cached.expires > now):
+                live = verdict[4] == 0 or verdict[4] > now.timestamp()
+                active += live
+                if cached is not None and live:
                     found.append(cached)
                 continue
         read_at = time.time_ns()
@@ -86,13 +92,17 @@ def folder_memories(repo_path: Path, project: str, wanted: Callable[[Memory], bo
         except (OSError, UnicodeDecodeError, DocumentError):
             continue
         keep = not memory.deprecated and wanted(memory)
-        seen[entry.name] = [info.st_mtime_ns, info.st_size, read_at, memory_json(memory).decode() if keep else ""]
-        if keep and (memory.expires is None or memory.expires > now):
+        ends = -1 if memory.deprecated else memory.expires.timestamp() if memory.expires is not None else 0
+        seen[entry.name] = [info.st_mtime_ns, info.st_size, read_at, memory_json(memory).decode() if keep else "",
+                            ends]
+        live = ends == 0 or ends > now.timestamp()
+        active += live
+        if keep and live:
             found.append(memory)
     if seen != known:
         with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
             write_json(cache_file, {**cache, folder.name: seen})
-    return found, len(entries)
+    return found, active
 
 
 def is_essential(memory: Memory) -> bool:

@@ -208,6 +208,11 @@ def test_essentials_follow_edits_through_their_cache(repo_path: Path) -> None:
     assert {m.text for m in again} == {"Never deploy on Fridays", "Staging deploys need the VPN"}
     repo.forget(first[0].id, "deploys are automated now")
     assert [m.text for m in essentials(repo_path, PROJECT)[0]] == ["Staging deploys need the VPN"]
+    # what a block leaves out counts active memories: not the forgotten one, nor a file that cannot be read
+    # (a project with old deprecated memories said "N more memories not shown" for them)
+    (repo_path / hint.path).with_name("broken.md").write_text("---\nid: [\n---\ntext\n", "utf-8")
+    for _ in range(2):  # read, then from the cache
+        assert essentials(repo_path, PROJECT)[1] == 0
 
 
 def test_a_task_prompt_is_read_as_one() -> None:
