@@ -32,6 +32,8 @@ if TYPE_CHECKING:  # dulwich and filelock load on first use: reading HEAD or a f
     from dulwich.repo import Repo
 
 LOCK_NAME = "gitmem.lock"
+#: one fetch, merge and push at a time (``gitmem sync`` by hand, the hooks' automatic one)
+SYNC_LOCK_NAME = "gitmem-sync.lock"
 
 
 class GitStore(GitReader):
@@ -94,6 +96,22 @@ class GitStore(GitReader):
                       if name.startswith(b"refs/heads/"))
 
     # -- writing ----------------------------------------------------------------------------------------
+    @lazy_contextmanager
+    def syncing(self, timeout: float) -> Iterator[None]:
+        """Hold the repository's sync lock for a whole fetch, merge and push, waiting up to ``timeout`` seconds
+        for another sync to end: two at once raced on the fetched refs and packs (dulwich's lock files, a pack
+        checksum mismatch). Writes take the writer lock (:meth:`locked`) and are not held up by it."""
+        from gitmem.files.locks import LockTimeout, file_lock, lock_owner
+
+        try:
+            with file_lock(self.git_dir / SYNC_LOCK_NAME, timeout, record_owner=True):
+                yield
+        except LockTimeout:
+            pid = lock_owner(self.git_dir / SYNC_LOCK_NAME)
+            raise LockTimeoutError(f"another gitmem sync{f' (pid {pid})' if pid else ''} has been running on "
+                                   f"{self.path} for {timeout:.0f} s",
+                                   "wait for it to finish; it fetches and pushes what this one would") from None
+
     @lazy_contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the repository's writer lock (waits up to ``lock_timeout`` seconds)."""

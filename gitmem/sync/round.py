@@ -52,6 +52,8 @@ from gitmem.text.counted import counted
 
 #: fetch → merge → push rounds before a sync gives up on a remote that others keep pushing to
 _MAX_ROUNDS = 6
+#: how long a sync without a timeout waits for another sync of the repository to end
+SYNC_WAIT = 120.0
 #: seconds of the first pause after a refused push (doubled each round, with jitter)
 _BACKOFF = 0.1
 
@@ -161,7 +163,15 @@ def sync(store: GitStore, *, author: str, branch: str = "main", remote: str = RE
          timeout: float | None = None, push_changes: bool = True, review_target: str = "") -> SyncResult:
     """Fetch, merge and push. In ``review`` mode local commits go to ``review_target`` (default
     :func:`review_branch`) on the remote instead of ``branch``; ``branch`` itself is only pulled. Review branches
-    of this machine that the remote branch already contains (the pull request was merged) are deleted."""
+    of this machine that the remote branch already contains (the pull request was merged) are deleted. One sync
+    of a repository runs at a time: another waits for it (up to ``timeout``, else :data:`SYNC_WAIT` seconds)."""
+    with store.syncing(SYNC_WAIT if timeout is None else timeout):
+        return _sync(store, author=author, branch=branch, remote=remote, mode=mode, timeout=timeout,
+                     push_changes=push_changes, review_target=review_target)
+
+
+def _sync(store: GitStore, *, author: str, branch: str, remote: str, mode: str, timeout: float | None,
+          push_changes: bool, review_target: str) -> SyncResult:
     started = time.perf_counter()
     url = remote_url(store, remote)
     result = SyncResult(remote=display_url(url), branch=branch)

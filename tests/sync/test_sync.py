@@ -17,7 +17,9 @@ from gitmem.store.layout import init_repo
 from gitmem.store.memories import MemoryRepo
 from gitmem.sync import round as sync
 from gitmem.text.records import replace
-from tests.helpers import assert_clean, git, run_cli
+from tests.helpers import GITMEM, assert_clean, git, run_cli
+
+GITMEM_CMD = [GITMEM]
 
 AUTHOR = "Test User <test@example.com>"
 
@@ -200,6 +202,34 @@ def test_unreachable_remote_is_one_line_and_leaves_work_alone(tmp_path: Path) ->
     assert_clean(repo.path)
     result = run_cli("--repo", str(repo.path), "sync")
     assert result.code == 1 and result.err.count("\n") == 1 and "cannot fetch" in result.err
+
+
+def test_syncs_started_at_once_take_turns(machines: tuple[MemoryRepo, MemoryRepo, Path]) -> None:
+    """Syncs of one repository at once (a manual one beside the hooks' automatic ones) fetched into the same refs
+    and packs outside any lock, and failed with dulwich's lock files or a pack checksum mismatch, and advice about
+    the URL and credentials. A sync now waits for the one running, then runs."""
+    import time
+
+    a, b, _remote = machines
+    a.remember("A fact from machine a")
+    b.import_records([{"text": f"Fact {i} from machine b"} for i in range(50)])
+    assert run_cli("--repo", str(b.path), "sync").code == 0
+    with a.git.syncing(60):  # another sync, running
+        waiting = subprocess.Popen([*GITMEM_CMD, "--repo", str(a.path), "sync"], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE)
+        time.sleep(3)
+        assert waiting.poll() is None  # it waits: it has not fetched, merged or pushed
+        assert len(a.list()) == 1
+    assert waiting.wait(timeout=120) == 0, waiting.stderr.read().decode() if waiting.stderr else ""
+    assert len(a.list()) == 51
+    with a.git.syncing(60):  # a bounded sync that cannot wait long enough says why, in one line
+        late = run_cli("--repo", str(a.path), "sync", "--timeout", "1")
+    assert late.code != 0 and "another gitmem sync" in late.err and len(late.err.strip().splitlines()) == 1
+    procs = [subprocess.Popen([*GITMEM_CMD, "--repo", str(a.path), "sync"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) for _ in range(4)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0, 0]
+    assert_clean(a.path)
+    git(a.path, "fsck", "--strict")
 
 
 def test_no_remote(repo: MemoryRepo) -> None:
