@@ -33,6 +33,8 @@ class History:
     refs: tuple[str, ...] = ()
     #: commit SHA → its raw message, newest first
     messages: dict[str, bytes] = field(default_factory=dict)
+    #: annotated tag object SHA → its raw message
+    tag_messages: dict[str, bytes] = field(default_factory=dict)
     #: every file path that ever existed → a commit that holds it
     names: dict[str, str] = field(default_factory=dict)
     #: blob SHA → (a path it was at, a commit that holds it)
@@ -68,6 +70,19 @@ def _refs(repo: Repo) -> dict[bytes, bytes]:
     return found
 
 
+def _tag_chain(repo: Repo, ref: bytes) -> list[Any]:
+    """The annotated tag objects ``ref`` points through before its commit (none for a branch or a light tag)."""
+    chain: list[Any] = []
+    try:
+        obj: Any = repo[repo.refs[ref]]  # type: ignore[index]
+        while obj.type_name == b"tag":
+            chain.append(obj)
+            obj = repo[obj.object[1]]
+    except KeyError:
+        return []
+    return chain
+
+
 def read_history(store: GitStore) -> History:
     """Every commit message, file name and blob reachable from a ref (each tree and blob read once)."""
     from dulwich.objects import ObjectID
@@ -78,6 +93,9 @@ def read_history(store: GitStore) -> History:
         result.refs = tuple(sorted(r.decode("utf-8", "replace") for r in refs))
         if not refs:
             return result
+        for ref in refs:
+            for tag in _tag_chain(repo, ref):
+                result.tag_messages[tag.id.decode()] = tag.message
         seen_trees: set[bytes] = set()
         for entry in repo.get_walker(include=[ObjectID(sha) for sha in sorted(set(refs.values()))]):
             commit = entry.commit
@@ -109,7 +127,7 @@ def rewrite_history(store: GitStore, *, content: Callable[[bytes], bytes], name:
     the remote-tracking refs and reflogs, and remove every object no ref reaches. The caller holds
     :meth:`GitStore.locked` and checked that the work tree has no uncommitted change."""
     from dulwich.gc import garbage_collect
-    from dulwich.objects import Blob, Commit, ObjectID, Tree
+    from dulwich.objects import Blob, Commit, ObjectID, Tag, Tree
 
     from gitmem.git.plumbing import diff_trees
 
@@ -178,9 +196,27 @@ def rewrite_history(store: GitStore, *, content: Callable[[bytes], bytes], name:
                 repo.object_store.add_object(commit)
                 mapping[old_commit.id] = commit.id
                 result.rewritten += 1
+        def retag(sha: bytes) -> bytes:
+            """The object an annotated tag becomes: a new tag on the rewritten commit, its message passed through
+            ``message`` (a signature cannot survive the change and is dropped); a commit, its rewritten SHA."""
+            obj: Any = repo[ObjectID(sha)]
+            if obj.type_name != b"tag":
+                return mapping.get(sha, sha)
+            target_type, target = obj.object
+            new_target, new_message = retag(target), message(obj.message)
+            if new_target == target and new_message == obj.message:
+                return sha
+            tag = Tag()
+            tag.name, tag.tagger, tag.message = obj.name, obj.tagger, new_message
+            tag.tag_time, tag.tag_timezone = obj.tag_time, obj.tag_timezone
+            tag.object = (target_type, ObjectID(new_target))
+            repo.object_store.add_object(tag)
+            return tag.id
+
         current = repo.refs.get_symrefs().get(b"HEAD")  # type: ignore[call-overload]
-        for ref, old_sha in local.items():
-            new_sha = mapping.get(old_sha, old_sha)
+        for ref in local:
+            old_sha = repo.refs[ref]  # type: ignore[index]  # an annotated tag's ref holds the tag object, not the commit
+            new_sha = retag(old_sha)
             if new_sha == old_sha:
                 continue
             result.refs[ref.decode()] = (old_sha.decode(), new_sha.decode())

@@ -101,6 +101,8 @@ def scan(store: GitStore, *, extra_patterns: Sequence[str] = ()) -> Scan:
     result.commits = len(messages)
     for sha, message in messages.items():
         note("message", "", sha, find_secrets(message, extra_patterns=extra_patterns))
+    for sha, raw in history.tag_messages.items():  # an annotated tag's message (its ref names it in `refs`)
+        note("tag message", "", sha, find_secrets(_text(raw)[0], extra_patterns=extra_patterns))
     result.blobs = len(blobs)
     texts: dict[bytes, str] = {}
     for blob_sha, (path, sha) in blobs.items():

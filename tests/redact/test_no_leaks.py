@@ -295,6 +295,9 @@ def test_doctor_finds_an_old_leak_and_purge_rewrites_it_away(tmp_path: Path) -> 
                             f"schema_version: 1\n---\n{written} is the staging credential\n")
     git(mem, "add", "-A")
     git(mem, "commit", "-q", "-m", f"remember: {written} is the staging credential")
+    # an annotated tag on the leaking commit, whose own message holds a secret too: purge-secrets failed on every
+    # run with "refs/tags/v1 moved", the secret kept alive by the tag
+    git(mem, "tag", "-a", "v1", "-m", f"release, see {PLANTED[1][0]}")
     repo.remember("A memory written after the leak")
     before = git(mem, "rev-list", "--all").split()
     doctor = run_cli("--repo", str(mem), "doctor")
@@ -304,7 +307,11 @@ def test_doctor_finds_an_old_leak_and_purge_rewrites_it_away(tmp_path: Path) -> 
     assert leaks(secret, [mem])  # the plan changed nothing
     done = run_cli("--repo", str(mem), "purge-secrets", "--yes")
     assert done.code == 0, done.err
+    assert "tag message" in plan.out and "refs/tags/v1" in done.out
     assert not leaks(secret, [mem], [plan.out, plan.err, done.out, done.err, doctor.out])
+    assert not leaks(PLANTED[1][1], [mem], [plan.out, done.out])
+    assert "[REDACTED" in git(mem, "tag", "-n1") and git(mem, "cat-file", "-t", "v1").strip() == "tag"
+    assert git(mem, "rev-parse", "v1^{commit}").strip() == git(mem, "rev-parse", "HEAD~1").strip()
     assert git(mem, "status", "--porcelain") == ""
     git(mem, "fsck", "--strict")
     after = git(mem, "log", "--format=%s").splitlines()
