@@ -50,12 +50,16 @@ _HIGH_CN = LazyPattern(_LEAD_CN + r"(?:始终|永远|一律|绝不要|绝对不�
 _NORMAL_CN = LazyPattern(_LEAD_CN + r"(?:不要|别|优先|尽量|最好|宁可)(?!人|的|处|紧|客气|着急|担心)")
 _FROM_NOW_ON_CN = LazyPattern(r"^(?:以后|今后|从现在开始|从今以后|每次)\s*[，,：:]?\s*\S")
 _QUESTION_CN = LazyPattern(r"(?:吗|呢|么|吧)\s*$")
+#: the correction markers that also open a question ("应该用哪个…？"): a correction only outside one
+SOFT_CORRECTIONS = ("应该是", "应该用", "改成", "改为", "换成")
+_ASKING = LazyPattern(r"哪|什么|怎么|为什么|是否|吗|呢|[?？]")
+_SENTENCE_END = LazyPattern(r"[。！!？?\n]")
 
 _CORRECTION = LazyPattern(
     r"(?i)^(?:no|nope|wrong)\s*[,.!:]|that'?s\s+(?:wrong|not\s+(?:right|correct|what\s+i)|incorrect)|"
     r"this\s+is\s+(?:wrong|incorrect|not\s+right)|you(?:'re|\s+are)\s+wrong|(?:is|was)\s+not\s+correct|"
     r"\bactually,?\s+(?:it|you|we|that|this)\s+should\b|\bshould\s+(?:be|have\s+been)\b.+\binstead\b|"
-    r"不对|错了|搞错|不是这样|不是这个|应该是|应该用|改成|改为|换成")
+    r"不对|错了|搞错|不是这样|不是这个|" + "|".join(SOFT_CORRECTIONS))
 
 
 # A rule is for later; a task is for now. A prompt that names code (identifiers, calls, flags), asks for a fix or
@@ -198,11 +202,20 @@ def detect_directives(prompt: str) -> list[Directive]:
 
 
 def detect_correction(prompt: str) -> str | None:
-    """The prompt's first sentences when it corrects the agent ("no, that's wrong…", 不对…), else None."""
+    """The prompt's first sentences when it corrects the agent ("no, that's wrong…", 不对…), else None. A question
+    whose only marker is what something should be ("订单服务应该用哪个数据库？", "should it be X instead?") asks;
+    it corrects nothing."""
     head = _strip(prompt[:2000])
-    if not head or not _may_correct(head[:400]) or not _CORRECTION.search(head[:400]):
+    if not head or not _may_correct(head[:400]):
         return None
-    return head[:500]
+    for found in _CORRECTION.finditer(head[:400]):
+        if found.group(0) not in SOFT_CORRECTIONS:
+            return head[:500]
+        start = max(head.rfind(mark, 0, found.start()) for mark in "。！!？?\n") + 1  # the sentence around it
+        after = _SENTENCE_END.search(head, found.end())
+        if not _ASKING.search(head[start:after.end() if after else len(head)]):
+            return head[:500]
+    return None
 
 
 def directive_key(text: str) -> str:

@@ -519,6 +519,15 @@ def test_correction_detection_ignores_plain_prompts() -> None:
     assert detect_correction("Now add a test for the cart") is None
 
 
+@pytest.mark.parametrize(("prompt", "corrects"), [
+    ("订单服务应该用哪个数据库？", False), ("这里应该是 8080 吗", False), ("配置应该改成什么？", False),
+    ("应该用哪个？不对，是 PostgreSQL", True), ("好的。把端口改成 9090。", True), ("应该用 pnpm，不是 npm", True),
+])
+def test_a_question_of_what_it_should_be_is_no_correction(prompt: str, corrects: bool) -> None:
+    """"订单服务应该用哪个数据库？" asks; it went to the learner's candidates as a correction."""
+    assert (detect_correction(prompt) is not None) == corrects
+
+
 _RULE_PIECES = st.sampled_from([
     "always", "ALWAYS", "alwayſ", "never", "NEVER", "don't", "DONT", "do not", "Do  Not", "avoıd", "stop", "must",
     "under no circumstances", "you need to", "you have to", "prefer", "PREFER", "instead of", "rather than", "use",
