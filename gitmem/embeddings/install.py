@@ -242,7 +242,17 @@ def install_model(
         if validate:
             sources = (*known.variants[chosen], *((known.build_from,) if known.build_from else ()))
             vocab = next((rf.vocab_size for rf in sources if rf.vocab_size), None)
-            dim, model_id = _validate(staging, config, vocab)
+            try:
+                dim, model_id = _validate(staging, config, vocab)
+            except EmbeddingError as exc:  # it named the staging copy, gone by now, and said to reinstall
+                cause = exc.__cause__
+                came = f"the files of {from_path}" if from_path is not None else \
+                    f"the files downloaded from {known.base_url}"
+                said = str(cause or exc).splitlines()[0][:200].replace(str(staging), str(from_path or "the download"))
+                raise EmbeddingError(
+                    f"{came} do not make a working {known.name} model ({type(cause or exc).__name__}: {said})",
+                    "check its model.onnx and tokenizer.json; nothing was installed" if from_path is not None
+                    else "try again later; nothing was installed") from exc
         manifest = {
             "format": MANIFEST_FORMAT,
             "name": known.name,

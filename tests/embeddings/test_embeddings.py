@@ -412,6 +412,23 @@ def test_checksum_mismatch_refuses_and_leaves_nothing_half_installed(model_files
     assert sha256(tmp_path / "test-minilm" / MANIFEST_NAME) == before
 
 
+def test_files_that_make_no_working_model_are_named_where_they_came_from(model_files: Path, tmp_path: Path) -> None:
+    """A model.onnx that is no model, given with --from: the error named the staging copy (already deleted) and
+    said to delete it and reinstall; it names the folder given and what is wrong."""
+    given = tmp_path / "given"
+    (given / "onnx").mkdir(parents=True)
+    (given / "onnx" / "model.onnx").write_bytes(b"garbage\n")
+    (given / "tokenizer.json").write_bytes((model_files / "tokenizer.json").read_bytes())
+    unpinned = local_model(given, model=RemoteFile("model.onnx", "onnx/model.onnx"),
+                           tokenizer=RemoteFile("tokenizer.json", "tokenizer.json"))
+    with pytest.raises(EmbeddingError) as caught:
+        install_model(unpinned, tmp_path / "models", from_path=given)
+    said = str(caught.value)
+    assert f"the files of {given} do not make a working test-minilm model" in said
+    assert ".installing-" not in said and "reinstall" not in said and "nothing was installed" in said
+    assert leftovers(tmp_path / "models") == []
+
+
 def test_user_checksum_file_is_enforced(model_files: Path, tmp_path: Path) -> None:
     unpinned = local_model(model_files, tokenizer=RemoteFile("tokenizer.json", "tokenizer.json"))
     sums = tmp_path / "SHA256SUMS"
