@@ -402,8 +402,10 @@ class MemoryRepo(StoredRepo):
                 progress(1)
             try:
                 memory = self._clean(record_to_memory(record, self._raw_tags))
-            except ValidationError as exc:
-                problems.append(f"record {number}: {exc.message}")
+            except ValidationError as exc:  # with the values it takes ("unknown category 'fact'": the ones there
+                # are), not a command's advice (an empty text's "gitmem remember …")
+                fits = exc.hint and "gitmem " not in exc.hint
+                problems.append(f"record {number}: {exc.message}" + (f" ({exc.hint})" if fits else ""))
                 continue
             if record.get("id") is None:
                 memory = replace(memory, id=stable_id(memory))
@@ -418,8 +420,7 @@ class MemoryRepo(StoredRepo):
             redacted += bool(self.last_redaction)
             prepared.append(memory)
         if problems:
-            raise ValidationError(listed(problems), "fix these records (ids unique, a non-empty text) and import "
-                                                    "again; nothing was imported")
+            raise ValidationError(listed(problems), "fix these records and import again; nothing was imported")
         result = ImportResult(redacted=redacted)
         changes: dict[str, bytes | None] = {}
         ids: list[str] = []

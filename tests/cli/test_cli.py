@@ -178,6 +178,10 @@ def test_bad_jsonl_line_is_named(tmp_path: Path) -> None:
     result = run_cli("--repo", str(d), "import", str(records))
     assert result.code != 0 and "record 2:" in result.err and "record 3: importance 9" in result.err
     assert "gitmem remember" not in result.err and "record 1" not in result.err
+    assert "importance 9 is not allowed (use a whole number from 1 to 5)" in result.err  # the values it takes
+    (tmp_path / "cat.jsonl").write_text('{"text": "x", "category": "fact"}\n', "utf-8")
+    wrong = run_cli("--repo", str(d), "import", str(tmp_path / "cat.jsonl"))
+    assert "unknown category 'fact' (use one of: background," in wrong.err and "ids unique" not in wrong.err
 
 
 def test_importing_a_file_without_ids_again_changes_nothing(tmp_path: Path) -> None:
