@@ -75,10 +75,13 @@ def admits(hit: Hit, query: str, model_id: str = "", size: int = FULL_AT, projec
            own_project: float = 1.0) -> bool:
     """Whether ``hit`` (from a search for ``query`` in a repository of ``size`` memories) passes the gate; a
     memory of ``project`` needs ``own_project`` times the BM25 threshold; a query of CJK characters up to
-    :data:`CJK_FLOOR` times it, by their share of its terms (:func:`cjk_share`)."""
-    floor = bm25_min(size) * (own_project if project and hit.memory.project == project else 1.0)
-    if not query.isascii():
-        floor *= 1.0 + (CJK_FLOOR - 1.0) * cjk_share(hit.terms)
+    :data:`CJK_FLOOR` times the full threshold, by their share of its terms (:func:`cjk_share`), in a repository
+    of any size."""
+    own = own_project if project and hit.memory.project == project else 1.0
+    floor = bm25_min(size) * own
+    if not query.isascii():  # chance matches of single characters do not shrink with the repository: in one of
+        # 20 Chinese memories "用" and "文" carried 今天天气怎么样？用中文回答 to 文件存储用S3 (BM25 1.8)
+        floor += BM25_MIN * (CJK_FLOOR - 1.0) * cjk_share(hit.terms) * own
     if hit.parts.bm25 > 0 and hit.parts.bm25 >= floor:
         return True
     cosine = hit.parts.vector

@@ -383,6 +383,36 @@ def test_a_chinese_prompt_needs_more_evidence_than_an_english_one() -> None:
     assert not admits(_scored("", BM25_MIN * (1 + (CJK_FLOOR - 1) * 4 / 7) * 0.99, mixed), mixed)
 
 
+def test_in_a_small_repository_a_chinese_prompt_s_chance_characters_stay_out() -> None:
+    """The threshold shrinks with a small repository (its rarity weights are small), but chance matches of single
+    characters do not: in one of 20 memories, "用" and "文" carried 今天天气怎么样？用中文回答 to 文件存储用S3
+    (BM25 1.8). The characters' part of the floor keeps its full size; an English prompt's floor still shrinks."""
+    query = "单元测试"
+    full = BM25_MIN * CJK_FLOOR
+    small = BM25_MIN * 20 / 200 + BM25_MIN * (CJK_FLOOR - 1)  # size 20: the words' part shrinks, not the rest
+    assert not admits(_scored("", small * 0.99, query), query, size=20)
+    assert admits(_scored("", small, query), query, size=20)
+    assert small < full and admits(_scored("", full, query), query, size=200)
+    assert admits(_scored("", BM25_MIN * 20 / 200, "unit tests"), "unit tests", size=20)
+
+
+def test_a_chinese_prompt_brings_what_it_names_and_nothing_by_chance_in_a_small_repository(repo_path: Path) -> None:
+    texts = ["文件存储用S3", "接口文档用OpenAPI描述", "日志统一写到ELK", "订单服务使用PostgreSQL数据库",
+             "前端使用React和TypeScript开发", "部署前需要运维审批", "缓存用Redis，过期时间一小时", "发布只在周二和周四",
+             "不要在周五发布", "用户密码用bcrypt哈希", "接口统一返回JSON", "提交信息用英文"]
+    repo = Repository(Config(repo=repo_path, embedding=EmbeddingConfig(model="none")))
+    repo.import_records([{"text": t, "project": PROJECT} for t in texts])
+    index = repo.index()
+    asked = {"今天天气怎么样？用中文回答": set(), "帮我写一首关于春天的诗": set(),
+             "订单服务应该用哪个数据库？": {"订单服务使用PostgreSQL数据库"},
+             "缓存过期时间设多少": {"缓存用Redis，过期时间一小时"},
+             "周五能发布吗": {"不要在周五发布", "发布只在周二和周四"}, "密码怎么存": {"用户密码用bcrypt哈希"},
+             "日志写到哪里": {"日志统一写到ELK"}, "前端用什么框架": {"前端使用React和TypeScript开发"}}
+    for prompt, wanted in asked.items():
+        found = relevant_hits(index, prompt, project=PROJECT, k=5, mode="bm25", own_project=OWN_PROJECT)
+        assert {h.memory.text for h in found} == wanted, prompt
+
+
 def test_a_prompt_admits_weaker_evidence_for_the_project_s_own_memories() -> None:
     """The same BM25 score admits a memory of the session's project for a prompt, not a global one, and not at
     session start (whose query is a guess from the branch and commits)."""
