@@ -18,6 +18,7 @@ import pytest
 from gitmem.config import Config
 from gitmem.errors import RepoError
 from gitmem.git import plumbing as gitplumbing
+from gitmem.git.store import LOCK_NAME, SYNC_LOCK_NAME
 from gitmem.store.layout import init_repo
 from gitmem.store.memories import MemoryRepo
 from gitmem.sync import round as sync
@@ -31,7 +32,8 @@ def _leftovers(repo: Path) -> list[str]:
     found = []
     for path in repo.rglob("*"):
         rel = path.relative_to(repo).as_posix()
-        if rel.startswith((".cache/", "local/")) or rel == ".git/gitmem.lock":
+        # the writer's and the sync's lock files stay, empty and unlocked: an flock needs its file
+        if rel.startswith((".cache/", "local/")) or rel in (f".git/{LOCK_NAME}", f".git/{SYNC_LOCK_NAME}"):
             continue
         if path.name.endswith((".tmp", ".lock")) or path.name == "gitmem-journal.json":
             found.append(rel)
