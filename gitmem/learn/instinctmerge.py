@@ -36,8 +36,7 @@ def merge_instincts(base: Instinct | None, ours: Instinct, theirs: Instinct) -> 
     sessions0 = base.sessions if base is not None else 0
     evidence0 = base.evidence_count if base is not None else 0
     mine, other = ours.sessions - sessions0, theirs.sessions - sessions0
-    newer, older = (ours, theirs) if (ours.last_seen, dumps(ours)) >= (theirs.last_seen, dumps(theirs)) \
-        else (theirs, ours)
+    newer = ours if (ours.last_seen, dumps(ours)) >= (theirs.last_seen, dumps(theirs)) else theirs
     # without a base too: the higher side's NEW counts once, each of the other side's sessions is one step more
     confidence = clamp(max(ours.confidence, theirs.confidence) + STEP * max(0, min(mine, other)))
     deprecated = (ours.deprecated and theirs.deprecated) or (ours.deprecated and other <= 0) or \
@@ -57,7 +56,7 @@ def merge_instincts(base: Instinct | None, ours: Instinct, theirs: Instinct) -> 
         sessions=max(sessions0 + mine + other, ours.sessions, theirs.sessions),
         evidence_count=max(evidence0 + (ours.evidence_count - evidence0) + (theirs.evidence_count - evidence0),
                            ours.evidence_count, theirs.evidence_count),
-        evidence=tuple(lines), schema_version=max(ours.schema_version, older.schema_version))
+        evidence=tuple(lines), schema_version=max(ours.schema_version, theirs.schema_version))
 
 
 def merge_instinct_file(path: str, base: bytes | None, ours: bytes, theirs: bytes) -> bytes | None:

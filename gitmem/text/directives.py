@@ -203,8 +203,7 @@ def detect_directives(prompt: str) -> list[Directive]:
 
 def detect_correction(prompt: str) -> str | None:
     """The prompt's first sentences when it corrects the agent ("no, that's wrong…", 不对…), else None. A question
-    whose only marker is what something should be ("订单服务应该用哪个数据库？", "should it be X instead?") asks;
-    it corrects nothing."""
+    whose only marker is what something should be ("订单服务应该用哪个数据库？") asks; it corrects nothing."""
     head = _strip(prompt[:2000])
     if not head or not _may_correct(head[:400]):
         return None
