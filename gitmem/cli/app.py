@@ -24,29 +24,18 @@ from gitmem.errors import GitmemError, ValidationError
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _log_path(repo: Path | None) -> Path:
-    if repo is not None and (repo / ".git").is_dir():
-        return repo / "local" / "gitmem.log"
-    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
-    return state / "gitmem" / "gitmem.log"
-
-
 def log_internal_error(repo: Path | None, exc: BaseException) -> Path | None:
     """Append the traceback of an unexpected error to the local log (the repository's, else the user's when the
-    repository's cannot be written); returns the log's path, None when neither could be written."""
+    repository's cannot be written: the hooks' :func:`~gitmem.agents.claude.context.append_log`); returns the
+    log's path, None when neither could be written."""
+    from gitmem.agents.claude.context import append_log
     from gitmem.redact.engine import redact
 
     entry = (f"{datetime.now(UTC).isoformat()} gitmem {redact(' '.join(sys.argv[1:])).text[:200]}\n"
              + redact("".join(traceback.format_exception(exc))).text)
-    for path in dict.fromkeys((_log_path(repo), _log_path(None))):
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("a", encoding="utf-8") as fh:
-                fh.write(entry)
-        except OSError:
-            continue
-        return path
-    return None
+    usable = repo if repo is not None and (repo / ".git").is_dir() else None
+    written = append_log(usable, os.environ, Path.home(), entry.rstrip("\n"))
+    return Path(written) if written is not None else None
 
 
 #: what a file system answers when this user may not read or write a file there, or it is mounted read-only

@@ -173,9 +173,20 @@ NOTE = "hook note:"
 def log(ctx: Context, message: str, *, note: bool = False) -> None:
     """Append one line to the local log (best effort); ``note``: what happens by design (a warm-up to come), which
     ``gitmem doctor`` does not report as an error."""
-    line = f"{observe.now_iso()} {NOTE if note else 'hook:'} {message}"
-    if not (ctx.exists and write_log(log_path(ctx.repo_dir, ctx.env, ctx.home), line)):
-        write_log(log_path(None, ctx.env, ctx.home), line)  # no repository, or one this user cannot write
+    append_log(ctx.repo_dir if ctx.exists else None, ctx.env, ctx.home,
+               f"{observe.now_iso()} {NOTE if note else 'hook:'} {message}")
+
+
+def log_paths(repo: StrPath | None, env: Mapping[str, str], home: StrPath) -> tuple[str, ...]:
+    """Where the hooks' log lines go, in order: the repository's log, then the user's (no repository, or one this
+    user cannot write)."""
+    user = log_path(None, env, home)
+    return (log_path(repo, env, home), user) if repo is not None else (user,)
+
+
+def append_log(repo: StrPath | None, env: Mapping[str, str], home: StrPath, line: str) -> str | None:
+    """Append ``line`` to the first of :func:`log_paths` that can be written; that path, or None."""
+    return next((path for path in log_paths(repo, env, home) if write_log(path, line)), None)
 
 
 def write_log(path: str, line: str) -> bool:
@@ -205,7 +216,7 @@ def spawn_detached(ctx: Context, args: list[str]) -> None:
     import sys
 
     command = [sys.executable, "-m", "gitmem", "--repo", ctx.repo_dir, *args]
-    for path in (log_path(ctx.repo_dir, ctx.env, ctx.home), log_path(None, ctx.env, ctx.home)):
+    for path in log_paths(ctx.repo_dir, ctx.env, ctx.home):
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             log_file = open(path, "ab")  # noqa: SIM115 - closed below, once the child holds its own copy

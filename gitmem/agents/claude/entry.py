@@ -57,7 +57,7 @@ def _parse(data: bytes) -> dict[str, Any]:
 def _report(event: str, exc: BaseException, ctx: Any, env: Mapping[str, str], home: StrPath, err: TextIO) -> None:
     import traceback
 
-    from gitmem.agents.claude.context import log_path, write_log
+    from gitmem.agents.claude.context import append_log, log_path
     from gitmem.errors import GitmemError
     from gitmem.store.local import now_iso
 
@@ -66,13 +66,10 @@ def _report(event: str, exc: BaseException, ctx: Any, env: Mapping[str, str], ho
         repo = ctx.repo_dir if ctx is not None and ctx.exists else None
     except Exception:
         repo = None
-    path = log_path(repo, env, home)
     detail = "".join(traceback.format_exception(exc)).rstrip("\n") if not isinstance(exc, GitmemError) else str(exc)
     session = getattr(ctx, "session_id", "") if ctx is not None else ""
-    if not write_log(path, f"{stamp} hook {event} session={session}: {detail}"):
-        fallback = log_path(None, env, home)
-        if fallback != path and write_log(fallback, f"{stamp} hook {event}: {detail}"):
-            path = fallback
+    path = append_log(repo, env, home, f"{stamp} hook {event} session={session}: {detail}") or log_path(repo, env,
+                                                                                                         home)
     message = str(exc) if isinstance(exc, GitmemError) else f"internal error: {type(exc).__name__}: {exc}"
     line = " ".join(f"gitmem hook {event}: {message} (details in {path})".split())
     try:
