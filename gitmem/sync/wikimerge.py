@@ -21,8 +21,6 @@ from gitmem.store import wikipage as wp
 from gitmem.sync.merge import merge_lines, merge_text
 from gitmem.text.threeway import three_way
 
-CONFLICT_HEADING = wp.CONFLICT_HEADING
-
 
 def _set_merge(base: tuple[str, ...] | None, ours: tuple[str, ...], theirs: tuple[str, ...]) -> tuple[str, ...]:
     def union(o: tuple[str, ...], t: tuple[str, ...]) -> tuple[str, ...]:
@@ -35,6 +33,11 @@ def _set_merge(base: tuple[str, ...] | None, ours: tuple[str, ...], theirs: tupl
 def _pick(name: str, base: wp.WikiPage | None, ours: wp.WikiPage, theirs: wp.WikiPage, winner: wp.WikiPage) -> Any:
     return three_way(getattr(base, name, None), base is not None, getattr(ours, name), getattr(theirs, name),
                      lambda _o, _t: getattr(winner, name))
+
+
+def _both(kept: str, lost: str) -> str:
+    """A body that keeps ``kept`` and the whole of ``lost`` under the conflict heading."""
+    return f"{kept}\n\n{wp.section(lost, wp.CONFLICT_HEADING)}"
 
 
 def merge_body(base: str, ours: str, theirs: str, *, ours_first: bool, ours_win: bool) -> tuple[str, bool]:
@@ -52,12 +55,12 @@ def merge_body(base: str, ours: str, theirs: str, *, ours_first: bool, ours_win:
             return [*first, *gap, *second]
         clashed.append(True)
         kept, lost = (mine, other) if ours_win else (other, mine)
-        return [*kept, "", f"## {CONFLICT_HEADING}", "", *lost, ""]
+        return [*kept, "", f"## {wp.CONFLICT_HEADING}", "", *lost, ""]
 
     body = merge_lines(base, ours, theirs, resolve)
     if body is None:  # merge3 missing: the other side's whole body, as for a page made on both sides
         kept, lost = (ours, theirs) if ours_win else (theirs, ours)
-        return f"{kept}\n\n{wp.section(lost, CONFLICT_HEADING)}", True
+        return _both(kept, lost), True
     return body, bool(clashed)
 
 
@@ -74,7 +77,7 @@ def merge_pages(base: wp.WikiPage | None, ours: wp.WikiPage, theirs: wp.WikiPage
     if base is None:  # the same page made on both sides: nothing in common to merge by
         merged = merge_text(None, ours.body, theirs.body)
         conflict = merged is None
-        body = f"{winner.body}\n\n{wp.section(loser.body, CONFLICT_HEADING)}" if merged is None else merged
+        body = _both(winner.body, loser.body) if merged is None else merged
     else:
         body, conflict = merge_body(base.body, ours.body, theirs.body, ours_first=ours.updated <= theirs.updated,
                                     ours_win=winner is ours)
