@@ -56,7 +56,7 @@ def folder_memories(repo_path: Path, project: str, wanted: Callable[[Memory], bo
     cache = read_json(cache_file)
     known = cache.get(folder.name, {})
     known = known if isinstance(known, dict) else {}
-    seen: dict[str, list[Any]] = {}
+    seen: dict[str, Any] = {}
     found: list[Memory] = []
     active = 0
     now = datetime.now(UTC)
@@ -70,39 +70,44 @@ def folder_memories(repo_path: Path, project: str, wanted: Callable[[Memory], bo
         except OSError:
             continue
         verdict = known.get(entry.name)
-        # a verdict: [mtime, size, when read, the memory as the index stores it or "" when turned down, the time
-        # it stops being active: 0 never, -1 deprecated, else its expiry in seconds]
-        if (isinstance(verdict, list) and len(verdict) == 5 and verdict[:2] == [info.st_mtime_ns, info.st_size]
-                and isinstance(verdict[2], int) and settled(info.st_mtime_ns, verdict[2])
-                and isinstance(verdict[3], str) and isinstance(verdict[4], int | float)):
-            try:  # kept: no YAML to parse
-                cached = memory_from_json(verdict[3].encode("utf-8")) if verdict[3] else None
-            except (ValueError, TypeError, KeyError):  # a damaged cache entry: read the file again
-                cached = None
-            else:
-                seen[entry.name] = verdict
-                live = verdict[4] == 0 or verdict[4] > now.timestamp()
-                active += live
-                if cached is not None and live:
-                    found.append(cached)
+        read = _cached(verdict, info.st_mtime_ns, info.st_size)
+        if read is not None:
+            seen[entry.name] = verdict
+        else:
+            read_at = time.time_ns()
+            try:
+                parsed = docs.loads(Path(entry.path).read_text("utf-8"), entry.path)
+            except (OSError, UnicodeDecodeError, DocumentError):
                 continue
-        read_at = time.time_ns()
-        try:
-            memory = docs.loads(Path(entry.path).read_text("utf-8"), entry.path)
-        except (OSError, UnicodeDecodeError, DocumentError):
-            continue
-        keep = not memory.deprecated and wanted(memory)
-        ends = -1 if memory.deprecated else memory.expires.timestamp() if memory.expires is not None else 0
-        seen[entry.name] = [info.st_mtime_ns, info.st_size, read_at, memory_json(memory).decode() if keep else "",
-                            ends]
+            keep = not parsed.deprecated and wanted(parsed)
+            ends = -1 if parsed.deprecated else parsed.expires.timestamp() if parsed.expires is not None else 0
+            seen[entry.name] = [info.st_mtime_ns, info.st_size, read_at,
+                                memory_json(parsed).decode() if keep else "", ends]
+            read = (parsed if keep else None, ends)
+        memory, ends = read
         live = ends == 0 or ends > now.timestamp()
         active += live
-        if keep and live:
+        if memory is not None and live:
             found.append(memory)
     if seen != known:
         with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
             write_json(cache_file, {**cache, folder.name: seen})
     return found, active
+
+
+def _cached(verdict: Any, mtime_ns: int, size: int) -> tuple[Memory | None, float] | None:
+    """(the kept memory or None when turned down, when it stops being active) from a cached verdict on a file,
+    None when the verdict is missing, stale or damaged. A verdict: [mtime, size, when read, the memory as the index
+    stores it or "" when turned down, the time it stops being active: 0 never, -1 deprecated, else its expiry in
+    seconds]."""
+    if not (isinstance(verdict, list) and len(verdict) == 5 and verdict[:2] == [mtime_ns, size]
+            and isinstance(verdict[2], int) and settled(mtime_ns, verdict[2])
+            and isinstance(verdict[3], str) and isinstance(verdict[4], int | float)):
+        return None
+    try:  # kept: no YAML to parse
+        return (memory_from_json(verdict[3].encode("utf-8")) if verdict[3] else None), float(verdict[4])
+    except (ValueError, TypeError, KeyError):  # a damaged cache entry: read the file again
+        return None
 
 
 def is_essential(memory: Memory) -> bool:
