@@ -3,11 +3,7 @@
 
 
 import json
-import os
-import shlex
-import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -200,20 +196,6 @@ def list_(state: State, type_: str | None, category: str | None, tag: str | None
 
 
 # -- edit / forget / restore ---------------------------------------------------------------------------
-def _run_editor(path: Path, *, fresh: bool) -> None:
-    """Open ``path`` in $VISUAL, $EDITOR or vi. A draft nobody could edit (``fresh``: as it was written, the editor
-    did not start) is removed; one the editor left with an error is kept and named."""
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    try:
-        code = subprocess.call([*shlex.split(editor), str(path)])
-    except OSError as exc:
-        if fresh:
-            path.unlink(missing_ok=True)
-        raise GitmemError(f"cannot start the editor '{editor}': {exc.strerror}", "set $EDITOR") from None
-    if code != 0:
-        raise GitmemError(f"the editor '{editor}' exited with status {code}", f"your draft is kept at {path}")
-
-
 @cli.command()
 @click.argument("memory_id", metavar="ID")
 @click.option("--draft", "draft_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
@@ -221,34 +203,25 @@ def _run_editor(path: Path, *, fresh: bool) -> None:
 @pass_state
 def edit(state: State, memory_id: str, draft_path: Path | None) -> None:
     """Edit a memory in $EDITOR; it is validated before anything is committed."""
+    from gitmem.cli.editing import again, edit_draft
     from gitmem.errors import DocumentError
     from gitmem.store.document import dumps, loads
     from gitmem.text.records import replace
 
     repo = state.open()
     memory = repo.get(memory_id)
-    original = dumps(memory)
-    if draft_path is None:
-        # the draft's name never comes from the id: an id may hold any character, "/" included
-        fd, name = tempfile.mkstemp(prefix="gitmem-edit-", suffix=".md")
-        draft = Path(name)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(original)
-    else:
-        draft = draft_path
-    _run_editor(draft, fresh=draft_path is None)
-    edited = draft.read_bytes().decode("utf-8", "replace")
-    if edited == original:
-        draft.unlink()
+    result = edit_draft(dumps(memory), draft_path)
+    if result is None:
         click.echo("no changes")
         return
-    again = f"fix it, then go on with: gitmem edit {shlex.quote(memory.id)} --draft {shlex.quote(str(draft))}"
+    edited, draft = result
+    retry = again(["gitmem", "edit", memory.id], draft)
     try:
         changed = loads(edited, str(draft))
     except DocumentError as exc:
-        raise GitmemError(f"not saved: {exc.message}", again) from None
+        raise GitmemError(f"not saved: {exc.message}", retry) from None
     if changed.id != memory.id:
-        raise GitmemError("not saved: the id cannot be changed", again)
+        raise GitmemError("not saved: the id cannot be changed", retry)
     if not memory.name and changed.name == memory.title:
         # the name was the text's first line, written for readers: it follows the text, as it did before the edit
         changed = replace(changed, name="")

@@ -61,6 +61,8 @@ def _print_sync(result: Any) -> None:
         click.echo(f"conflict: {conflict}")
     if result.conflicted_ids:
         click.echo("both versions are kept; see gitmem status, settle with gitmem resolve ID")
+    if any(conflict.startswith("wiki/") for conflict in result.conflicts):
+        click.echo("settle a page with: gitmem wiki edit PAGE --project P (see gitmem status)")
 
 
 @cli.command("sync")
@@ -106,10 +108,11 @@ def conflicts_of(repo: Any) -> list[tuple[Any, list[Any]]]:
 @json_option
 @pass_state
 def status_command(state: State, do_fetch: bool, as_json: bool) -> None:
-    """Ahead/behind the remote, conflicted memories, and changes not yet committed."""
+    """Ahead/behind the remote, conflicted memories and wiki pages, and changes not yet committed."""
     from gitmem.git import remote
     from gitmem.sync import round as sync
     from gitmem.sync.sidecars import conflict_files, original_path
+    from gitmem.wiki.store import conflicted_pages
 
     repo = state.open()
     branch = repo.config.sync.branch
@@ -122,11 +125,14 @@ def status_command(state: State, do_fetch: bool, as_json: bool) -> None:
     info = sync.status(repo.git, branch)
     conflicts = conflicts_of(repo)
     kept = conflict_files(repo.path)  # files a sync could not merge: the other side's version, read by nothing
+    pages = conflicted_pages(repo)
     if as_json:
         emit_json({"remote": info.remote, "branch": info.branch, "ahead": info.ahead, "behind": info.behind,
                    "pending": list(info.pending), "fetch_error": fetch_error,
                    "conflicts": [{"id": m.id, "path": m.path, "versions": [v.id for v in vs]}
                                  for m, vs in conflicts],
+                   "conflicted_pages": [{"project": project, "page": page.name, "title": page.title}
+                                        for project, page in pages],
                    "kept_versions": [{"path": rel, "of": original_path(rel)} for rel in kept]})
         return
     if info.remote:
@@ -143,12 +149,16 @@ def status_command(state: State, do_fetch: bool, as_json: bool) -> None:
             click.echo(f"  {memory.id}  {memory.title}")
             for version in versions:
                 click.echo(f"    version {version.id}  {version.title}")
+    if pages:
+        click.echo(f"{counted(len(pages), 'conflicted wiki page')} (settle with: gitmem wiki edit PAGE --project P):")
+        for project, page in pages:
+            click.echo(f"  {page.name} --project {project}  {page.title}")
     if kept:
         click.echo(f"{counted(len(kept), 'version')} of files a sync could not merge, kept beside them and read by "
                    "nothing (gitmem doctor says how to settle each):")
         for rel in kept:
             click.echo(f"  {rel}  (of {original_path(rel)})")
-    if not conflicts and not kept:
+    if not conflicts and not kept and not pages:
         click.echo("no conflicts")
     if info.pending:
         click.echo(f"{counted(len(info.pending), 'file')} changed but not committed:")

@@ -183,6 +183,46 @@ def wiki_read(state: State, page: str, project: str, as_json: bool) -> None:
         click.echo(dumps(found), nl=False)
 
 
+@wiki.command("edit")
+@click.argument("page")
+@click.option("--draft", "draft_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Go on editing a draft that an earlier edit kept (it says where) instead of the stored page.")
+@_project_option
+@json_option
+@pass_state
+def wiki_edit(state: State, page: str, draft_path: Path | None, project: str, as_json: bool) -> None:
+    """Edit a page in $EDITOR (frontmatter and body); it is validated before anything is committed. A page a sync
+    left conflicted is settled here: keep what holds and remove the '## Conflicting version' section."""
+    from gitmem.cli.editing import again, edit_draft
+    from gitmem.store import wikipage as wp
+
+    store = _wiki(state, project)
+    current = store.read(page)
+    result = edit_draft(wp.dumps(current), draft_path)
+    if result is None:
+        if as_json:
+            emit_json({"page": current.name, "commit": "", "conflicted": current.conflicted})
+        else:
+            click.echo("no changes")
+        return
+    text, draft = result
+    try:
+        written = store.edit(current.name, text)
+    except GitmemError as exc:
+        raise GitmemError(f"not saved: {exc.message}",
+                          again(["gitmem", "wiki", "edit", current.name, "--project", store.project], draft)) from None
+    draft.unlink()
+    report_redaction(list(written.redacted))
+    conflicted = store.read(current.name).conflicted
+    if as_json:
+        emit_json({"page": written.page, "commit": written.commit, "conflicted": conflicted})
+        return
+    click.echo(f"saved {written.page}" if written.commit else "no changes")
+    if conflicted:
+        click.echo(f"still conflicted: keep what holds and remove the '## {wp.CONFLICT_HEADING}' section",
+                   err=True)
+
+
 @wiki.command("delete")
 @click.argument("page")
 @click.option("--reason", required=True, help="Why the page goes (kept in the commit message).")

@@ -218,6 +218,12 @@ def is_wiki_path(path: str) -> bool:
     return path.startswith(WIKI_DIR + "/") and path.endswith(".md") and path.count("/") == 2
 
 
+def holds_conflict(body: str) -> bool:
+    """Whether ``body`` still holds a ``## Conflicting version`` section a sync left (outside code blocks)."""
+    heading = f"## {CONFLICT_HEADING}"
+    return any(line.strip() == heading for line in strip_code(body).splitlines())
+
+
 def section(text: str, heading: str) -> str:
     """``text`` as a new section of a page under a ``## heading``."""
     return f"## {heading}\n\n{text.strip()}"

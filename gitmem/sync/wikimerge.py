@@ -6,9 +6,9 @@ stays removed unless the other side touched it), ``created`` the older, ``update
 line with ``merge3``; sections both sides added at the same place (two ``wiki ingest`` at the end of a page) are
 both kept, the older first; where both sides changed the same lines, nothing is dropped: the newer page's lines
 stay and the other side's lines of that region follow under a visible ``## Conflicting version`` heading (the same
-page made on both sides: the whole other body), with ``conflicted: true`` in the frontmatter until someone edits it
-away. Generated pages (``index.md``, ``environment.md``) take the newer side:
-the next wiki write regenerates them anyway.
+page made on both sides: the whole other body), with ``conflicted: true`` in the frontmatter while the page holds
+such a section (``gitmem wiki edit`` settles it). Generated pages (``index.md``, ``environment.md``) take the newer
+side: the next wiki write regenerates them anyway.
 """
 
 from __future__ import annotations
@@ -73,7 +73,6 @@ def merge_pages(base: wp.WikiPage | None, ours: wp.WikiPage, theirs: wp.WikiPage
     values["sources"] = _set_merge(base.sources if base else None, ours.sources, theirs.sources)
     values["created"] = min(ours.created, theirs.created)
     values["updated"] = max(ours.updated, theirs.updated)
-    values["conflicted"] = ours.conflicted or theirs.conflicted
     if base is None:  # the same page made on both sides: nothing in common to merge by
         merged = merge_text(None, ours.body, theirs.body)
         conflict = merged is None
@@ -81,8 +80,8 @@ def merge_pages(base: wp.WikiPage | None, ours: wp.WikiPage, theirs: wp.WikiPage
     else:
         body, conflict = merge_body(base.body, ours.body, theirs.body, ours_first=ours.updated <= theirs.updated,
                                     ours_win=winner is ours)
-    if conflict:
-        values["conflicted"] = True
+    # the flag follows the body: a side that settled an earlier conflict (``gitmem wiki edit``) stays settled
+    values["conflicted"] = conflict or wp.holds_conflict(body)
     extra = {**loser.extra, **winner.extra}
     return replace(ours, body=body, extra=extra, **values), conflict
 

@@ -92,8 +92,8 @@ def lint(wiki: Wiki, *, stale_days: int = 30, max_page_size: int = 10240) -> lis
     names = {p.name for p in every}
     findings: list[Finding] = [
         Finding("conflicted", page.name, f"both sides of a sync changed the same lines; the other side's are under "
-                f"'## {wp.CONFLICT_HEADING}': keep what holds, then remove that heading and 'conflicted: true' from "
-                f"wiki/{wiki.project}/{page.name}.md and commit")
+                f"'## {wp.CONFLICT_HEADING}': settle it with gitmem wiki edit {page.name} --project {wiki.project} "
+                "(keep what holds, remove that section)")
         for page in pages if page.conflicted]
     inbound: dict[str, int] = {p.name: 0 for p in pages}
     for page in pages:

@@ -2,10 +2,11 @@
 
 :class:`Wiki` is the one implementation behind ``gitmem wiki`` (and any later MCP or HTTP surface): ``ingest``
 (same title → the text becomes a new timestamped section of the existing page, never a second page), ``add``,
-``read``, ``list``, ``delete``, ``log``, ``query`` and ``lint``. Writes take the repository's writer lock, read the
-page inside it (so two processes ingesting the same title both end up in one page), redact secrets, and commit
-the page together with the regenerated ``index.md`` (table of contents by category) and ``environment.md``
-(bridged from the project memory ``projects/<id>.md``) in one commit with ``Gitmem-Op``/``Gitmem-Page`` trailers.
+``edit`` (the whole page as edited by hand), ``read``, ``list``, ``delete``, ``log``, ``query`` and ``lint``.
+Writes take the repository's writer lock, read the page inside it (so two processes ingesting the same title both
+end up in one page), redact secrets, and commit the page together with the regenerated ``index.md`` (table of
+contents by category) and ``environment.md`` (bridged from the project memory ``projects/<id>.md``) in one commit
+with ``Gitmem-Op``/``Gitmem-Page`` trailers.
 """
 
 from __future__ import annotations
@@ -160,6 +161,33 @@ class Wiki:
             path = wp.page_path(self.project, slug)
             sha = self._commit({path: wp.dumps(page).encode()}, f"wiki: add {page.title}", "add", source, [slug])
         return WriteResult(slug, path, sha, False, tuple(kinds))
+
+    def edit(self, name: str, text: str, *, source: str = "cli") -> WriteResult:
+        """Replace the page ``name`` with ``text``, the whole page file as edited (frontmatter and body: what
+        ``gitmem wiki edit`` opens): validated, secrets redacted, ``updated`` set to now. ``conflicted`` follows the
+        body: set while it holds the ``## Conflicting version`` section a sync left, cleared once that is gone.
+        The page keeps its name (its file); the generated pages are refused. No commit when nothing changed."""
+        slug = wp.check_page_name(name)
+        if slug in wp.RESERVED_PAGES:
+            raise ValidationError(f"wiki page '{slug}' is generated: every wiki write replaces it",
+                                  "edit the pages it lists, or the project memory (gitmem project) for environment")
+        path = wp.page_path(self.project, slug)
+        edited = wp.loads(text, slug, path)
+        kinds: list[str] = []
+        body = self._scrub(edited.body, kinds).strip("\n")
+        if not body.strip():
+            raise ValidationError(f"wiki page '{slug}' would be empty",
+                                  f"to remove it: gitmem wiki delete {slug} --project {self.project} --reason ...")
+        page = replace(edited, title=" ".join(self._scrub(edited.title, kinds).split()), body=body,
+                       conflicted=wp.holds_conflict(body))
+        with self.repo.git.locked():
+            old = self.read(slug)
+            if wp.dumps(replace(page, updated=old.updated)) == wp.dumps(old):
+                return WriteResult(slug, path, "", True, tuple(kinds))
+            page = replace(page, updated=docs.utcnow())
+            sha = self._commit({path: wp.dumps(page).encode()}, f"wiki: edit {page.title}", "update", source, [slug],
+                               body=f"{self.project} · {page.category}")
+        return WriteResult(slug, path, sha, True, tuple(kinds))
 
     def delete(self, name: str, reason: str, *, source: str = "cli") -> str:
         """Delete a page (a commit with the reason; git history keeps every version)."""
@@ -343,6 +371,19 @@ def render_index(project: str, entries: Iterable[IndexEntry]) -> str:
             lines += ["", f"## {category}", ""]
             lines += [f"- [[{e.name}]] {e.title} · updated {e.updated}" for e in by_category[category]]
     return "\n".join(lines)
+
+
+def conflicted_pages(repo: MemoryRepo) -> builtins.list[tuple[str, wp.WikiPage]]:
+    """``(project, page)`` of every wiki page a sync left conflicted (``gitmem status``), by project and name."""
+    found: list[tuple[str, wp.WikiPage]] = []
+    root = repo.path / wp.WIKI_DIR
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else ():
+        try:
+            wiki = Wiki(repo, folder.name)
+        except GitmemError:  # a folder whose name is no project id: no page of gitmem's
+            continue
+        found += [(wiki.project, page) for page in wiki.pages() if page.conflicted]
+    return found
 
 
 def bridge_project(repo: MemoryRepo, project: str, source: str) -> str:
