@@ -5,7 +5,11 @@ repository layer (:func:`gitmem.git.coderepo.code_commit`) and store what comes 
 
 From the **message** (English and Chinese): "switch to", "replace X with Y", "migrate", "drop", "adopt",
 "use X instead of Y", "deprecate", "BREAKING CHANGE", a conventional-commit ``!``, rule words ("must", "never",
-"always", "do not"), 决定/改用/弃用/迁移/替换/采用/不再/禁止/必须. The conventional-commit type becomes a tag.
+"always", "do not"), 决定/改用/弃用/迁移/替换/采用/不再/禁止/必须. The conventional-commit type becomes a tag. The body
+is read sentence by sentence, its wrapped lines joined first. A subject that describes rather than decides is read
+more strictly: a bug fix's ("fix: crash introduced in #123", "fix: don't crash on an empty cart") decides only in so
+many words ("switch to", "replace X with Y", "never log tokens"); documentation, tests and style ("docs: explain
+why we never cache tokens") decide nothing in their subject.
 
 From the **files**: dependencies added, removed or moved a major version in ``package.json``, ``pyproject.toml``,
 ``requirements*.txt``, ``Cargo.toml``, ``go.mod``, ``Gemfile``, ``pom.xml``; lint/format/test/CI configuration
@@ -49,20 +53,35 @@ class Finding:
 
 # -- message --------------------------------------------------------------------------------------------
 _CONVENTIONAL = re.compile(r"^(?P<type>[a-z]+)(?:\([^)]*\))?(?P<bang>!)?:\s*(?P<rest>.+)$", re.IGNORECASE)
-_DECISION_EN = re.compile(
-    r"\b(switch(?:ed|es|ing)?\b.*\bto\b|replac(?:e|ed|es|ing)\b.*\bwith\b|migrat(?:e|ed|es|ing|ion)\b|"
-    r"drop(?:ped|s|ping)?\b(?! ?-?in\b)|adopt(?:ed|s|ing)?\b|mov(?:e|ed|es|ing) (?:from\b.*\b)?to\b|"
-    r"use\b.*\binstead of\b|deprecat(?:e|ed|es|ing)\b|remov(?:e|ed|es|ing) (?:the )?dependency|"
-    r"stop(?:ped)? using\b|no longer use\b|standardi[sz]e on\b|introduc(?:e|ed|es|ing)\b)",
-    re.IGNORECASE,
-)
-_CONSTRAINT_EN = re.compile(r"\b(must(?: not)?|never|always|do not|don't|is required|are required|forbid\w*)\b",
-                            re.IGNORECASE)
+# a decision in so many words: these say what was chosen over what, wherever they stand
+_DECISION_STRONG = (r"switch(?:ed|es|ing)?\b.*\bto\b|replac(?:e|ed|es|ing)\b.*\bwith\b|migrat(?:e|ed|es|ing|ion)\b|"
+                    r"mov(?:e|ed|es|ing) (?:from\b.*\b)?to\b|use\b.*\binstead of\b|stop(?:ped)? using\b|"
+                    r"no longer use\b|standardi[sz]e on\b|remov(?:e|ed|es|ing) (?:the )?dependency")
+# verbs that decide only when the commit is about a choice: in a fix's subject they describe the bug ("crash
+# introduced in #123", "drop shadow missing")
+_DECISION_WEAK = (r"drop(?:ped|s|ping)?\b(?! ?-?in\b)|adopt(?:ed|s|ing)?\b|deprecat(?:e|ed|es|ing)\b"
+                  r"|introduc(?:e|ed|es|ing)\b")
+_DECISION_EN = re.compile(rf"\b(?:{_DECISION_STRONG}|{_DECISION_WEAK})", re.IGNORECASE)
+_FIX_DECISION_EN = re.compile(rf"\b(?:{_DECISION_STRONG})", re.IGNORECASE)
+# "never"/"always" state a rule as an instruction ("Never log tokens", "we always pin versions", "tokens are never
+# logged"), not where they describe what went wrong ("the modal never closes", "always-on banner")
+_RULE_WORDS = (r"(?:^\W*|\b(?:we|you|i|they|should|to|and|but|so|please|is|are|be|get|gets)\s+)"
+               r"(?:never|always)\b(?!-)|\bmust(?: not)?\b|\bis required\b|\bare required\b|\bforbid\w*")
+_CONSTRAINT_EN = re.compile(rf"{_RULE_WORDS}|\b(?:do not|don't)\b", re.IGNORECASE)
+# a fix's subject saying what it no longer does ("don't crash on an empty cart") states no rule
+_FIX_CONSTRAINT_EN = re.compile(_RULE_WORDS, re.IGNORECASE)
 _DECISION_ZH = re.compile(r"(决定|改用|弃用|迁移|替换|采用|换成|切换到|引入|移除)")
 _CONSTRAINT_ZH = re.compile(r"(不再|禁止|必须|不要|不得|务必)")
 _BREAKING = re.compile(r"^BREAKING[ -]CHANGE:\s*(.+)$", re.IGNORECASE)
 _NOISE = re.compile(r"^(merge (branch|pull request|remote-tracking)|revert \"|signed-off-by:|co-authored-by:|"
                     r"[a-z-]+: .*<.*@.*>$)", re.IGNORECASE)
+#: conventional-commit types whose subject describes the change rather than decides: documentation, tests, style
+_DESCRIBING_TYPES = ("docs", "doc", "test", "tests", "style")
+#: types (and opening words) of a bug fix: its subject decides only in so many words
+_FIX_TYPES = ("fix", "fixes", "fixed", "bugfix", "hotfix")
+_ITEM = re.compile(r"^(?:[-*•]|\d+[.)])\s")
+# a sentence ends at . ! ? before a capital (or an opening quote or bracket), or after 。！？
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(\[])|(?<=[。！？])")
 
 
 def _clip(text: str, limit: int = MAX_TEXT) -> str:
@@ -74,17 +93,36 @@ def _key(text: str) -> str:
     return "msg:" + re.sub(r"\W+", " ", text.lower()).strip()
 
 
+def _paragraphs(lines: list[str]) -> list[str]:
+    """The body's lines joined back into what they say: a paragraph wrapped over several lines (git's convention
+    of ~72 columns) is one text; a list item, a footer, a blank line or a comment starts a new one."""
+    out: list[str] = []
+    joining = False
+    for line in lines:
+        if not line or line.startswith("#") or _NOISE.match(line):
+            joining = False
+            continue
+        if joining and not _ITEM.match(line) and not _BREAKING.match(line):
+            out[-1] = f"{out[-1]} {line}"
+        else:
+            out.append(line)
+            joining = True
+    return out
+
+
 def from_message(message: str) -> list[Finding]:
-    """Decisions and constraints stated in a commit message."""
+    """Decisions and constraints stated in a commit message: its subject, then each sentence of its body."""
     lines = [line.strip() for line in message.strip().splitlines()]
     if not lines or _NOISE.match(lines[0]):
         return []
     subject = lines[0]
     tags: list[str] = ["commit"]
     breaking = False
+    kind = subject.split(None, 1)[0].lower().rstrip(":") if subject.split() else ""
     match = _CONVENTIONAL.match(subject)
     if match:
-        tags.append(match.group("type").lower())
+        kind = match.group("type").lower()
+        tags.append(kind)
         breaking = bool(match.group("bang"))
         subject = match.group("rest").strip()
     findings: list[Finding] = []
@@ -100,22 +138,28 @@ def from_message(message: str) -> list[Finding]:
         findings.append(Finding(text, category, importance, tuple(tags), key=key))
         return findings[-1]
 
+    def read(text: str, importance: int, fix: bool = False) -> None:
+        if (_FIX_CONSTRAINT_EN if fix else _CONSTRAINT_EN).search(text) or _CONSTRAINT_ZH.search(text):
+            add(text, "constraint", 3)
+        elif (_FIX_DECISION_EN if fix else _DECISION_EN).search(text) or _DECISION_ZH.search(text):
+            add(text, "decision", importance)
+
     if breaking:
         add(subject, "constraint", 4)
-    for number, line in enumerate([subject, *lines[1:]]):
-        if not line or _NOISE.match(line) or line.startswith("#"):
-            continue
-        brk = _BREAKING.match(line)
+    elif kind not in _DESCRIBING_TYPES and not subject.startswith("#"):
+        for part in _SENTENCE_END.split(subject):
+            if part.strip():
+                read(part.strip(), 3, fix=kind in _FIX_TYPES)
+    for paragraph in _paragraphs(lines[1:]):
+        brk = _BREAKING.match(paragraph)
         if brk:
             footer = add(f"Breaking change: {brk.group(1)}", "constraint", 4)
             if footer is not None:
                 footers.append(footer)
             continue
-        line = line.lstrip("-*• ").strip()
-        if _CONSTRAINT_EN.search(line) or _CONSTRAINT_ZH.search(line):
-            add(line, "constraint", 3)
-        elif _DECISION_EN.search(line) or _DECISION_ZH.search(line):
-            add(line, "decision", 3 if number == 0 else 2)
+        for part in _SENTENCE_END.split(paragraph.lstrip("-*• ").strip()):
+            if part.strip():
+                read(part.strip(), 2)
     # "feat!: drop X" with "BREAKING CHANGE: drop X; …" is one finding, the footer's, which says more
     return [f for f in findings if any(f is b for b in footers) or not any(restates(b.text, f.text) for b in footers)]
 

@@ -77,15 +77,19 @@ def store_findings(repo: Any, project: str, commit: Any, findings: list[Any], kn
     """Commit the new findings of one code commit as memories of ``project`` (one memory-repo commit);
     findings whose text is already known for the project are skipped. Returns the memories added."""
     from gitmem.learn.extract import normalise
+    from gitmem.redact.engine import redact
     from gitmem.store import document as docs
 
+    patterns = repo.config.redaction.extra_patterns
     memories = []
     for finding in findings:
-        key = normalise(finding.text)
+        # compared as it is stored: the known texts are the memories' own, secrets redacted
+        text = redact(finding.text, extra_patterns=patterns).text
+        key = normalise(text)
         if not key or key in known:
             continue
         known.add(key)
-        memory = docs.make_memory(finding.text, category=finding.category, importance=finding.importance,
+        memory = docs.make_memory(text, category=finding.category, importance=finding.importance,
                                   tags=list(finding.tags)[: docs.MAX_TAGS], project=project, scope="project",
                                   type="project", source="commit", source_ref=f"{project}@{commit.sha}",
                                   why=finding.why)

@@ -44,6 +44,40 @@ def test_ordinary_messages_yield_nothing(message: str) -> None:
     assert from_message(message) == []
 
 
+def test_a_wrapped_body_is_read_sentence_by_sentence() -> None:
+    """git's ~72-column lines are one paragraph: a sentence split over two lines is one finding, two sentences on
+    one line two."""
+    findings = from_message("db: move on\n\nWe decided to use Postgres instead of MySQL because we need JSONB and\n"
+                            "transactional DDL. Never use MySQL-specific SQL in migrations.\n\n"
+                            "- Adopt sqlfluff\n  for the migrations\n- 以后禁止手写 DDL。改用 alembic 生成。")
+    assert [(f.category, f.text) for f in findings] == [
+        ("decision", "We decided to use Postgres instead of MySQL because we need JSONB and transactional DDL"),
+        ("constraint", "Never use MySQL-specific SQL in migrations"),
+        ("decision", "Adopt sqlfluff for the migrations"),
+        ("constraint", "以后禁止手写 DDL。"),
+        ("decision", "改用 alembic 生成。"),
+    ]
+
+
+@pytest.mark.parametrize("message", [
+    "fix: crash introduced in #123 when cart is empty", "fix(ui): drop shadow missing on buttons",
+    "fix: always-on banner overlapped the footer", "fix: modal never closes", "fix: don't crash on an empty cart",
+    "Fix crash introduced by the new parser", "docs: explain why we never cache auth tokens",
+    "test: make sure we always retry twice", "style: drop trailing spaces"])
+def test_a_subject_describing_a_bug_or_the_docs_decides_nothing(message: str) -> None:
+    assert from_message(message) == []
+
+
+def test_a_fix_that_decides_in_so_many_words_is_kept() -> None:
+    assert [(f.category, f.text) for f in from_message("fix: switch to httpx to avoid the hang")] == [
+        ("decision", "Switch to httpx to avoid the hang")]
+    assert [f.text for f in from_message("fix: never log tokens")] == ["Never log tokens"]
+    assert [f.text for f in from_message("Tokens are never logged")] == ["Tokens are never logged"]
+    # the body of a fix is read as any body
+    assert [f.text for f in from_message("fix: hang\n\nDrop the retry loop; it hid the timeout.")] == [
+        "Drop the retry loop; it hid the timeout"]
+
+
 def test_conventional_commits_and_breaking_change() -> None:
     findings = from_message("feat(api)!: rename the orders endpoint\n\nBREAKING CHANGE: /v1/order is gone")
     assert [f.category for f in findings] == ["constraint", "constraint"]

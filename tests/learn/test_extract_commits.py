@@ -207,7 +207,7 @@ def test_a_key_in_a_long_commit_subject_is_not_cut_into_the_memory_commits_subje
     key = "AKIA" + "ZXCVBNMLKJHGFDSA"
     (code / "README.md").write_text("shop\n")
     git(code, "add", "README.md")
-    git(code, "commit", "-q", "-m", f"Switch cache from Redis to memcache. Never use {key} in any code")
+    git(code, "commit", "-q", "-m", f"Switch cache from Redis to memcache, and never use {key} in any code")
     assert _extract(code)["added"] == 1
     logged = git(repo_path, "log", "-1", "--format=%B")
     assert "[REDACTED:aws" in logged and key[:8] not in logged and "ZXCVBNM" not in logged
@@ -218,6 +218,18 @@ def test_a_key_in_a_long_commit_subject_is_not_cut_into_the_memory_commits_subje
     assert git(repo_path, "log", "-1", "--format=%s").startswith("directive: Always keep the deploy key [REDACTED")
     assert "ZXCVBNM" not in git(repo_path, "log", "--all", "-p")
     assert_clean(repo_path)
+
+
+def test_a_finding_with_a_secret_is_stored_once_however_often_extract_runs(code: Path, repo_path: Path) -> None:
+    """Known texts are the stored memories', secrets redacted: a finding was compared before redaction, so it
+    never matched and every run stored it again."""
+    (code / "README.md").write_text("shop\n")
+    git(code, "add", "README.md")
+    git(code, "commit", "-q", "-m", "feat: read the key from env\n\nNever hardcode keys like AKIAIOSFODNN7EXAMPLE.")
+    assert _extract(code, "--range", "HEAD~1..HEAD")["added"] == 1
+    assert _extract(code, "--range", "HEAD~1..HEAD")["added"] == 0
+    texts = [m.text for m in MemoryRepo(Config(repo=repo_path)).list()]
+    assert len(texts) == 1 and "AKIAIOSFODNN7EXAMPLE" not in texts[0] and "REDACTED" in texts[0]
 
 
 # -- 3. a dependency the message explains without naming it is folded in --------------------------------
