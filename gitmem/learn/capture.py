@@ -60,7 +60,8 @@ IMPORTANCE = {"constraint": 4, "decision": 4, "correction": 4, "preference": 3}
 TYPES = {"constraint": "feedback", "correction": "feedback", "preference": "feedback", "decision": "project"}
 
 _CJK = scripts.CJK
-_SPLIT = re.compile(r"(?<=[.!?])\s+|[\n\r。！？]+")
+# a Chinese sentence keeps its end mark (a question keeps its ？, which says it asks)
+_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|[\n\r]+")
 #: after a run of semicolons (the pieces, joined, give the sentence back unchanged)
 _CLAUSE = re.compile(r"(?<=[;；])(?![;；])")
 #: a statement that ends already: a full stop, "!", "?" or "…" (then maybe closing quotes), or a closing bracket
@@ -166,9 +167,18 @@ def transcript_messages(path: Path, skip: int = 0, seen: list[int] | None = None
                     yield text, session if isinstance(session, str) else ""
 
 
+# a fenced code block, closed or running to the end of the message: code and its comments ("# never call this in
+# prod") are what the code does, not what the user asks
+_FENCE = re.compile(r"(?ms)^[ \t]*(`{3,}|~{3,}).*?(?:^[ \t]*\1[^\n]*$|\Z)")
+
+
+_POINTS_BACK = re.compile(r"(?i)^(?:(?:it|this|that|they|these|those)\b|它)")
+
+
 def sentences(text: str) -> list[str]:
-    """The sentences of a message (list markers and quotes around them dropped); a ``;`` does not end one."""
-    return [bare for s in _SPLIT.split(text) if s and (bare := _bare(s))]
+    """The sentences of a message outside its fenced code blocks (list markers and quotes around them dropped); a
+    ``;`` does not end one."""
+    return [bare for s in _SPLIT.split(_FENCE.sub("\n", text)) if s and (bare := _bare(s))]
 
 
 def _bare(sentence: str) -> str:
@@ -237,15 +247,21 @@ def extract(text: str) -> list[Candidate]:
     order = [name for name, _ in TRIGGERS]
     found: list[Candidate] = []
     for sentence in sentences(text):
-        runs: list[list[tuple[str, str]]] = [[]]
-        for clause in clauses(sentence):
+        pieces = clauses(sentence)
+        runs: list[list[tuple[int, str, str]]] = [[]]
+        for at, clause in enumerate(pieces):
             category = classify(clause.strip())
             if category is None:
                 runs.append([])
             else:
-                runs[-1].append((clause, category))
-        for run in filter(None, runs):
+                runs[-1].append((at, clause, category))
+        for found_run in filter(None, runs):
+            run = [(clause, category) for _at, clause, category in found_run]
             joined = "".join(clause for clause, _ in run).strip()
+            if found_run[0][0] and _POINTS_BACK.match(joined):
+                # "fix the bug in parseDate(); it must return UTC": the rule names its subject only in the
+                # clause before it
+                joined = "".join(pieces[:found_run[-1][0] + 1]).strip()
             # too long together: each clause on its own, as a single one would be
             parts = [(joined, [c for _, c in run])] if len(joined) <= MAX_CHARS else [(c.strip(), [k]) for c, k in run]
             for part, categories in parts:

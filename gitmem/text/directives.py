@@ -22,7 +22,8 @@ from gitmem.text.records import Record
 #: longest sentence taken as a directive (longer ones are usually explanations, not rules)
 MAX_DIRECTIVE_CHARS = 300
 
-_SENTENCES = LazyPattern(r"(?<=[.!?;])\s+|[\n\r。！？；]+")
+# the Chinese ends are kept (captured) for what they say: a sentence that ended in ？ is a question
+_SENTENCES = LazyPattern(r"(?<=[.!?;])\s+|([\n\r。！？；]+)")
 
 _LEAD_EN = (r"(?:(?:please|pls|and|also|so|ok(?:ay)?|remember(?:\s+that)?|note(?:\s+that)?|important|"
             r"from\s+now\s+on|going\s+forward|henceforth|in\s+(?:the\s+)?future|"
@@ -142,8 +143,24 @@ class Directive(Record):
         return directive_key(self.text)
 
 
+#: what a sentence may open with and still be a rule: its first letter, or a quote or bracket around code
+_OPENERS = "`([{'\"“‘「《"
+
+
 def _strip(sentence: str) -> str:
-    return " ".join(sentence.strip().strip("-*•>").split())
+    """The sentence without what dresses it: list bullets and numbers, quote marks of a reply (``>``), Markdown
+    emphasis (``**Never** use yarn``) and the emoji or symbols it opens with (``🙂 never use yarn``)."""
+    text = " ".join(sentence.replace("**", "").replace("__", "").replace("~~", "").split())
+    start = 0
+    while start < len(text) and not text[start].isalnum() and text[start] not in _OPENERS:
+        start += 1
+    if text[start:start + 1].isdigit():  # a numbered item: "1. Always…", "2) never…"
+        end = start
+        while end < len(text) and text[end].isdigit():
+            end += 1
+        if text[end:end + 2] in (". ", ") "):
+            start = end + 2
+    return text[start:].strip()
 
 
 _LEAD_TEXT = LazyPattern(r"(?i)^(?:(?:from\s+now\s+on|going\s+forward|henceforth|please|pls|also|ok(?:ay)?|and)\b"
@@ -193,7 +210,13 @@ def detect_directives(prompt: str) -> list[Directive]:
         return []
     found: list[Directive] = []
     keys: set[str] = set()
-    for sentence in _SENTENCES.split(prompt):
+    parts = _SENTENCES.split(prompt)  # sentence, its Chinese end (None after an English one), sentence, ...
+    for at in range(0, len(parts), 2):
+        sentence, end = parts[at], parts[at + 1] if at + 1 < len(parts) else None
+        if sentence is None:
+            continue
+        if end and "？" in end:  # "以后用哪个包管理器？" asks; the split took its question mark
+            sentence += "？"
         directive = classify(sentence)
         if directive is not None and directive.key not in keys:
             keys.add(directive.key)

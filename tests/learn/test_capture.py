@@ -229,6 +229,15 @@ def test_the_model_budget_is_respected(repo: MemoryRepo) -> None:
     ("Always use ruff for linting, ", ["Always use ruff for linting."]),
     ("Never use print for logging -", ["Never use print for logging."]),
     ("Never use print for logging…", ["Never use print for logging…"]),
+    # a rule that points back keeps the clause it points to
+    ("Please fix the bug in `parseDate()`; it must return UTC.", ["Fix the bug in `parseDate()`; it must return UTC."]),
+    # a Chinese question keeps its question mark, which says it asks
+    ("是不是必须先跑测试？", []),
+    ("必须先跑测试。是不是也要跑 lint？", ["必须先跑测试。"]),
+    # code in a fenced block is what the code does, not what the user asks
+    ("Never push to main.\n```python\n# never call this in prod.\ndef f(): return eval(x)  # always sanitize.\n```\n"
+     "Always open a PR.", ["Never push to main.", "Always open a PR."]),
+    ("Look:\n~~~\n# must not be empty\n", []),
 ])
 def test_a_statement_keeps_its_rule_clauses_and_ends_with_one_full_stop(said: str, captured: list[str]) -> None:
     assert [c.text for c in extract(said)] == captured

@@ -498,9 +498,25 @@ def test_every_event_of_the_table_is_installed_handled_and_given_a_deadline(tmp_
     ("别人的代码怎么样", []),
     ("不要紧", []),
     ("这样可以吗", []),
+    # a Chinese question keeps its question mark through the sentence split
+    ("以后用哪个包管理器？", []),
+    ("以后要不要用 TypeScript？", []),
+    ("每次部署前需要通知谁？", []),
+    ("以后都用 pnpm。以后用哪个 registry？", [("normal", "constraint")]),
 ])
 def test_directive_detection(prompt: str, expected: list[tuple[str, str]]) -> None:
     assert [(d.priority, d.category) for d in detect_directives(prompt)] == expected
+
+
+@pytest.mark.parametrize("prompt", ["🙂 never use yarn from now on", "\ufffdnever use yarn from now on",
+                                    "**Never** use yarn from now on", "> never use yarn from now on",
+                                    "2) never use yarn from now on", "- **never** use yarn from now on"])
+def test_what_dresses_a_directive_is_not_part_of_it(prompt: str) -> None:
+    """An emoji, a replacement character, Markdown emphasis, a quote mark or a list number before the rule hid it
+    (the rules read the sentence's start) or stayed in its text ("Never** use yarn")."""
+    assert [(d.text, d.priority) for d in detect_directives(prompt)] == [("Never use yarn from now on", "high")]
+    plain = [d.text for d in detect_directives("以后都用 pnpm")]
+    assert plain and [d.text for d in detect_directives("🙂 以后都用 pnpm")] == plain
 
 
 def test_directive_keys_ignore_form() -> None:
