@@ -252,6 +252,13 @@ def _as_str(value: Any, name: str) -> str:
     raise ValidationError(f"'{name}' must be text, not {type(value).__name__}", f"write {name}: <text>")
 
 
+_LOWER_MARKER = re.compile(r"\[redacted:([a-z0-9-]{1,40})\]")
+
+
+def _upper_marker(match: re.Match[str]) -> str:
+    return f"[REDACTED:{match.group(1)}]"
+
+
 def normalise_tags(value: Any) -> tuple[str, ...]:
     """Tags from a list or a comma-separated string: stripped, lowercased, unique, in order."""
     if value is None or value == "":
@@ -263,7 +270,9 @@ def normalise_tags(value: Any) -> tuple[str, ...]:
     for item in items:
         if not isinstance(item, (str, int)) or isinstance(item, bool):
             raise ValidationError(f"tag {item!r} is not text", "tags are short words such as 'database'")
-        tag = " ".join(str(item).split()).lower()
+        # a redaction marker keeps its case: lower-cased, the redactor no longer knew it and wrapped it again, one
+        # more "]" a write ("api_key=[REDACTED:password]]")
+        tag = _LOWER_MARKER.sub(_upper_marker, " ".join(str(item).split()).lower())
         if len(tag) > MAX_TAG_LENGTH:
             raise ValidationError(f"tag '{tag[:20]}…' is longer than {MAX_TAG_LENGTH} characters", "shorten it")
         if tag and tag not in tags:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from gitmem.errors import DocumentError, ValidationError
 from gitmem.store import document as docs
+from gitmem.store.memories import MemoryRepo
 from gitmem.text.records import replace
 
 
@@ -167,3 +168,16 @@ def test_docs_field_table_is_generated_from_the_declaration() -> None:
     assert doc == runpy.run_path(str(root / "scripts" / "doc_tables.py"))["doc_text"]("store.md", doc), \
         "docs/store.md's field table is stale: run python scripts/doc_tables.py"
     assert all(f"| `{f.name}` |" in doc for f in docs.MEMORY_FIELDS)
+
+
+def test_a_redacted_tag_stays_as_it_is_through_later_writes(repo: MemoryRepo) -> None:
+    """Tags are lower-cased; the marker of a secret in one was too, and the next write redacted it again, one
+    more "]" each time, with a warning about a secret nobody had just written."""
+    memory = repo.remember("tag test", tags=["api_key=AbC123xyz789Q", "deploy"], scope="global")
+    first = (repo.path / memory.path).read_text()
+    assert "AbC123xyz789Q" not in first and "api_key=[REDACTED:password]\n" in first
+    for importance in (2, 4):
+        saved = repo.save(replace(repo.get(memory.id), importance=importance))
+        assert repo.last_redaction == []
+        assert saved.tags == ("api_key=[REDACTED:password]", "deploy")
+    assert (repo.path / memory.path).read_text().count("]]") == 0
