@@ -203,7 +203,7 @@ def list_(state: State, type_: str | None, category: str | None, tag: str | None
 @pass_state
 def edit(state: State, memory_id: str, draft_path: Path | None) -> None:
     """Edit a memory in $EDITOR; it is validated before anything is committed."""
-    from gitmem.cli.editing import again, edit_draft
+    from gitmem.cli.editing import again, check_unchanged, discard, edit_draft
     from gitmem.errors import DocumentError
     from gitmem.store.document import dumps, loads
     from gitmem.text.records import replace
@@ -225,8 +225,10 @@ def edit(state: State, memory_id: str, draft_path: Path | None) -> None:
     if not memory.name and changed.name == memory.title:
         # the name was the text's first line, written for readers: it follows the text, as it did before the edit
         changed = replace(changed, name="")
-    saved = repo.save(changed)
-    draft.unlink()
+    with repo.git.locked():  # nothing else writes between the check and the save
+        check_unchanged(draft, dumps(repo.get(memory.id)))
+        saved = repo.save(changed)
+    discard(draft)
     report_redaction(repo.last_redaction)
     click.echo(f"saved {saved.id}")
 
@@ -335,9 +337,12 @@ def import_(state: State, file: Path, as_json: bool) -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to a file.")
 @pass_state
 def export(state: State, active: bool, output: Path | None) -> None:
-    """Export memories as JSONL (what gitmem import reads back)."""
+    """Export memories as JSONL (what gitmem import reads back). A file that cannot be read is named on stderr and
+    the exit status is 1: the export is not the whole repository."""
+    repo = state.open()
+
     def lines() -> Iterator[str]:
-        for record in state.open().export(deprecated=not active):
+        for record in repo.export(deprecated=not active):
             yield json.dumps(record, ensure_ascii=False) + "\n"
 
     if output:
@@ -353,6 +358,11 @@ def export(state: State, active: bool, output: Path | None) -> None:
     else:
         for line in lines():
             click.echo(line, nl=False)
+    if repo.warnings:
+        for warning in repo.warnings:
+            click.echo(f"gitmem: warning: not exported: {warning}", err=True)
+        raise GitmemError(f"the export leaves out {counted(len(repo.warnings), 'memory file')} that cannot be read",
+                          "fix or restore them (gitmem doctor says how), then export again")
 
 
 def _hook_issues(repo_path: Path) -> list[Any]:

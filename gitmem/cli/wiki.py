@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from gitmem.cli.app import State, cli, emit_json, json_option, pass_state, read_text, report_redaction
-from gitmem.errors import GitmemError
+from gitmem.errors import DocumentError, GitmemError
 
 F = TypeVar("F", bound=Callable[..., Any])
 CATEGORIES = ("architecture", "decision", "pattern", "debugging", "environment", "session-log", "reference",
@@ -30,6 +30,14 @@ def project_of(state: State, project: str) -> str:
     from gitmem.projects.identity import code_context
 
     return code_context(Path.cwd().resolve(), state.config.project).project
+
+
+def warn_skipped(problems: Iterable[DocumentError]) -> None:
+    """One line on stderr for each file a listing left out because it cannot be read, as ``gitmem list`` says it
+    for memories: the file, what is wrong, and where to look."""
+    for problem in problems:
+        hint = "" if "gitmem doctor" in str(problem) else " (run gitmem doctor)"
+        click.echo(f"gitmem: warning: skipped {problem}{hint}", err=True)
 
 
 def _wiki(state: State, project: str) -> Any:
@@ -156,7 +164,9 @@ def wiki_lint(state: State, fix: bool, project: str, as_json: bool) -> None:
 @pass_state
 def wiki_list(state: State, category: str | None, project: str, as_json: bool) -> None:
     """The wiki's pages, by name."""
-    pages = [p for p in _wiki(state, project).pages() if category is None or p.category == category]
+    book = _wiki(state, project)
+    pages = [p for p in book.pages() if category is None or p.category == category]
+    warn_skipped(book.unreadable.values())
     if as_json:
         emit_json([{k: v for k, v in p.to_dict().items() if k != "body"} for p in pages])
         return
@@ -193,7 +203,7 @@ def wiki_read(state: State, page: str, project: str, as_json: bool) -> None:
 def wiki_edit(state: State, page: str, draft_path: Path | None, project: str, as_json: bool) -> None:
     """Edit a page in $EDITOR (frontmatter and body); it is validated before anything is committed. A page a sync
     left conflicted is settled here: keep what holds and remove the '## Conflicting version' section."""
-    from gitmem.cli.editing import again, edit_draft
+    from gitmem.cli.editing import again, check_unchanged, discard, edit_draft
     from gitmem.store import wikipage as wp
 
     store = _wiki(state, project)
@@ -206,12 +216,14 @@ def wiki_edit(state: State, page: str, draft_path: Path | None, project: str, as
             click.echo("no changes")
         return
     text, draft = result
-    try:
-        written = store.edit(current.name, text)
-    except GitmemError as exc:
-        raise GitmemError(f"not saved: {exc.message}",
-                          again(["gitmem", "wiki", "edit", current.name, "--project", store.project], draft)) from None
-    draft.unlink()
+    with store.repo.git.locked():  # nothing else writes between the check and the save
+        check_unchanged(draft, wp.dumps(store.read(current.name)))
+        try:
+            written = store.edit(current.name, text)
+        except GitmemError as exc:
+            retry = again(["gitmem", "wiki", "edit", current.name, "--project", store.project], draft)
+            raise GitmemError(f"not saved: {exc.message}", retry) from None
+    discard(draft)
     report_redaction(list(written.redacted))
     conflicted = store.read(current.name).conflicted
     if as_json:

@@ -123,13 +123,14 @@ class MemoryRepo(StoredRepo):
         limit: int | None = None,
     ) -> builtins.list[LogEntry]:
         """The audit trail: commits (newest first), optionally for one memory, one op or one source."""
-        paths = None
+        entries = self.git.log(limit=None if (op or source or memory_id) else limit)
         if memory_id is not None:
+            # the commits that name it (Gitmem-Id: every gitmem write, whichever folder the file was in then,
+            # before a move too) and the ones that touched its file as it is now (an edit by hand)
             found = self._find(memory_id)
-            paths = [found.relative_to(self.path).as_posix()] if found else None
-        entries = self.git.log(paths=paths, limit=None if (op or source or memory_id) else limit)
-        if memory_id is not None and paths is None:
-            entries = [e for e in entries if memory_id in e.ids]
+            touched = {e.sha for e in self.git.log(paths=[found.relative_to(self.path).as_posix()])} if found \
+                else set()
+            entries = [e for e in entries if memory_id in e.ids or e.sha in touched]
             if not entries:
                 raise NotFoundError(f"no memory with id '{memory_id}' in the history", "list ids with: gitmem list")
         if op:
@@ -326,12 +327,18 @@ class MemoryRepo(StoredRepo):
             old = self._find(memory.id)
             if old is None:
                 raise NotFoundError(f"no memory with id '{memory.id}'", "use remember to add a new one")
-            changes: dict[str, bytes | None] = {memory.path: docs.dumps(memory).encode()}
-            old_rel = old.relative_to(self.path).as_posix()
-            if old_rel != memory.path:  # moved between projects
-                changes[old_rel] = None
-            self.commit(changes, subject or f"edit: {memory.title}", op, source, [memory.id])
+            self.commit(self._written(memory, old), subject or f"edit: {memory.title}", op, source, [memory.id])
         return memory
+
+    def _written(self, memory: Memory, found: Path) -> dict[str, bytes | None]:
+        """The changes that write ``memory`` back: at its path, and the file it was read from (``found``) removed
+        when that is elsewhere (moved between projects, or a file put in the wrong folder by hand): a write never
+        leaves a second copy behind."""
+        changes: dict[str, bytes | None] = {memory.path: docs.dumps(memory).encode()}
+        rel = found.relative_to(self.path).as_posix()
+        if rel != memory.path:
+            changes[rel] = None
+        return changes
 
     def forget(self, memory_id: str, reason: str, *, purge: bool = False, superseded_by: str = "",
                source: str = "cli") -> Memory:
@@ -341,10 +348,14 @@ class MemoryRepo(StoredRepo):
         if not reason:
             raise ValidationError("a reason is required to forget a memory", "pass --reason \"why it is wrong\"")
         with self.git.locked():
-            memory = self.get(memory_id)
+            found = self._find(memory_id)
+            if found is None:
+                raise NotFoundError(f"no memory with id '{memory_id}'", "list ids with: gitmem list")
+            memory = self._read(found)
             if purge:
-                self.commit({memory.path: None}, f"purge: {memory.title}", "purge", source, [memory.id],
-                             extra={"Gitmem-Path": memory.path}, body=f"Reason: {reason}")
+                rel = found.relative_to(self.path).as_posix()  # the file as it is, wherever it was put
+                self.commit({rel: None}, f"purge: {memory.title}", "purge", source, [memory.id],
+                             extra={"Gitmem-Path": rel}, body=f"Reason: {reason}")
                 return replace(memory, deprecated=True, deprecated_reason=reason)
             if memory.deprecated and not superseded_by:
                 raise ValidationError(f"memory '{memory.id}' is already deprecated",
@@ -352,8 +363,8 @@ class MemoryRepo(StoredRepo):
             changed = self._clean(replace(memory, deprecated=True, deprecated_reason=reason,
                                           superseded_by=superseded_by or memory.superseded_by,
                                           updated=docs.utcnow()))
-            self.commit({changed.path: docs.dumps(changed).encode()}, f"forget: {changed.title}",
-                         "deprecate", source, [changed.id], body=f"Reason: {changed.deprecated_reason}")
+            self.commit(self._written(changed, found), f"forget: {changed.title}", "deprecate", source,
+                        [changed.id], body=f"Reason: {changed.deprecated_reason}")
         return changed
 
     def restore(self, memory_id: str, *, source: str = "cli") -> Memory:
@@ -366,10 +377,11 @@ class MemoryRepo(StoredRepo):
                     raise ValidationError(f"memory '{memory_id}' is not deprecated", "nothing to restore")
                 restored = replace(memory, deprecated=False, deprecated_reason="", superseded_by="",
                                    updated=docs.utcnow())
+                changes = self._written(restored, path)
             else:
                 restored = self._from_history(memory_id)
-            self.commit({restored.path: docs.dumps(restored).encode()}, f"restore: {restored.title}",
-                         "restore", source, [restored.id])
+                changes = {restored.path: docs.dumps(restored).encode()}
+            self.commit(changes, f"restore: {restored.title}", "restore", source, [restored.id])
         return restored
 
     def _from_history(self, memory_id: str) -> Memory:
@@ -456,9 +468,13 @@ class MemoryRepo(StoredRepo):
         return result
 
     def export(self, *, deprecated: bool = True) -> Iterator[dict[str, Any]]:
-        """Every memory as a dict that :meth:`import_records` accepts back."""
+        """Every memory as a dict that :meth:`import_records` accepts back; the files that cannot be read are in
+        :attr:`warnings` once it is done."""
+        self.warnings = []
         for _rel, item in self.iter_files():
-            if isinstance(item, Memory) and (deprecated or not item.deprecated):
+            if isinstance(item, DocumentError):
+                self.warnings.append(item)
+            elif deprecated or not item.deprecated:
                 yield item.to_dict()
 
     def project_changed(self, project: str, source: str) -> str:

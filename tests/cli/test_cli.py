@@ -462,3 +462,52 @@ def test_digest_takes_minutes_to_weeks_and_says_the_period_in_words(tmp_path: Pa
     bad = run_cli("--repo", str(d), "digest", "--since", "0h")
     assert bad.code != 0 and "not a duration" in bad.err
 
+
+
+def test_a_kept_draft_is_not_saved_over_a_later_change(tmp_path: Path) -> None:
+    """A draft kept by a refused edit, taken up after the memory was moved and edited again, was saved over
+    both changes without a word."""
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    r = ["--repo", str(d)]
+    memory_id = run_cli(*r, "remember", "Cache is Redis 7", "--scope", "global").out.strip()
+    bad = tmp_path / "bad.py"
+    bad.write_text("import sys\np = sys.argv[1]\ns = open(p).read().replace('importance: 3', 'importance: [oops')\n"
+                   "open(p, 'w').write(s)\n")
+    refused = run_cli(*r, "edit", memory_id, env={"EDITOR": f"{sys.executable} {bad}"})
+    draft = refused.err.split("--draft ")[1].split(")")[0].strip()
+    assert run_cli(*r, "move", memory_id, "--project", "infra").code == 0
+    fix = tmp_path / "fix.py"
+    fix.write_text("import sys\np = sys.argv[1]\ns = open(p).read().replace('importance: [oops', 'importance: 5')\n"
+                   "open(p, 'w').write(s)\n")
+    late = run_cli(*r, "edit", memory_id, "--draft", draft, env={"EDITOR": f"{sys.executable} {fix}"})
+    assert late.code != 0 and "changed after this draft" in late.err and draft in late.err
+    shown = json.loads(run_cli(*r, "show", memory_id, "--json").out)
+    assert shown["project"] == "infra" and shown["importance"] == 3
+    assert Path(draft).exists()
+    # a fresh edit from the stored memory goes through, and leaves no draft or base behind
+    (tmp_path / "raise.py").write_text("import sys\np = sys.argv[1]\n"
+                                       "s = open(p).read().replace('importance: 3', 'importance: 4')\n"
+                                       "open(p, 'w').write(s)\n")
+    before = sorted(Path(os.environ["TMPDIR"]).glob("gitmem-edit-*"))
+    assert run_cli(*r, "edit", memory_id, env={"EDITOR": f"{sys.executable} {tmp_path / 'raise.py'}"}).code == 0
+    assert json.loads(run_cli(*r, "show", memory_id, "--json").out)["importance"] == 4
+    assert sorted(Path(os.environ["TMPDIR"]).glob("gitmem-edit-*")) == before
+
+
+def test_an_export_that_leaves_a_file_out_says_so(tmp_path: Path) -> None:
+    """A backup silently missing a memory file that could not be read: now named, and the status is 1."""
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    r = ["--repo", str(d)]
+    run_cli(*r, "remember", "ok one", "--scope", "global")
+    (d / "memories" / "global" / "broken.md").write_text("---\nid: broken\nimportance: 99\n---\nbody\n")
+    git(d, "add", "-A")
+    git(d, "commit", "-q", "-m", "by hand")
+    out = tmp_path / "backup.jsonl"
+    result = run_cli(*r, "export", "-o", str(out))
+    assert result.code == 1 and "broken.md" in result.err and "leaves out 1 memory file" in result.err
+    assert "Traceback" not in result.err
+    assert [json.loads(line)["text"] for line in out.read_text().splitlines()] == ["ok one"]
+    printed = run_cli(*r, "export")
+    assert printed.code == 1 and json.loads(printed.out)["text"] == "ok one"

@@ -10,6 +10,7 @@ import pytest
 import gitmem
 from gitmem.errors import NotFoundError, ValidationError
 from gitmem.store.memories import MemoryRepo
+from gitmem.text.records import replace
 from tests.helpers import assert_clean, git
 
 
@@ -135,3 +136,42 @@ def test_secrets_never_reach_git(repo: MemoryRepo) -> None:
     for secret in (aws, token, "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC"):
         assert secret not in history
     assert "[REDACTED:" in repo.get(memory.id).text
+
+
+def test_forget_and_restore_of_a_file_in_the_wrong_folder_leave_one_file(repo: MemoryRepo) -> None:
+    """A memory file put in another project's folder by hand: forget wrote a deprecated copy where the file
+    belongs and left the original active, so list and show disagreed and doctor saw a duplicate id."""
+    memory = repo.remember("Cache is Redis 7", project="acme")
+    wrong = "memories/global/" + memory.path.rsplit("/", 1)[1]
+    git(repo.path, "mv", memory.path, wrong)
+    git(repo.path, "commit", "-q", "-m", "by hand")
+    repo.forget(memory.id, "we moved to memcached")
+    assert _memory_files(repo) == [memory.path]
+    assert repo.get(memory.id).deprecated and memory.id not in [m.id for m in repo.list()]
+    restored = repo.restore(memory.id)
+    assert not restored.deprecated and [m.id for m in repo.list()] == [memory.id]
+    # the same for purge: the file that is there goes, wherever it was put
+    git(repo.path, "mv", memory.path, wrong)
+    git(repo.path, "commit", "-q", "-m", "by hand again")
+    repo.forget(memory.id, "gone", purge=True)
+    assert _memory_files(repo) == []
+    assert repo.restore(memory.id).id == memory.id and _memory_files(repo) == [memory.path]
+    assert_clean(repo.path)
+
+
+def _memory_files(repo: MemoryRepo) -> list[str]:
+    return sorted(p for p in git(repo.path, "ls-files", "memories").split() if p.endswith(".md"))
+
+
+def test_the_audit_trail_of_a_memory_follows_it_through_moves(repo: MemoryRepo) -> None:
+    """``log ID`` read the history of the file's current path only: after a move, everything before it was gone."""
+    memory = repo.remember("Cache is Redis 7", scope="global")
+    repo.save(replace(repo.get(memory.id), importance=4))
+    repo.move(memory.id, "infra")  # type: ignore[attr-defined]
+    repo.save(replace(repo.get(memory.id), importance=5))
+    repo.move(memory.id, "")  # type: ignore[attr-defined]
+    assert [e.subject for e in repo.log(memory.id)] == [
+        "move: Cache is Redis 7 to global", "edit: Cache is Redis 7", "move: Cache is Redis 7 to project infra",
+        "edit: Cache is Redis 7", "remember: Cache is Redis 7"]
+    other = repo.remember("Queue is SQS", scope="global")
+    assert [e.subject for e in repo.log(other.id)] == [repo.log(limit=1)[0].subject]
