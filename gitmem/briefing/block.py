@@ -55,8 +55,16 @@ def build_block(hits: Iterable[Hit], budget: int, title: str,
     used: list[Hit] = []
     left_out = 0
     tokens = count(title)
+    texts: set[str] = set()
     for hit in hits:
-        line = bullet(hit.memory, hit.passage)  # a long memory: the part the search matched
+        passage = hit.passage
+        # the same text stored twice (two imports, two machines) says nothing the second time: given once, and
+        # counted as given, so a later prompt does not bring the copy either
+        same = " ".join(hit.memory.text.split()).casefold() if passage is None else ""
+        if same and same in texts:
+            used.append(hit)
+            continue
+        line = bullet(hit.memory, passage)  # a long memory: the part the search matched
         category = hit.memory.category
         extra = count(line) + (0 if category in groups else count(f"### {HEADINGS[category]}"))
         if tokens + extra > budget:
@@ -65,7 +73,8 @@ def build_block(hits: Iterable[Hit], budget: int, title: str,
         groups.setdefault(category, []).append(line)
         tokens += extra
         used.append(hit)
-    if not used:
+        texts.add(same)
+    if not groups:
         return "", [], 0, left_out
     return render(groups, title), used, tokens, left_out
 

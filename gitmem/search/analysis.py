@@ -39,7 +39,8 @@ _STOPWORDS_EN_TEXT = (
     "then there these they this those through to too under until up upon us very was "
     "wasn we were weren what whatever when where which while who whom whose why will with "
     "won would you your yours yourself yourselves also ever anything something tell remember recall "
-    "sort thing things s t ve ll re d m may might"
+    "sort thing things s t ve ll re d m may might like really maybe ok okay thanks thank hi hello hey yeah yes "
+    "sure quite"
 )
 STOPWORDS_EN = frozenset(_STOPWORDS_EN_TEXT.split())
 

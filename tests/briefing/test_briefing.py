@@ -122,6 +122,31 @@ def test_the_prompt_brings_what_it_needs_once_and_nothing_unrelated(repo_path: P
     assert "signing secret" in context_of(other_session.stdout, "UserPromptSubmit")
 
 
+def test_a_text_stored_twice_is_given_once(repo_path: Path, code: Path,
+                                                                          env: dict[str, str]) -> None:
+    """Two memories of one text (two imports, two machines) made the same line twice in a prompt's block."""
+    _started_among_noise(repo_path, code, env, "Never hardcode keys like the AWS one in source",
+                         "Warehouse keys rotate monthly")
+    repo = Repository(Config(repo=repo_path))
+    repo.remember("Payment retries back off exponentially up to 5 times", project=PROJECT)
+    repo.remember("Payment  retries back off exponentially up to 5 times", project=PROJECT)
+    text = _ask(code, env, "How do payment retries back off?")
+    assert text.count("back off exponentially") == 1
+    assert _ask(code, env, "the payment retries again") == ""  # the copy counts as given too
+
+
+def test_a_filler_word_brings_nothing_in_a_small_repository(repo_path: Path, code: Path, env: dict[str, str]) -> None:
+    """In a repository of a few dozen memories every word is rare: "What's the weather like?" brought a memory
+    whose only shared word was "like"."""
+    bm25_only(repo_path)
+    repo = Repository(Config(repo=repo_path))
+    repo.import_records(_noise(40))
+    repo.remember("Old scripts hardcode keys like the AWS one in source", project=PROJECT, importance=2)
+    hook("session-start", payload("SessionStart", code, source="startup"), env, cwd=code)
+    assert _ask(code, env, "What's the weather like?") == ""
+    assert "hardcode keys" in _ask(code, env, "where do the AWS keys go? not hardcoded in source I hope")
+
+
 def test_essentials_are_deduplicated_and_a_correction_wins() -> None:
     def memory(text: str, category: str, day: int, importance: int = 4) -> docs.Memory:
         when = docs.parse_timestamp(f"2026-11-{day:02d}T10:00:00Z", "updated")
