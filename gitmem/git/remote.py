@@ -238,14 +238,23 @@ def _parent_commit(repo: Repo, commit: Commit, number: int) -> Commit:
 
 
 def changes_between(store: GitStore, base: str, head: str) -> dict[str, tuple[bytes | None, bytes | None]]:
-    """Files that differ between two revisions of the memory repository: path → (old, new) content."""
+    """Files that ``head`` changed since it forked from ``base``: path → (old, new) content.
+
+    The diff starts at the merge base of the two (what ``git diff base...head`` shows), not at ``base`` itself:
+    when ``base`` moved on too (another machine's memories on the remote branch), a diff of the two trees would
+    show what only ``base`` has as removed by ``head``, and a ``base`` ahead of ``head`` would show changes while
+    the range holds no commit. Histories with no common commit are compared tree to tree."""
+    from dulwich.graph import find_merge_base
+
     with store.open() as repo:
         try:
             old, new = parse_rev(repo, base), parse_rev(repo, head)
         except (KeyError, ValueError):
             raise RepoError(f"cannot resolve {base}..{head}", "use revisions of the memory repository") from None
-        diff = diff_trees(repo.object_store, old.tree, new.tree)
-        return {path: (_file_at(repo, old.tree, path), _blob(repo, sha)) for path, sha in diff.items()}
+        bases = find_merge_base(repo, [old.id, new.id])
+        start = _tree_of(repo, bases[0]) if bases else bytes(old.tree)
+        diff = diff_trees(repo.object_store, start, new.tree)
+        return {path: (_file_at(repo, start, path), _blob(repo, sha)) for path, sha in diff.items()}
 
 
 def commits_between(store: GitStore, base: str, head: str) -> list[tuple[str, str]]:

@@ -86,10 +86,15 @@ class EvolveResult:
     changes: list[str] = field(default_factory=list)
     commit: str = ""
     rules_text: str = ""
+    #: the repository's own redaction patterns: :meth:`to_dict` redacts with them, as the written files are
+    extra_patterns: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
+        """What ``gitmem evolve --json`` prints. The actions are redacted as the rules file is: an instinct's file
+        may have been edited by hand, and the output lands in terminals, logs and agents' context."""
         return {"commit": self.commit, "changes": self.changes, "domains": self.domains, "merged": self.merged,
-                "rules": [{"id": r.id, "domain": r.domain, "confidence": r.confidence, "action": r.action}
+                "rules": [{"id": r.id, "domain": r.domain, "confidence": r.confidence,
+                           "action": redact(r.action, extra_patterns=self.extra_patterns).text}
                           for r in self.rules]}
 
 
@@ -161,9 +166,10 @@ def evolve(repo: MemoryRepo, *, source: str = "cli", keep_at: float = KEEP_AT, d
     """Regenerate ``evolved/*.md`` and ``rules/auto-evolved.md``; one commit, or none when nothing changed."""
     with repo.git.locked():
         wanted, result = plan(list_instincts(repo.path), keep_at)
+        result.extra_patterns = tuple(repo.config.redaction.extra_patterns)
         if not result.rules and not (repo.path / RULES_FILE).exists():
             return result  # nothing learned yet: no empty rules file
-        wanted = {path: redact(text).text for path, text in wanted.items()}
+        wanted = {path: redact(text, extra_patterns=result.extra_patterns).text for path, text in wanted.items()}
         changes: dict[str, bytes | None] = {}
         for path, text in wanted.items():
             old = _read(repo.path / path)

@@ -3,7 +3,9 @@
 Errors are RFC 9457 problem details (``application/problem+json``) whose ``detail`` is the CLI's one-line
 message and whose ``hint`` says what to do. With a token, every request needs ``Authorization: Bearer <token>``
 (the web viewer may send it as a cookie instead). Bodies over ``max_body`` bytes are refused with 413 before
-they are read. The app has no CORS headers and no documentation pages that load scripts from a CDN; the OpenAPI
+they are read. Ids may hold "/": ``/memory/q%2Fhistory`` (the slash before the verb percent-encoded) is memory
+"q/history", and so is ``GET /memory/q/history`` when that memory exists; neither reads or changes memory "q".
+The app has no CORS headers and no documentation pages that load scripts from a CDN; the OpenAPI
 document is at ``/openapi.json``. Memory text and queries are never logged at info level.
 """
 
@@ -15,8 +17,10 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from http import HTTPStatus
 from typing import Annotated, Any, Literal
+from urllib.parse import quote, unquote_to_bytes
 
 from fastapi import FastAPI, Query, Request
+from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
@@ -54,7 +58,9 @@ class StoreRequest(BaseModel):
     text: str = Field(description="The memory: a rule, a fact or a preference (at most 16 KiB).")
     type: MemoryType | None = Field(None, description="Kind (default: project with a project, else user).")
     category: Category | None = Field(None, description="What it is (default: background).")
-    importance: int | None = Field(None, ge=1, le=5, description="1 (trivia) to 5 (must never be missed).")
+    # strict: a JSON true would pass as 1 (and "3" as 3) before the library's own check could refuse it
+    importance: int | None = Field(None, ge=1, le=5, strict=True,
+                                   description="1 (trivia) to 5 (must never be missed), a JSON integer.")
     tags: list[str] | None = Field(None, description="Tags.")
     scope: Literal["global", "project", "session"] | None = None
     project: str | None = Field(None, description="The project id the memory belongs to.")
@@ -183,6 +189,9 @@ class Problem(BaseModel):
 
 
 _ERRORS = {status: {"model": Problem, "content": {PROBLEM: {}}} for status in (401, 403, 404, 413, 421, 422)}
+#: a POST on a memory's path (the restore route's path with the verb's slash encoded) is 405 as well
+_POST_ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": Problem, "content": {PROBLEM: {}}} for status in (401, 403, 404, 405, 413, 421, 422)}
 
 
 # -- errors -----------------------------------------------------------------------------------------------
@@ -208,10 +217,7 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
-        first = exc.errors()[0] if exc.errors() else {}
-        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "request"
-        return problem(422, f"{where}: {first.get('msg', 'invalid value')}",
-                       "see the OpenAPI document at /openapi.json")
+        return problem(422, invalid_request(exc), "see the OpenAPI document at /openapi.json")
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -221,6 +227,24 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def internal(_request: Request, exc: Exception) -> JSONResponse:
         log.error("internal error", exc_info=exc)
         return problem(500, f"internal error: {type(exc).__name__}", "details are in the server's log")
+
+
+def invalid_request(exc: RequestValidationError) -> str:
+    """The first value that does not fit, in one line: ``importance: Input should be a valid integer``."""
+    first = exc.errors()[0] if exc.errors() else {}
+    where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "request"
+    return f"{where}: {first.get('msg', 'invalid value')}"
+
+
+def verb_in_id(request: Request, verb: str) -> bool:
+    """Whether the ``/<verb>`` that ends the path arrived percent-encoded (``/memory/q%2Fhistory``) and so belongs
+    to the memory's id (ids may hold "/"). Routes match the decoded path, where ``q%2Fhistory`` and ``q/history``
+    look alike; the raw path, which uvicorn and the test client pass on, tells them apart. Without a raw path the
+    verb is taken as the route's."""
+    raw = request.scope.get("raw_path")
+    if not isinstance(raw, bytes):
+        return False
+    return unquote_to_bytes(raw.split(b"?", 1)[0].rsplit(b"/", 1)[-1]) != verb.encode()
 
 
 # -- middleware -------------------------------------------------------------------------------------------
@@ -334,6 +358,13 @@ class _TooLarge(Exception):
     """A chunked body grew past the limit while the app was reading it."""
 
 
+def not_a_post(memory_id: str, verb: str) -> JSONResponse:
+    """405 for a POST whose whole path is a memory's id: a memory takes GET and DELETE, its actions have a path of
+    their own (answering with what ``/memory/{id}`` would say, rather than acting on the id before the slash)."""
+    return problem(405, f"memory '{memory_id}' takes GET and DELETE, not POST",
+                   f"to {verb} it: POST /memory/{quote(memory_id, safe='')}/{verb}", headers={"Allow": "GET, DELETE"})
+
+
 # -- the app ----------------------------------------------------------------------------------------------
 def create_app(service: MemoryService, *, token: str | None = None, max_body: int = DEFAULT_MAX_BODY,
                ui: bool = False, hosts: frozenset[str] | None = None) -> FastAPI:
@@ -388,10 +419,18 @@ def _routes(app: FastAPI, service: MemoryService, ui: bool) -> None:
         return [memory_view(m, detailed=False) for m in memories]
 
     # ids are any printable text (an import keeps its source's ids, "a/b" among them): the routes take the rest of
-    # the path, those that end in a verb first
+    # the path, those that end in a verb first. A path whose whole rest is an id wins over the verb: "q/history"
+    # sent as q%2Fhistory always (the client said the slash is the id's), and sent as q/history when a memory has
+    # that id
     @app.get("/memory/{memory_id:path}/history", response_model=HistoryResponse, responses=_ERRORS,  # type: ignore[arg-type]
-             summary="The commits of one memory with their diffs, newest first")
-    def history(memory_id: str, limit: Annotated[int | None, Query(ge=1, le=1000)] = None) -> HistoryResponse:
+             summary="The commits of one memory with their diffs, newest first",
+             description="A memory whose id is the whole path (one ending in /history) is answered as by "
+                         "GET /memory/{memory_id}.")
+    def history(request: Request, memory_id: str,
+                limit: Annotated[int | None, Query(ge=1, le=1000)] = None) -> HistoryResponse | JSONResponse:
+        whole = f"{memory_id}/history"
+        if verb_in_id(request, "history") or service.exists(whole):
+            return JSONResponse(jsonable_encoder(memory_view(service.get(whole))))
         entries = service.history(memory_id, limit=limit)
         return HistoryResponse(id=memory_id, history=[HistoryItem(**e.to_dict()) for e in entries])
 
@@ -404,9 +443,13 @@ def _routes(app: FastAPI, service: MemoryService, ui: bool) -> None:
     def forget(memory_id: str, reason: Annotated[str, Query(min_length=1, max_length=1000)]) -> dict[str, Any]:
         return service.forget(memory_id, reason)
 
-    @app.post("/memory/{memory_id:path}/restore", response_model=ForgetResponse, responses=_ERRORS,  # type: ignore[arg-type]
-              summary="Undo a deprecation (a commit)")
-    def restore(memory_id: str) -> dict[str, Any]:
+    @app.post("/memory/{memory_id:path}/restore", response_model=ForgetResponse,
+              responses=_POST_ERRORS,
+              summary="Undo a deprecation (a commit)",
+              description="A path whose whole rest is a memory's id (r%2Frestore: memory 'r/restore') is 405.")
+    def restore(request: Request, memory_id: str) -> dict[str, Any] | JSONResponse:
+        if verb_in_id(request, "restore"):  # POST /memory/r%2Frestore names memory "r/restore", not a restore of "r"
+            return not_a_post(f"{memory_id}/restore", "restore")
         return service.restore(memory_id)
 
     @app.post("/hook/session-block", response_model=SessionBlockResponse, responses=_ERRORS,  # type: ignore[arg-type]

@@ -26,7 +26,7 @@ from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnno
 from pydantic import Field
 
 from gitmem import __version__
-from gitmem.errors import GitmemError, NotFoundError, ValidationError
+from gitmem.errors import GitmemError, NotFoundError
 from gitmem.serve.service import MemoryService, memory_view
 from gitmem.store.wikipage import CATEGORIES as WIKI_CATEGORIES
 from gitmem.store.wikipage import CONFIDENCES
@@ -223,7 +223,9 @@ def build_server(service: MemoryService, *, memory_project: str = "") -> MCPServ
         type: Annotated[MemoryType | None, Field(description="user (about the user), feedback (how to work), "
                                                              "project, reference (where things are).")] = None,
         category: Annotated[Category | None, Field(description="What kind of statement it is.")] = None,
-        importance: Annotated[int | None, Field(ge=1, le=5, description="1 trivia ... 5 must never be missed.")] = None,
+        # strict: true would pass as 1 before the library's own check could refuse it
+        importance: Annotated[int | None, Field(ge=1, le=5, strict=True,
+                                                description="1 trivia ... 5 must never be missed.")] = None,
         tags: list[str] | None = None,
         project: Annotated[str | None, Field(description=REMEMBER_PROJECT_HELP)] = None,
         scope: Annotated[Scope | None, Field(description=SCOPE_HELP)] = None,
@@ -235,12 +237,9 @@ def build_server(service: MemoryService, *, memory_project: str = "") -> MCPServ
         removed). It belongs to the code project the server runs in unless scope is global. The same text again
         returns the memory already stored (`existing`, no commit). Search first: do not store what is already
         there."""
-        # the CLI's rule (gitmem remember): a project and a global scope contradict each other; without either,
-        # the memory belongs to the project the server was started in
-        given = (project or "").strip()
-        if scope == "global" and given:
-            raise ValidationError("scope global and project contradict each other", "pass only one of them")
-        if scope != "global" and not given:
+        # without a project or a global scope the memory belongs to the project the server was started in (the
+        # service refuses a global scope with a project, as the CLI does)
+        if scope != "global" and not (project or "").strip():
             project = memory_project or None
         return _result(service.remember(text, type=type, category=category, importance=importance, tags=tags,
                                         project=project, scope=scope, name=name, why=why, how=how, source="api",

@@ -118,6 +118,14 @@ class MemoryService:
         with self.locked() as repo:
             return repo.get(memory_id)
 
+    def exists(self, memory_id: str) -> bool:
+        """Whether a memory, deprecated or not, has this id."""
+        try:
+            self.get(memory_id)
+        except NotFoundError:
+            return False
+        return True
+
     def list_memories(self, **filters: Any) -> list[Memory]:
         with self.locked() as repo:
             return repo.list(**filters)
@@ -267,14 +275,18 @@ class MemoryService:
         """Store one memory as one commit (validated and redacted like the CLI's ``remember``).
 
         A ``project`` given is checked like the wiki's (:func:`~gitmem.store.document.check_name`): a value such
-        as ``../../evil`` is refused rather than stored under a slug of it. With ``reuse_same_text`` (the MCP
-        tool: an agent retries a call whose answer it lost) an active memory whose text is the same, once
-        redacted and with its white space folded, in the same scope and project is returned instead of a second
-        copy: ``commit`` is then empty and ``existing`` true."""
+        as ``../../evil`` is refused rather than stored under a slug of it; with ``scope`` global it is refused as
+        ``gitmem remember --scope global --project`` is (storing would drop the project without a word). With
+        ``reuse_same_text`` (the MCP tool: an agent retries a call whose answer it lost) an active memory whose
+        text is the same, once redacted and with its white space folded, in the same scope and project is returned
+        instead of a second copy: ``commit`` is then empty and ``existing`` true."""
         unknown = sorted(set(fields) - set(REMEMBER_FIELDS))
         if unknown:
             raise ValidationError(f"unknown field(s) {', '.join(unknown)}", f"allowed: {', '.join(REMEMBER_FIELDS)}")
         given = {k: v for k, v in fields.items() if v is not None}
+        if given.get("scope") == "global" and str(given.get("project") or "").strip():
+            # checked here, where the MCP tool and the HTTP API both pass, so both refuse it in the same words
+            raise ValidationError("scope global and project contradict each other", "pass only one of them")
         if isinstance(given.get("project"), str) and given["project"].strip():
             given["project"] = check_name(given["project"], "project")
         with self.locked() as repo, repo.git.locked():  # the check and the commit under one writer lock

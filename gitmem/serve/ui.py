@@ -7,7 +7,8 @@ the local changes the remote branch does not have yet), the instincts with their
 inline SVG chart), and the project wikis (pages by project, one page with its links). Every asset ships in the
 package (no CDN, no script); pages read on a phone.
 Writes are plain form posts answered with a redirect, so the page after a change is the memory with its new
-commit on top.
+commit on top. A request the viewer cannot take (a filter value that does not parse) is answered with a page too,
+never with the API's problem details.
 """
 
 from __future__ import annotations
@@ -18,12 +19,15 @@ from typing import Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, FastAPI, Form, Request
+from fastapi.exception_handlers import request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
 from gitmem.errors import GitmemError, NotFoundError
+from gitmem.serve.http import invalid_request, verb_in_id
 from gitmem.serve.service import MemoryService, age
 from gitmem.store.document import CATEGORIES, TYPES
 from gitmem.sync.review import SECTIONS, pending_review
@@ -122,6 +126,28 @@ def mount_ui(app: FastAPI, service: MemoryService) -> None:
     def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
         return templates.TemplateResponse(request, name, context, status_code=status)
 
+    # a query or form value that does not fit a viewer page's parameters (?deprecated=maybe) is answered with a
+    # page, as a value the library refuses (?type=bogus) is; the API's requests keep their problem details
+    api_invalid = app.exception_handlers.get(RequestValidationError, request_validation_exception_handler)
+
+    async def invalid(request: Request, exc: Exception) -> Response:
+        path = request.scope["path"]
+        if not isinstance(exc, RequestValidationError) or not (path == "/ui" or path.startswith("/ui/")):
+            answer = api_invalid(request, exc)
+            return answer if isinstance(answer, Response) else await answer
+        return page(request, "error.html", 422, title="Invalid request", message=invalid_request(exc))
+
+    app.add_exception_handler(RequestValidationError, invalid)
+
+    def not_an_action(request: Request, memory_id: str) -> HTMLResponse:
+        """The answer to a form post whose whole path is a memory's id (``/ui/memory/r%2Frestore`` names memory
+        "r/restore"): its page is read, not posted to; acting on the id before the slash would change another
+        memory."""
+        response = page(request, "error.html", 405, title="Not an action",
+                        message=f"memory '{memory_id}' is a page to read: deprecate or restore it from that page")
+        response.headers["Allow"] = "GET"
+        return response
+
     @router.get("/", response_class=HTMLResponse)
     def memories(request: Request, q: str = "", project: str = "", type: str = "", category: str = "",
                  tag: str = "", deprecated: bool = False) -> HTMLResponse:
@@ -161,6 +187,8 @@ def mount_ui(app: FastAPI, service: MemoryService) -> None:
 
     @router.post("/memory/{memory_id:path}/deprecate", response_model=None)
     def deprecate(request: Request, memory_id: str, reason: str = Form("")) -> Response:
+        if verb_in_id(request, "deprecate"):
+            return not_an_action(request, f"{memory_id}/deprecate")
         try:
             service.forget(memory_id, reason, source="ui")
         except GitmemError as exc:
@@ -169,6 +197,8 @@ def mount_ui(app: FastAPI, service: MemoryService) -> None:
 
     @router.post("/memory/{memory_id:path}/restore", response_model=None)
     def restore(request: Request, memory_id: str) -> Response:
+        if verb_in_id(request, "restore"):
+            return not_an_action(request, f"{memory_id}/restore")
         try:
             service.restore(memory_id, source="ui")
         except GitmemError as exc:

@@ -436,3 +436,24 @@ def test_semantic_cli_and_bad_settings(repo_path: Path) -> None:
     (repo_path / "local" / "learning.toml").write_text("semantic_command = 3\n")
     bad = run_cli("instincts", "analyze", "--session", "nope", env=env)
     assert bad.code != 0 and "semantic_command must be a list" in bad.err
+
+
+def test_evolve_json_shows_no_secret_of_a_hand_edited_instinct(repo: MemoryRepo, repo_path: Path) -> None:
+    """An instinct's file edited by hand (not through gitmem's gate) may hold a secret: the rules file is
+    redacted, and so is what ``gitmem evolve --json`` prints."""
+    token = "ghp_" + "a1B2" * 9
+    item = _instinct("deploy-with-token", "deploy", 0.8, action="Deploy with the token PLACEHOLDER")
+    path = repo_path / item.path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(ins.dumps(item).replace("PLACEHOLDER", token), "utf-8")
+    git(repo_path, "add", item.path)
+    git(repo_path, "commit", "-qm", "hand-written instinct")
+    assert token in path.read_text("utf-8")
+    for args in (("--dry-run",), ()):
+        result = run_cli("evolve", "--json", "--no-install", *args, env={"GITMEM_REPO": str(repo_path)})
+        assert result.code == 0, result.err
+        assert token not in result.out and token not in result.err
+        [rule] = json.loads(result.out)["rules"]
+        assert rule["id"] == item.id and rule["action"].startswith("Deploy with the token ")
+    rules = (repo_path / "rules" / "auto-evolved.md").read_text("utf-8")
+    assert "Deploy with the token" in rules and token not in rules

@@ -13,6 +13,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from gitmem.errors import ValidationError
 from gitmem.serve.http import create_app
 from gitmem.serve.service import MemoryService
 from gitmem.store.memories import MemoryRepo
@@ -75,6 +76,29 @@ def test_store_refuses_a_project_that_is_a_path_as_the_wiki_does(client: TestCli
     assert store(client, "Use ruff", project="shop-api")["path"].startswith("memories/shop-api/")
 
 
+def test_store_refuses_a_global_scope_with_a_project_as_every_door_does(client: TestClient, repo: MemoryRepo,
+                                                                         repo_path: Path) -> None:
+    """The CLI refuses --scope global --project; the API used to store a global memory and drop the project."""
+    head = git(repo_path, "rev-parse", "HEAD").strip()
+    both = client.post("/memory/store", json={"text": "Use ruff", "scope": "global", "project": "shop"})
+    assert both.status_code == 422 and both.headers["content-type"] == PROBLEM
+    assert both.json()["detail"] == "scope global and project contradict each other"
+    assert both.json()["hint"] == "pass only one of them"
+    assert git(repo_path, "rev-parse", "HEAD").strip() == head
+    with pytest.raises(ValidationError, match="contradict"):  # the service both the API and MCP call
+        MemoryService(repo).remember("Use ruff", scope="global", project="shop", reuse_same_text=True)
+    assert store(client, "Use ruff", scope="global", project="  ")["path"].startswith("memories/global/")
+
+
+@pytest.mark.parametrize("importance", [True, False, "3", 3.5, "high"])
+def test_store_takes_importance_as_a_json_integer_only(client: TestClient, repo_path: Path, importance: Any) -> None:
+    head = git(repo_path, "rev-parse", "HEAD").strip()
+    refused = client.post("/memory/store", json={"text": "Pin the CI image", "importance": importance})
+    assert refused.status_code == 422 and refused.headers["content-type"] == PROBLEM
+    assert refused.json()["detail"].startswith("importance: ")
+    assert git(repo_path, "rev-parse", "HEAD").strip() == head
+
+
 def test_retrieve_ranks_and_cuts_to_the_token_budget(client: TestClient) -> None:
     store(client, "Use PostgreSQL for every new service database; MySQL is not allowed", category="decision")
     store(client, "The database backups run nightly at 02:00 UTC from the ops host", category="background")
@@ -134,6 +158,33 @@ def test_an_id_with_a_slash_or_a_space_is_served_as_stored(client: TestClient) -
         assert [h["op"] for h in client.get(path + "/history").json()["history"]] == ["add"]
         assert client.delete(path, params={"reason": "moved"}).json()["deprecated"] is True
         assert client.post(path + "/restore").json()["deprecated"] is False
+
+
+def test_an_id_ending_in_a_verb_is_the_memory_not_the_verb(client: TestClient, repo: MemoryRepo) -> None:
+    """Ids may hold "/": q/history and r/restore are memories, read as such, and their verbs still work."""
+    store(client, "The q queue drains nightly", id="q/history")
+    store(client, "Restore drills run monthly", id="r/restore")
+    client.delete("/memory/r%2Frestore", params={"reason": "moved to the ops wiki"})
+    for encoded in ("q%2Fhistory", "q%2fhistory", "q/history"):  # the slash sent encoded, or not
+        got = client.get(f"/memory/{encoded}")
+        assert got.status_code == 200, got.text
+        assert got.json()["id"] == "q/history" and got.json()["text"] == "The q queue drains nightly"
+    assert [h["op"] for h in client.get("/memory/q%2Fhistory/history").json()["history"]] == ["add"]
+    assert [h["op"] for h in client.get("/memory/q/history/history").json()["history"]] == ["add"]
+    missing = client.get("/memory/z%2Fhistory")  # encoded: the whole is the id, not the history of "z"
+    assert missing.status_code == 404 and missing.json()["detail"] == "no memory with id 'z/history'"
+
+    assert client.get("/memory/r%2Frestore").json()["deprecated"] is True
+    refused = client.post("/memory/r%2Frestore")  # a memory takes no POST; "r" is not restored
+    assert refused.status_code == 405 and refused.headers["content-type"] == PROBLEM
+    assert refused.headers["allow"] == "GET, DELETE"
+    assert refused.json()["hint"] == "to restore it: POST /memory/r%2Frestore/restore"
+    assert repo.get("r/restore").deprecated
+    assert client.post("/memory/r%2Frestore/restore").json() == {
+        "id": "r/restore", "deprecated": False, "reason": "", "commit": git(repo.path, "rev-parse", "HEAD").strip()}
+    plain = store(client, "Plain memory", id="r")["id"]  # a literal /restore after an id is the verb
+    client.delete(f"/memory/{plain}", params={"reason": "x"})
+    assert client.post("/memory/r/restore").json()["id"] == "r" and not repo.get("r").deprecated
 
 
 def test_unknown_ids_are_404_problems_with_the_cli_message(client: TestClient) -> None:

@@ -258,3 +258,25 @@ def test_argument_errors_are_one_line_naming_the_argument(repo_path: Path) -> No
         "importance: Input should be less than or equal to 5")
     for text in seen.values():
         assert "\n" not in text and "pydantic" not in text and "Arguments" not in text
+
+
+def test_remember_takes_importance_as_an_integer_only_and_a_scope_or_a_project(repo_path: Path) -> None:
+    """true is not importance 1 (pydantic would take it for 1 before the library could refuse it), and a global
+    scope with a project is refused in the words the HTTP API uses: the shared service says it for both."""
+    seen: dict[str, str] = {}
+
+    async def body(session: ClientSession) -> None:
+        for name, arguments in (("true", {"importance": True}), ("false", {"importance": False}),
+                                ("text", {"importance": "3"}), ("both", {"scope": "global", "project": "shop"})):
+            result = await session.call_tool("memory_remember", {"text": "Pin the CI image", **arguments})
+            assert result.is_error, name
+            seen[name] = result.content[0].text  # type: ignore[union-attr]
+
+    head = git(repo_path, "rev-parse", "HEAD").strip()
+    with_session(repo_path, body)
+    for name in ("true", "false", "text"):
+        assert seen[name] == "Error executing tool memory_remember: importance: Input should be a valid integer"
+    assert seen["both"] == ("Error executing tool memory_remember: scope global and project contradict each other "
+                            "(pass only one of them)")
+    assert git(repo_path, "rev-parse", "HEAD").strip() == head
+    assert_clean(repo_path)

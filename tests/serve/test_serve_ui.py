@@ -106,3 +106,36 @@ def test_a_wiki_page_reads_as_sections() -> None:
     assert page_blocks(body) == [("text", "Intro line"), ("heading", "2026-12-01 10:00:00 UTC"),
                                  ("text", "Roll back\n```sh\n# not a heading\n```"), ("heading", "Notes"),
                                  ("text", "more")]
+
+
+def test_a_value_that_does_not_fit_a_page_is_answered_with_a_page(repo: MemoryRepo) -> None:
+    client = TestClient(create_app(MemoryService(repo), ui=True))  # type: ignore[arg-type]
+    for params in ({"deprecated": "maybe"}, {"type": "bogus"}):
+        answer = client.get("/ui/", params=params)
+        assert answer.status_code == 422 and answer.headers["content-type"].startswith("text/html"), params
+        assert '<p class="error"' in answer.text and "<header>" in answer.text
+    assert "deprecated: Input should be a valid boolean" in client.get("/ui/?deprecated=maybe").text
+    api = client.get("/memory", params={"deprecated": "maybe"})  # the API's answers stay problem details
+    assert api.status_code == 422 and api.headers["content-type"] == "application/problem+json"
+
+
+def test_a_form_post_to_an_id_ending_in_a_verb_changes_nothing(repo: MemoryRepo) -> None:
+    """Ids may hold "/": /ui/memory/r%2Frestore names memory "r/restore" and must not act on memory "r"."""
+    for memory_id in ("r", "r/restore", "q", "q/deprecate"):
+        repo.remember(f"Memory {memory_id}", id=memory_id)
+    repo.forget("r", "old")
+    client = TestClient(create_app(MemoryService(repo), ui=True))  # type: ignore[arg-type]
+    for path in ("/ui/memory/r%2Frestore", "/ui/memory/q%2Fdeprecate"):
+        refused = client.post(path, data={"reason": "gone"}, follow_redirects=False)
+        assert refused.status_code == 405 and refused.headers["content-type"].startswith("text/html"), path
+        assert refused.headers["allow"] == "GET"
+    assert repo.get("r").deprecated and not repo.get("q").deprecated
+    shown = client.get("/ui/memory/r%2Frestore")
+    assert shown.status_code == 200 and "Memory r/restore" in shown.text
+    # the forms of the memories' pages still work, those of the ids with a slash too
+    page = client.get("/ui/memory/q/deprecate").text
+    assert 'action="/ui/memory/q/deprecate/deprecate"' in page
+    done = client.post("/ui/memory/q/deprecate/deprecate", data={"reason": "gone"}, follow_redirects=False)
+    assert done.status_code == 303 and repo.get("q/deprecate").deprecated and not repo.get("q").deprecated
+    assert client.post("/ui/memory/r/restore", follow_redirects=False).status_code == 303
+    assert not repo.get("r").deprecated and not repo.get("r/restore").deprecated

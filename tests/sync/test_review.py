@@ -1,0 +1,66 @@
+"""``gitmem review`` between two clones of a bare remote: a review shows what the head side changed since the two
+sides forked (``git diff base...head``), whatever the base side did meanwhile."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gitmem.config import Config
+from gitmem.git.remote import changes_between, fetch
+from gitmem.store.layout import init_repo
+from gitmem.store.memories import MemoryRepo
+from gitmem.sync import round as sync
+from gitmem.sync.review import pending_review
+from tests.helpers import git, run_cli
+
+AUTHOR = "Test User <test@example.com>"
+
+
+@pytest.fixture
+def machines(tmp_path: Path) -> tuple[MemoryRepo, MemoryRepo]:
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    init_repo(tmp_path / "a", remote=str(remote))
+    a = MemoryRepo(Config(repo=tmp_path / "a"))
+    sync.sync(a.git, author=AUTHOR)
+    subprocess.run(["git", "clone", "-q", str(remote), str(tmp_path / "b")], check=True)
+    return a, MemoryRepo(Config(repo=tmp_path / "b"))
+
+
+def _review(repo: MemoryRepo, *args: str) -> str:
+    result = run_cli("--repo", str(repo.path), "review", *args)
+    assert result.code == 0, result.err
+    return result.out
+
+
+def test_review_of_a_branch_both_ahead_and_behind(machines: tuple[MemoryRepo, MemoryRepo]) -> None:
+    a, b = machines
+    theirs = b.remember("Pin the CI runner image by digest")
+    sync.sync(b.git, author=AUTHOR)
+    ours = a.remember("Run the migrations before the deploy")
+    fetch(a.git)  # the remote branch moved on: a is one commit ahead and one behind
+    assert git(a.path, "rev-list", "--left-right", "--count", "origin/main...HEAD").split() == ["1", "1"]
+
+    pending = _review(a)
+    assert "(1 commit)" in pending and "1 added" in pending
+    assert ours.id in pending
+    assert theirs.id not in pending and "Removed" not in pending  # the other machine's memory is not ours to remove
+    assert _review(a, "origin/main..HEAD") == pending
+    assert pending_review(a).markdown() == pending  # what the viewer's review page shows
+
+    incoming = _review(a, "HEAD..origin/main")
+    assert "(1 commit)" in incoming and "### Added" in incoming and theirs.id in incoming
+    assert ours.id not in incoming and "Removed" not in incoming
+
+
+def test_review_of_a_range_with_nothing_new(machines: tuple[MemoryRepo, MemoryRepo]) -> None:
+    a, _b = machines
+    ours = a.remember("Run the migrations before the deploy")
+    text = _review(a, "main..origin/main")  # main is strictly ahead: the remote branch adds nothing
+    assert "(0 commits)" in text and "no memory changes" in text
+    assert ours.id not in text and "###" not in text
+    assert changes_between(a.git, "HEAD", "origin/main") == {}
+    assert list(changes_between(a.git, "origin/main", "HEAD")) == [ours.path]
