@@ -205,6 +205,9 @@ _SECTIONS: dict[str, type[Record]] = {
 }
 _TOP_KEYS = ("repo", "remote", "project", "author")
 _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {("sync", "mode"): ("direct", "review")}
+#: keys whose value must lie in a closed range (beyond not being negative): an importance is 1..5, so any other
+#: gc_max_importance is a mistake that would pass unnoticed (9 acts as 5; gc_unused_days = 0 turns the rule off)
+_RANGES: dict[tuple[str, str], tuple[int, int]] = {("lifecycle", "gc_max_importance"): (1, 5)}
 
 
 def default_user_config_path(env: Mapping[str, str], home: Path) -> Path:
@@ -281,6 +284,12 @@ def _apply(base: Config, data: Mapping[str, Any], path: Path, *, allow_repo: boo
                 if choices and checked not in choices:
                     raise ConfigError(
                         f"{path}: '{key}.{sub}' is {checked!r}", f"use one of: {', '.join(choices)}"
+                    )
+                bounds = _RANGES.get((key, sub))
+                if bounds and not bounds[0] <= checked <= bounds[1]:
+                    raise ConfigError(
+                        f"{path}: key '{key}.{sub}' must be from {bounds[0]} to {bounds[1]}, not {checked!r}",
+                        f"the default is {allowed[sub]!r}",
                     )
                 if (key, sub) == ("redaction", "extra_patterns"):
                     _check_patterns(path, checked)

@@ -3,7 +3,8 @@
 The block has two parts. **Essentials** (:mod:`gitmem.briefing.essentials`): the project's constraints and
 corrections and the user's must-follow memories, always present. **Relevant**: memories found by a search for
 what the session is likely to touch (the project name, the branch, the last commit subjects, the files used most
-lately), admitted only past the absolute relevance gate (:mod:`gitmem.briefing.gate`), grouped by category and
+lately), admitted only past the absolute relevance gate (:mod:`gitmem.briefing.gate`) and while their ``expires``
+has not passed (both parts leave an expired memory out; ``gitmem search`` still finds it), grouped by category and
 added in score order until the next one would break the budget. Every recall bumps local usage counters
 (``local/usage.json``: last used, count) without making a commit, so ``gc`` can tell what is never used.
 """

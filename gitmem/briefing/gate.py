@@ -12,6 +12,8 @@ English memories were never a needed memory).
 
 from __future__ import annotations
 
+import time
+
 from gitmem.errors import SearchError
 from gitmem.text import scripts
 
@@ -94,27 +96,38 @@ def admits(hit: Hit, query: str, model_id: str = "", size: int = FULL_AT, projec
 def relevant_hits(index: Index, query: str, *, project: str, k: int, now: datetime | None = None,
                   exclude: set[str] | frozenset[str] = frozenset(), mode: str = "hybrid",
                   own_project: float = 1.0, exclude_parts: Iterable[tuple[str, int]] = ()) -> list[Hit]:
-    """The best ``k`` memories for ``query`` that pass the relevance gate and are not in ``exclude``: an empty
-    list when nothing is related (the gate looks at raw scores, so the best of unrelated memories stays out).
-    ``exclude_parts``: ``(id, n)`` of long memories the session was shown part ``n`` of (:attr:`Hit.passage`):
-    such a memory comes again only for another part (:meth:`Hit.other_part`). ``own_project``: the share of the
-    BM25 threshold a memory of ``project`` needs (:data:`OWN_PROJECT` for a prompt)."""
+    """The best ``k`` memories for ``query`` that pass the relevance gate, are not in ``exclude`` and have not
+    expired (``expires`` at or before ``now``: the time recall stops using a memory, though ``gitmem search`` still
+    finds it until ``gc`` deprecates it): an empty list when nothing is related (the gate looks at raw scores, so
+    the best of unrelated memories stays out). ``exclude_parts``: ``(id, n)`` of long memories the session was
+    shown part ``n`` of (:attr:`Hit.passage`): such a memory comes again only for another part
+    (:meth:`Hit.other_part`). ``own_project``: the share of the BM25 threshold a memory of ``project`` needs
+    (:data:`OWN_PROJECT` for a prompt)."""
     if not query.strip():
         return []
     parts = set(exclude_parts)
     shown = {memory_id for memory_id, _n in parts}
-    try:
-        # room for hits the session has seen, but not for all of them: past the best few, the rest are weaker
-        hits = index.search(query, k=k + min(len(exclude) + len(parts), 4 * k), project=project, now=now,
-                            mode=mode)
-    except SearchError:  # a query of stopwords or punctuation only: nothing to look for
-        return []
+    # a timestamp, not a datetime: the prompt hook does not load datetime for this
+    moment = now.timestamp() if now is not None else time.time()
+    # room for hits the session has seen, but not for all of them: past the best few, the rest are weaker
+    wanted = base = k + min(len(exclude) + len(parts), 4 * k)
+    while True:
+        try:
+            hits = index.search(query, k=wanted, project=project, now=now, mode=mode)
+        except SearchError:  # a query of stopwords or punctuation only: nothing to look for
+            return []
+        expired = {h.id for h in hits if h.memory.expires is not None and h.memory.expires.timestamp() <= moment}
+        # expired memories (gc has not deprecated them yet) took places a live one may need: search again with
+        # room for them; each round finds more of them or stops, and they are rare (gc removes them)
+        if not expired or len(hits) < wanted or base + len(expired) <= wanted:
+            break
+        wanted = base + len(expired)
     embedder = index.embedder if mode != "bm25" else None
     model_id = embedder.model_id if embedder is not None else ""
     size = index.size
     kept: list[Hit] = []
     for hit in hits:
-        if hit.id in exclude:
+        if hit.id in exclude or hit.id in expired:
             continue
         if hit.id in shown and _part(hit) in parts:  # the part it would show was shown: another, or none
             other = hit.other_part({n for memory_id, n in parts if memory_id == hit.id})

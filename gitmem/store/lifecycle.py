@@ -6,8 +6,10 @@
 - **gc**: a memory unused for ``gc_unused_days`` (last update or last recall, from the local usage counters of
   :mod:`gitmem.recall`) with importance ≤ ``gc_max_importance`` is deprecated. One commit for all of them.
 - **compact**: a tag with more than :data:`TAG_LIMIT` active memories in one project, or a category whose texts
-  are over :data:`TOKEN_LIMIT` tokens, becomes one extractive summary memory (its members as bullets, most
-  important first) that supersedes them, in one commit.
+  are over :data:`TOKEN_LIMIT` tokens, becomes extractive summary memories (its members as bullets with their
+  why and how, most important first, at most :data:`MAX_SUMMARY_BYTES` each: as many summaries as it takes),
+  each superseding the members whose text it holds, in one commit. A member no summary has room for stays
+  active. A summary lasts as long as its most lasting member: no TTL takes it unless one would take each member.
 - **index file** ``MEMORY.md``: the active memories, most important first, at most :data:`MEMORY_MD_LINES` lines.
 - **digest**: what was added, changed, deprecated and learned over a period, from the git history alone.
 """
@@ -58,6 +60,10 @@ def _protected(memory: Memory) -> bool:
     return any(t in memory.tags for t in PROTECTED_TAGS)
 
 
+def _compaction_summary(memory: Memory) -> bool:
+    return SUMMARY_TAG in memory.tags and memory.source_ref.startswith("compact:")
+
+
 @dataclass
 class GcResult:
     deprecated: list[tuple[Memory, str]] = field(default_factory=list)
@@ -72,8 +78,10 @@ class GcResult:
         return out + ([f"committed {self.commit[:8]}"] if self.commit else []) or ["nothing to collect"]
 
 
-def gc_reason(repo: MemoryRepo, memory: Memory, usage: dict[str, dict[str, Any]], now: datetime) -> str:
-    """Why ``gc`` would deprecate this memory ("" when it stays)."""
+def gc_reason(repo: MemoryRepo, memory: Memory, usage: dict[str, dict[str, Any]], now: datetime,
+              members: list[Memory] | None = None) -> str:
+    """Why ``gc`` would deprecate this memory ("" when it stays). ``members``: for a summary made by ``compact``,
+    the memories it superseded; the TTL then applies to it only when it applied to each of them."""
     if memory.deprecated or _protected(memory):
         return ""
     if memory.expires is not None and memory.expires <= now:
@@ -83,6 +91,8 @@ def gc_reason(repo: MemoryRepo, memory: Memory, usage: dict[str, dict[str, Any]]
     if settings.gc_unused_days and idle >= settings.gc_unused_days and memory.importance <= settings.gc_max_importance:
         return f"unused for {idle} days with importance {memory.importance}"
     ttl = ttl_days(repo, memory.type)
+    if members and _lasting(members, memory.type)[0] not in RAW_SOURCES:
+        ttl = 0
     if ttl and memory.source in RAW_SOURCES and memory.importance <= 3 and idle >= ttl:
         return f"past the {ttl}-day TTL of {memory.type} memories ({idle} days unused)"
     return ""
@@ -92,8 +102,16 @@ def gc(repo: MemoryRepo, *, now: datetime | None = None, dry_run: bool = False) 
     now = now or docs.utcnow()
     usage = read_usage(repo.path)
     result = GcResult()
-    for memory in repo.list():
-        reason = gc_reason(repo, memory, usage, now)
+    memories = repo.list()
+    # compaction once wrote every summary with source "capture", whatever its members were: such a summary is
+    # judged by what it holds, so the TTL does not take a summary of memories that would never have expired
+    held: dict[str, list[Memory]] = {}
+    if any(_compaction_summary(m) and m.source in RAW_SOURCES for m in memories):
+        for old in repo.list(deprecated=True):
+            if old.deprecated and old.superseded_by:
+                held.setdefault(old.superseded_by, []).append(old)
+    for memory in memories:
+        reason = gc_reason(repo, memory, usage, now, held.get(memory.id) if _compaction_summary(memory) else None)
         if reason:
             result.deprecated.append((memory, reason))
     if dry_run or not result.deprecated:
@@ -109,10 +127,22 @@ def gc(repo: MemoryRepo, *, now: datetime | None = None, dry_run: bool = False) 
 # -- compaction -----------------------------------------------------------------------------------------
 @dataclass
 class Cluster:
+    """Memories compaction folds together: one tag (or one category) of one project. A cluster too big for one
+    summary of :data:`MAX_SUMMARY_BYTES` is summarised in several (``parts``); a member that fits in none, or
+    would be alone in its summary, stays active as it is (``kept``)."""
+
     key: str
     project: str
     members: list[Memory]
-    summary: Memory | None = None
+    parts: list[tuple[Memory, list[Memory]]] = field(default_factory=list)
+    """each summary with the members whose text it holds: the memories it supersedes"""
+    kept: list[Memory] = field(default_factory=list)
+    """members left active"""
+
+    @property
+    def summary(self) -> Memory | None:
+        """The first summary (None when nothing was summarised)."""
+        return self.parts[0][0] if self.parts else None
 
 
 @dataclass
@@ -123,11 +153,17 @@ class CompactResult:
     def to_dict(self) -> dict[str, Any]:
         return {"commit": self.commit, "clusters": [
             {"key": c.key, "project": c.project, "members": [m.id for m in c.members],
-             "summary": c.summary.id if c.summary else None} for c in self.clusters]}
+             "summary": c.summary.id if c.summary else None,
+             "summaries": [{"id": s.id, "members": [m.id for m in folded]} for s, folded in c.parts],
+             "kept": [m.id for m in c.kept]} for c in self.clusters]}
 
     def lines(self) -> list[str]:
-        out = [f"{c.key} ({c.project or 'global'}): {counted(len(c.members), 'memory')} -> "
-               f"{c.summary.id if c.summary else '?'}" for c in self.clusters]
+        out: list[str] = []
+        for c in self.clusters:
+            out.append(f"{c.key} ({c.project or 'global'}): "
+                       + ", ".join(f"{counted(len(folded), 'memory')} -> {s.id}" for s, folded in c.parts))
+            if c.kept:
+                out.append(f"  kept active (no room to share a summary): {', '.join(m.id for m in c.kept)}")
         return out + ([f"committed {self.commit[:8]}"] if self.commit else []) or ["nothing to compact"]
 
 
@@ -136,10 +172,14 @@ def _priority(memory: Memory) -> tuple[int, int, float, str]:
     return (-memory.importance, rank, -memory.updated.timestamp(), memory.id)
 
 
-def find_clusters(memories: Iterable[Memory], *, tag_limit: int = TAG_LIMIT,
-                  token_limit: int = TOKEN_LIMIT) -> list[Cluster]:
-    """Tags with more than ``tag_limit`` memories, then categories over ``token_limit`` tokens, per project."""
-    active = [m for m in memories if not m.deprecated and not _protected(m) and m.importance < 5]
+def find_clusters(memories: Iterable[Memory], *, tag_limit: int = TAG_LIMIT, token_limit: int = TOKEN_LIMIT,
+                  now: datetime | None = None) -> list[Cluster]:
+    """Tags with more than ``tag_limit`` memories, then categories over ``token_limit`` tokens, per project.
+    Expired memories (``expires`` at or before ``now``) are left to ``gc``: folded into a summary, their text
+    would come back to recall, which no longer uses them."""
+    now = now or docs.utcnow()
+    active = [m for m in memories if not m.deprecated and not _protected(m) and m.importance < 5
+              and (m.expires is None or m.expires > now)]
     clusters: list[Cluster] = []
     taken: set[str] = set()
     by_tag: dict[tuple[str, str], list[Memory]] = {}
@@ -177,52 +217,136 @@ def summary_id(cluster: Cluster, text: str, taken: Iterable[str] = ()) -> str:
     return memory_id
 
 
-def summarise(cluster: Cluster, taken: Iterable[str] = ()) -> Memory:
-    """An extractive summary: one bullet per member (members that are summaries contribute their bullets), with
-    the id :func:`summary_id` gives (not one of ``taken``)."""
+def summary_lines(member: Memory) -> list[str]:
+    """What ``member`` puts in a summary, one bullet's text each: its text on one line followed by its reason and
+    how to apply it, so a summary drops none of them. A summary contributes its own bullets (and any other line
+    it holds besides its head, such as one added by hand), and its why and how on a line of their own."""
+    lines: list[str] = []
+    head = ""
+    if SUMMARY_TAG in member.tags:
+        head = docs.first_line(member.title, 100).rstrip(":")
+        for number, line in enumerate(member.text.splitlines()):
+            if line.startswith("- "):
+                lines.append(" ".join(line[2:].split()))
+            elif line.strip() and not (number == 0 and line.startswith("Summary of ")):
+                lines.append(" ".join(line.split()))
+    if not lines:
+        lines, head = [" ".join(member.text.split())], ""
+    notes = "; ".join(f"{label}: {' '.join(value.split())}"
+                      for label, value in (("why", member.why), ("how to apply", member.how)) if value)
+    if notes and head:
+        lines.append(f"{head} ({notes})")
+    elif notes:
+        lines[-1] += f" ({notes})"
+    return list(dict.fromkeys(line for line in lines if line))
+
+
+def _head(count: int, label: str, part: int = 1, parts: int = 1) -> str:
+    return f"Summary of {counted(count, 'memory')} about {label}" + (f" (part {part} of {parts})" if parts > 1
+                                                                      else "") + ":"
+
+
+def _bytes(lines: Iterable[str]) -> int:
+    return sum(len(("\n- " + line).encode()) for line in lines)
+
+
+def _lasting(members: list[Memory], kind: str) -> tuple[str, datetime | None]:
+    """The source and the expiry of a summary of ``members`` of type ``kind``: those of the most lasting member,
+    so the summary never goes before a memory whose text it holds would have gone. ``gc`` expires a memory by
+    the TTL of its type only when its source is raw (:data:`RAW_SOURCES`): the summary is raw (``capture``) only
+    when every member is a raw memory of ``kind`` (the same TTL would have expired each of them, and the summary,
+    written now, outlives them all); otherwise ``cli``, which no TTL expires: a person ran ``gitmem compact``,
+    and what a person keeps does not expire by TTL. It expires (at the latest member's time) only when every
+    member does."""
+    raw = all(m.source in RAW_SOURCES and m.type == kind for m in members)
+    ends = [m.expires for m in members]
+    return ("capture" if raw else "cli"), (max(e for e in ends if e is not None) if all(ends) else None)
+
+
+def summarise(cluster: Cluster, taken: Iterable[str] = ()) -> Cluster:
+    """Fill ``cluster.parts`` with extractive summaries, most important members first: one bullet per member
+    (its text, why and how; members that are summaries contribute their bullets), each summary at most
+    :data:`MAX_SUMMARY_BYTES`, with the ids :func:`summary_id` gives (none of ``taken``); the members no summary
+    holds go to ``cluster.kept``. Returns ``cluster``.
+
+    A cluster whose members do not fit in one summary gets as many as it needs, rather than one summary and the
+    rest left as they were: the user asked for the tag to be compacted, and with the rest left active the next
+    ``compact`` would fold the full summary (most important, so first) into a new one with no room for them
+    either, and so on at every run. A member too long for any summary, or alone in the last one, stays as it
+    is: a summary of one memory compacts nothing."""
     label = cluster.key.split(":", 1)[1]
+    size = len(cluster.members)
+    # room for the bullets under the longest head a part could get, so that no summary outgrows its limit
+    room = MAX_SUMMARY_BYTES - len(_head(size, label, size, size).encode())
+    groups: list[tuple[list[Memory], list[str]]] = []
+    members: list[Memory] = []
     bullets: list[str] = []
+    kept: list[Memory] = []
     for member in cluster.members:
-        lines = [line[2:] for line in member.text.splitlines() if line.startswith("- ")] \
-            if SUMMARY_TAG in member.tags else [" ".join(member.text.split())]
-        for line in lines:
-            if line not in bullets:
-                bullets.append(line)
-    head = f"Summary of {counted(len(cluster.members), 'memory')} about {label}:"
-    text = head
-    for bullet in bullets:
-        if len((text + "\n- " + bullet).encode()) > MAX_SUMMARY_BYTES:
-            break
-        text += "\n- " + bullet
-    common = Counter(m.category for m in cluster.members).most_common(1)[0][0]
-    kind = Counter(m.type for m in cluster.members).most_common(1)[0][0]
-    tags = [label] if cluster.key.startswith("tag:") else []
-    return docs.make_memory(text, id=summary_id(cluster, text, taken), type=kind, category=common,
-                            importance=max(m.importance for m in cluster.members), tags=[*tags, SUMMARY_TAG],
-                            project=cluster.project, source="capture", source_ref=f"compact:{cluster.key}",
-                            name=head)
+        lines = summary_lines(member)
+        new = [line for line in lines if line not in bullets]
+        if _bytes(bullets) + _bytes(new) <= room:
+            members.append(member)
+            bullets.extend(new)
+        elif _bytes(lines) <= room:
+            groups.append((members, bullets))
+            members, bullets = [member], list(lines)
+        else:
+            kept.append(member)
+    groups.append((members, bullets))
+    kept += [m for group, _ in groups if len(group) == 1 for m in group]
+    groups = [(group, lines) for group, lines in groups if len(group) > 1]
+    used = set(taken)
+    cluster.parts = []
+    for number, (group, lines) in enumerate(groups, 1):
+        head = _head(len(group), label, number, len(groups))
+        text = "\n- ".join([head, *lines])
+        kind = Counter(m.type for m in group).most_common(1)[0][0]
+        source, expires = _lasting(group, kind)
+        part = Cluster(cluster.key, cluster.project, group)
+        summary = docs.make_memory(
+            text, id=summary_id(part, text, used), type=kind,
+            category=Counter(m.category for m in group).most_common(1)[0][0],
+            importance=max(m.importance for m in group),
+            tags=[*([label] if cluster.key.startswith("tag:") else []), SUMMARY_TAG], project=cluster.project,
+            source=source, source_ref=f"compact:{cluster.key}", name=head, expires=expires)
+        used.add(summary.id)
+        cluster.parts.append((summary, group))
+    cluster.kept = sorted(kept, key=_priority)
+    return cluster
 
 
 def compact(repo: MemoryRepo, *, tag_limit: int = TAG_LIMIT, token_limit: int = TOKEN_LIMIT,
-            dry_run: bool = False) -> CompactResult:
-    result = CompactResult(find_clusters(repo.list(), tag_limit=tag_limit, token_limit=token_limit))
+            dry_run: bool = False, now: datetime | None = None) -> CompactResult:
+    """Fold each cluster (:func:`find_clusters`) into summaries (:func:`summarise`) in one commit: every member a
+    summary holds is deprecated with ``superseded_by`` that summary; the members no summary holds stay active,
+    and a cluster none of whose members fit is left alone."""
+    now = now or docs.utcnow()
+    found = find_clusters(repo.list(), tag_limit=tag_limit, token_limit=token_limit, now=now)
+    result = CompactResult()
     batch: list[Memory] = []
-    now = docs.utcnow()
-    taken = {m.id for m in repo.list(deprecated=True)} if result.clusters else set()
-    for cluster in result.clusters:
-        cluster.summary = summarise(cluster, taken)
-        taken.add(cluster.summary.id)
-        batch.append(cluster.summary)
-        batch.extend(replace(m, deprecated=True, deprecated_reason=compacted_into(cluster.summary.id),
-                             superseded_by=cluster.summary.id, updated=now) for m in cluster.members)
+    taken = {m.id for m in repo.list(deprecated=True)} if found else set()
+    for cluster in found:
+        summarise(cluster, taken)
+        if not cluster.parts:
+            continue
+        result.clusters.append(cluster)
+        for summary, folded in cluster.parts:
+            taken.add(summary.id)
+            batch.append(summary)
+            batch.extend(replace(m, deprecated=True, deprecated_reason=compacted_into(summary.id),
+                                 superseded_by=summary.id, updated=now) for m in folded)
     if dry_run or not batch:
         return result
+    summaries = sum(len(c.parts) for c in result.clusters)
+    body = [f"- {c.key} ({c.project or 'global'}): {len(folded)} -> {s.id}" for c in result.clusters
+            for s, folded in c.parts]
+    body += [f"- {c.key} ({c.project or 'global'}): kept {', '.join(m.id for m in c.kept)}" for c in result.clusters
+             if c.kept]
     result.commit, _ = repo.commit_batch(
         batch, subject=f"compact: {counted(len(result.clusters), 'cluster')} into "
-                f"{'a summary' if len(result.clusters) == 1 else 'summaries'}", op="compact",
-        source="compact",
-        body="\n".join(f"- {c.key} ({c.project or 'global'}): {len(c.members)} -> {c.summary.id}"
-                       for c in result.clusters if c.summary))
+                f"{'a summary' if summaries == 1 else f'{summaries} summaries'}", op="compact",
+        source="compact", body="\n".join(body))
     write_memory_md(repo)
     return result
 

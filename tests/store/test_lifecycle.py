@@ -6,8 +6,21 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
+from gitmem.config import load
+from gitmem.errors import ConfigError
 from gitmem.store import document as docs
-from gitmem.store.lifecycle import MEMORY_MD_LINES, compact, digest, gc, render_memory_md, write_memory_md
+from gitmem.store.lifecycle import (
+    MAX_SUMMARY_BYTES,
+    MEMORY_MD_LINES,
+    RAW_SOURCES,
+    compact,
+    digest,
+    gc,
+    render_memory_md,
+    write_memory_md,
+)
 from gitmem.store.memories import MemoryRepo
 from gitmem.store.usage import bump_usage
 from tests.helpers import assert_clean, git, run_cli
@@ -117,3 +130,125 @@ def test_digest_counts_what_happened(repo_path: Path, repo: MemoryRepo) -> None:
     assert out.code == 0 and "1 deprecated" in out.out
     bad = run_cli("digest", "--since", "soon", env={"GITMEM_REPO": str(repo_path)})
     assert bad.code != 0 and "7d" in bad.err
+
+
+def _deploy_records(n: int, size: int = 1500, **fields: object) -> list[dict[str, object]]:
+    """``n`` memories tagged deploy in project shop, each about ``size`` bytes with a unique marker, a why and a
+    how."""
+    return [{"id": f"deploy-{i:02d}", "text": f"Deploy rule MARKER-{i:02d}: " + "canary first, then the fleet. "
+             * (size // 30), "tags": ["deploy"], "project": "shop", "why": f"outage WHY-{i:02d}",
+             "how": f"pipeline HOW-{i:02d}", **fields} for i in range(n)]
+
+
+def _memory_files(repo: MemoryRepo, project: str) -> dict[str, docs.Memory]:
+    """Every memory file of ``project``'s folder as it is on disk, by id."""
+    found = (docs.loads(p.read_text("utf-8"), str(p)) for p in (repo.path / "memories" / project).glob("*.md"))
+    return {m.id: m for m in found}
+
+
+def test_compact_loses_nothing_when_a_cluster_outgrows_one_summary(repo: MemoryRepo) -> None:
+    """11 memories of ~1.5 KB do not fit in one summary of 12 KiB: every member's text, why and how is in the
+    summary that supersedes it, each summary counts the memories it holds, and no TTL expires the summaries of
+    memories that never expire."""
+    repo.import_records(_deploy_records(11))
+    result = compact(repo)
+    (cluster,) = result.clusters
+    files = _memory_files(repo, "shop")
+    summaries = {m.id: m for m in files.values() if "summary" in m.tags}
+    assert len(summaries) == 2 and {s.id for s, _ in cluster.parts} == set(summaries)
+    held: dict[str, list[str]] = {s: [] for s in summaries}
+    for i in range(11):
+        member = files[f"deploy-{i:02d}"]
+        assert member.deprecated and member.superseded_by in summaries, member.id
+        held[member.superseded_by].append(member.id)
+        text = summaries[member.superseded_by].text
+        assert f"MARKER-{i:02d}" in text and f"WHY-{i:02d}" in text and f"HOW-{i:02d}" in text
+        assert sum(f"MARKER-{i:02d}" in s.text for s in summaries.values()) == 1
+    for summary_id, members in held.items():
+        summary = summaries[summary_id]
+        assert len(summary.text.encode()) <= MAX_SUMMARY_BYTES
+        assert summary.text.startswith(f"Summary of {len(members)} memories about deploy (part ")
+        assert summary.text.count("\n- ") == len(members)
+        assert summary.source not in RAW_SOURCES and summary.expires is None
+    later = gc(repo, now=docs.utcnow() + timedelta(days=400), dry_run=True)  # past every TTL
+    assert not [m.id for m, _ in later.deprecated if m.id in summaries]
+    log = git(repo.path, "log", "-2", "--format=%B")
+    assert "compact: 1 cluster into 2 summaries" in log and "Gitmem-Op: compact" in log
+    assert compact(repo).clusters == []
+    assert_clean(repo.path)
+
+
+def test_a_member_too_long_for_any_summary_stays_active(repo: MemoryRepo) -> None:
+    records = _deploy_records(11, 400)
+    records[0]["text"] = "Deploy rule MARKER-BIG: " + "the long runbook step by step. " * 420  # ~13 KB
+    records[0]["importance"] = 4
+    repo.import_records(records)
+    (cluster,) = compact(repo).clusters
+    big = repo.get("deploy-00")
+    assert not big.deprecated and big.superseded_by == "" and [m.id for m in cluster.kept] == ["deploy-00"]
+    (summary, folded) = cluster.parts[0]
+    assert len(cluster.parts) == 1 and len(folded) == 10
+    stored = repo.get(summary.id)
+    assert stored.text.startswith("Summary of 10 memories about deploy:") and "MARKER-BIG" not in stored.text
+    assert stored.importance == 3  # the kept member's importance is not the summary's
+    assert all(repo.get(f"deploy-{i:02d}").superseded_by == summary.id for i in range(1, 11))
+    assert "kept deploy-00" in git(repo.path, "log", "-2", "--format=%B")
+
+
+def test_a_summary_lasts_as_long_as_its_most_lasting_member(repo: MemoryRepo) -> None:
+    """Raw members of one type keep their TTL through the summary; one memory a person stated (or one of
+    another type) makes the summary last; it expires only when every member does, at the latest time."""
+    repo.import_records([
+        *_deploy_records(11, 100, source="capture", type="project"),
+        *({"id": f"db-{i:02d}", "text": f"Database rule DB-{i:02d}", "tags": ["database"], "project": "shop",
+           "source": "capture" if i else "import"} for i in range(11)),
+        *({"id": f"ui-{i:02d}", "text": f"UI rule UI-{i:02d}", "tags": ["ui"], "project": "shop",
+           "expires": old(-10 - i)} for i in range(11)),
+        {"id": "ui-gone", "text": "UI rule that expired", "tags": ["ui"], "project": "shop", "expires": old(1)},
+    ])
+    assert len(compact(repo).clusters) == 3
+    summaries = {t: m for m in repo.list(tag="summary") for t in m.tags if t != "summary"}
+    assert summaries["deploy"].source == "capture"
+    assert summaries["database"].source == "cli"
+    assert summaries["ui"].expires is not None
+    assert summaries["ui"].expires.date() == (docs.utcnow() + timedelta(days=20)).date()
+    assert not repo.get("ui-gone").deprecated  # expired: left to gc, never brought back through a summary
+    assert "UI rule that expired" not in summaries["ui"].text
+
+
+@pytest.mark.parametrize("value", ["9", "0", "-1", "true", "2.5"])
+def test_gc_max_importance_outside_1_to_5_is_refused_naming_file_and_key(repo_path: Path, value: str) -> None:
+    settings = repo_path / "gitmem.toml"
+    settings.write_text(f"[lifecycle]\ngc_max_importance = {value}\n", "utf-8")
+    with pytest.raises(ConfigError) as info:
+        load(repo_path)
+    assert str(settings) in str(info.value) and "lifecycle.gc_max_importance" in str(info.value)
+    out = run_cli("gc", "--dry-run", env={"GITMEM_REPO": str(repo_path)})
+    assert out.code != 0 and "Traceback" not in out.err
+    assert str(settings) in out.err and "lifecycle.gc_max_importance" in out.err
+
+
+def test_gc_max_importance_from_1_to_5_is_taken(repo_path: Path) -> None:
+    for value in (1, 5):
+        (repo_path / "gitmem.toml").write_text(f"[lifecycle]\ngc_max_importance = {value}\n", "utf-8")
+        assert load(repo_path).lifecycle.gc_max_importance == value
+
+
+def test_gc_spares_an_earlier_summary_written_as_captured_when_its_members_would_not_expire(
+        repo: MemoryRepo) -> None:
+    """Summaries written before summaries took their members' most lasting rule all say ``source: capture``:
+    the TTL takes one only when it would have taken each memory it holds."""
+    summary = {"text": "Summary of 2 memories about {0}:\n- {0} one\n- {0} two", "source": "capture",
+               "project": PROJECT, "created": old(100)}
+    member = {"deprecated": True, "project": PROJECT, "created": old(100)}
+    repo.import_records([
+        {**summary, "id": "sum-stated", "text": summary["text"].format("stated"), "tags": ["stated", "summary"],
+         "source_ref": "compact:tag:stated"},
+        {**summary, "id": "sum-raw", "text": summary["text"].format("raw"), "tags": ["raw", "summary"],
+         "source_ref": "compact:tag:raw"},
+        {**member, "id": "stated-1", "text": "stated one", "superseded_by": "sum-stated", "source": "cli"},
+        {**member, "id": "stated-2", "text": "stated two", "superseded_by": "sum-stated", "source": "capture"},
+        {**member, "id": "raw-1", "text": "raw one", "superseded_by": "sum-raw", "source": "capture"},
+        {**member, "id": "raw-2", "text": "raw two", "superseded_by": "sum-raw", "source": "hook"},
+    ])
+    assert [m.id for m, _ in gc(repo, dry_run=True).deprecated] == ["sum-raw"]

@@ -6,6 +6,7 @@ conflicted memories, and the recall block, cached per repository state and prepa
 from __future__ import annotations
 
 import os
+import time
 
 from gitmem.agents.claude.context import Context, log, spawn_detached
 from gitmem.briefing.directives import DIRECTIVE_TAG, directive_id, priority
@@ -91,8 +92,6 @@ def stored_directives(ctx: Context, project: str) -> list[tuple[str, str, str]]:
     a repository of 10k memories; a directive made by hand needs such an id (``--id directive-...``) and the tag.
     What each file says is kept in ``hook-directives.json`` of the derived folder (``.cache/``) by its mtime and
     size, so a session start parses (and imports the YAML parser for) only the directive files that changed."""
-    import time
-
     ctx.require_repo()
     files = special_memory_files(ctx, lambda name: name.startswith("directive-"))
     if not files:
@@ -114,12 +113,13 @@ def stored_directives(ctx: Context, project: str) -> list[tuple[str, str, str]]:
             continue
         entry = cached.get(rel)
         # trusted when mtime and size match and it was read well after that mtime (no same-tick rewrite hides)
-        if not (isinstance(entry, list) and len(entry) == 8 and entry[:2] == [info.st_mtime_ns, info.st_size]
-                and settled(info.st_mtime_ns, entry[2])):
+        if not (isinstance(entry, list) and len(entry) == 9 and entry[:2] == [info.st_mtime_ns, info.st_size]
+                and settled(info.st_mtime_ns, entry[2]) and isinstance(entry[8], int | float)):
             entry = [info.st_mtime_ns, info.st_size, time.time_ns(), *_directive_of(ctx, path, rel)]
         seen[rel] = entry
-        memory_id, owner, priority, text, active = entry[3:]
-        if active and owner in (project, ""):
+        memory_id, owner, priority, text, active, ends = entry[3:]
+        # the expiry is checked at every start, not when the file was read: the file does not change when it passes
+        if active and owner in (project, "") and not 0 < ends <= time.time():
             found.append((memory_id, priority, text))
     kept = {k: v for k, v in cached.items() if k not in seen and (ctx.repo / k).is_file()}
     if {**kept, **seen} != cached:
@@ -131,16 +131,18 @@ def stored_directives(ctx: Context, project: str) -> list[tuple[str, str, str]]:
 
 
 def _directive_of(ctx: Context, path: Path, rel: str) -> list[Any]:
-    """[id, project, priority, text, active] of a directive file (active False when it is not one)."""
+    """[id, project, priority, text, active, expires] of a directive file (active False when it is not one;
+    expires: its ``expires`` in seconds, 0 for never)."""
     from gitmem.store import document as docs
 
     try:
         memory = docs.loads(path.read_text("utf-8"), rel)
     except (GitmemError, OSError, UnicodeDecodeError) as exc:
         log(ctx, f"skipped {path.name}: {exc}")
-        return ["", "", "normal", "", False]
+        return ["", "", "normal", "", False, 0]
     active = DIRECTIVE_TAG in memory.tags and not memory.deprecated
-    return [memory.id, memory.project, priority(memory), memory.text, active]
+    ends = memory.expires.timestamp() if memory.expires is not None else 0
+    return [memory.id, memory.project, priority(memory), memory.text, active, ends]
 
 
 def pending_directives(ctx: Context, project: str) -> list[tuple[str, str, str]]:
@@ -211,7 +213,9 @@ def fallback_block(ctx: Context, project: str) -> str:
 
     repo = ctx.repository
     settings = ctx.config.recall
-    memories = [m for m in repo.list(project=project) + repo.list(project="") if DIRECTIVE_TAG not in m.tags]
+    now = time.time()
+    memories = [m for m in repo.list(project=project) + repo.list(project="") if DIRECTIVE_TAG not in m.tags
+                and (m.expires is None or m.expires.timestamp() > now)]  # recall stops using it at expires
     memories.sort(key=lambda m: (m.importance, m.updated), reverse=True)
     lines: list[str] = []
     size = 0
@@ -295,13 +299,15 @@ def conflict_note(ctx: Context) -> str:
 class Block:
     """The session-start recall block as served (from the cache or computed): its text, the search query, the
     memory ids in it, how many memories it leaves out, the words its Essentials say not to use (summary lines
-    naming them are dropped), and ``(id, n)`` of the long memories it shows by their part ``n`` only. A plain
-    class: this module loads on the per-tool-call path."""
+    naming them are dropped), ``(id, n)`` of the long memories it shows by their part ``n`` only, and ``until``:
+    when the first memory it shows expires (seconds, 0 for never), after which a cached copy is not served. A
+    plain class: this module loads on the per-tool-call path."""
 
     def __init__(self, text: str, query: str = "", ids: list[str] | None = None, more: int = 0,
-                 avoid: list[str] | None = None, parts: list[tuple[str, int]] | None = None) -> None:
+                 avoid: list[str] | None = None, parts: list[tuple[str, int]] | None = None,
+                 until: float = 0) -> None:
         self.text, self.query, self.ids, self.more, self.avoid = text, query, ids or [], more, avoid or []
-        self.parts = parts or []
+        self.parts, self.until = parts or [], until
 
     def whole(self) -> list[str]:
         """The ids of the memories the block shows whole."""
@@ -319,8 +325,11 @@ def recall_block(ctx: Context, project: str) -> Block:
     key = recall_cache_key(ctx, project)
     if key:
         hit = observe.read_json(os.path.join(ctx.config.derived_dir, RECALL_CACHE)).get(key)
-        # a block cached before blocks recorded their parts ("parts" missing) is computed again
-        if isinstance(hit, dict) and isinstance(hit.get("text"), str) and "parts" in hit:
+        # a block cached before blocks recorded their parts ("parts" missing) is computed again, and so is one
+        # showing a memory whose expiry has passed since (the key does not change when a time passes)
+        until = hit.get("until", 0) if isinstance(hit, dict) else 0
+        expired = not isinstance(until, int | float) or 0 < until <= time.time()
+        if isinstance(hit, dict) and isinstance(hit.get("text"), str) and "parts" in hit and not expired:
             ids = observe.read_ids(hit.get("ids"))
             if ids:
                 usage.bump_usage(ctx.repo_dir, ids)
@@ -328,7 +337,7 @@ def recall_block(ctx: Context, project: str) -> Block:
                 spawn_warm(ctx)  # recency moved a day: recompute for the next session
             return Block(hit["text"], str(hit.get("query", "")), ids, int(hit.get("more", 0) or 0),
                          [str(a) for a in hit.get("avoid", []) if isinstance(a, str)],
-                         observe.read_parts(hit.get("parts")))
+                         observe.read_parts(hit.get("parts")), until)
     from gitmem.agents.claude.serverclient import ask_server  # here: a served block is the rare case
 
     paths = _recall_paths(ctx, project)
@@ -360,14 +369,17 @@ def block_of(result: RecallResult) -> Block:
     from gitmem.briefing.conflicts import negated_terms
 
     avoid = sorted({t for m in result.essentials for t in negated_terms(m.text)})
-    return Block(result.text, result.query, result.ids, result.more, avoid, result.given()[1])
+    ends = [m.expires.timestamp() for m in [*result.essentials, *(h.memory for h in result.hits)]
+            if m.expires is not None]
+    return Block(result.text, result.query, result.ids, result.more, avoid, result.given()[1], min(ends, default=0))
 
 
 def _store_block(ctx: Context, key: str, block: Block) -> None:
     def store(data: dict[str, Any]) -> None:
         data.pop(key, None)
         data[key] = {"text": block.text, "query": block.query, "ids": block.ids, "more": block.more,
-                     "avoid": block.avoid, "parts": [list(p) for p in block.parts], "day": observe.now_iso()[:10]}
+                     "avoid": block.avoid, "parts": [list(p) for p in block.parts], "day": observe.now_iso()[:10],
+                     "until": block.until}
         for old in list(data)[: max(0, len(data) - RECALL_CACHE_SIZE)]:
             del data[old]
 
