@@ -58,13 +58,49 @@ class Repository(MemoryRepo):
                       record_usage=record_usage, paths=paths, embed_missing=embed_missing)
 
     def doctor(self) -> builtins.list[Issue]:
-        """:meth:`MemoryRepo.doctor`'s findings, the versions a sync kept beside a file it could not merge
-        (:mod:`gitmem.sync.sidecars`), then secrets already in history (:mod:`gitmem.leaks`)."""
+        """:meth:`MemoryRepo.doctor`'s findings, a warning for each file under ``memories/`` that is not read as a
+        memory, an error for each wiki page, writer note and instinct file that cannot be read, the versions a sync
+        kept beside a file it could not merge (:mod:`gitmem.sync.sidecars`), then secrets already in history
+        (:mod:`gitmem.leaks`)."""
         from gitmem.leaks import history_issues
+        from gitmem.learn import instincts
         from gitmem.sync.sidecars import doctor_issues
+        from gitmem.wiki import store as wiki
+        from gitmem.writer import store as writer
 
-        return [*super().doctor(), *doctor_issues(self.path),
+        return [*super().doctor(), *self._strays(), *wiki.doctor_issues(self.path),
+                *writer.doctor_issues(self.path), *instincts.doctor_issues(self.path), *doctor_issues(self.path),
                 *history_issues(self.git, extra_patterns=self.config.redaction.extra_patterns)]
+
+    def _strays(self) -> builtins.list[Issue]:
+        """A warning for each file under ``memories/`` that the store does not read
+        (:func:`gitmem.store.document.memory_file`: one folder deep, ``.md``), with where it would be read. Left
+        alone: hidden files and folders (``.gitkeep``), symbolic links (:func:`~gitmem.store.layout.check_layout`
+        reports them) and the versions a sync kept (:func:`~gitmem.sync.sidecars.doctor_issues` does)."""
+        import os
+
+        from gitmem.store.document import MEMORIES_DIR, memory_file
+        from gitmem.store.layout import Issue
+        from gitmem.sync.sidecars import original_path
+
+        issues: builtins.list[Issue] = []
+        for folder, dirs, files in os.walk(self.path / MEMORIES_DIR):  # links to folders are not followed
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for name in sorted(files):
+                path = Path(folder) / name
+                rel = path.relative_to(self.path).as_posix()
+                if name.startswith(".") or memory_file(rel) or original_path(name) != name or path.is_symlink():
+                    continue
+                parts = rel.split("/")
+                where = "directly in memories/" if len(parts) == 2 else \
+                    f"in a sub-folder of {'/'.join(parts[:2])}/" if len(parts) > 3 else "not a .md file"
+                target = f"{MEMORIES_DIR}/{parts[1] if len(parts) > 2 else 'global'}/" \
+                    f"{name if name.endswith('.md') else name.rsplit('.', 1)[0] + '.md'}"
+                issues.append(Issue("warning", rel, f"{where}: gitmem reads memories/global/<id>.md and "
+                                    "memories/<project>/<id>.md only, so list, show, search and recall never see it "
+                                    f"(a memory: git -C {self.path} mv {rel} {target}; anything else: move it out "
+                                    "of memories/)"))
+        return issues
 
     def move(self, memory_id: str, project: str) -> Memory:
         """Give a memory to ``project`` (project scope) or, with ``project=""``, make it global; one commit that

@@ -15,7 +15,8 @@ from typing import Any
 import click
 
 from gitmem.cli.app import State, cli, emit_json, json_option, pass_state
-from gitmem.errors import ValidationError
+from gitmem.cli.wiki import warn_skipped
+from gitmem.errors import DocumentError, ValidationError
 from gitmem.text.counted import counted
 
 
@@ -33,11 +34,13 @@ def instincts_list(state: State, show_all: bool, as_json: bool) -> None:
     from gitmem.learn.instincts import list_instincts
 
     repo = state.open()
-    items = list_instincts(repo.path, deprecated=show_all)
+    unreadable: list[DocumentError] = []
+    items = list_instincts(repo.path, deprecated=show_all, warnings=unreadable)
+    warn_skipped(unreadable)
     if as_json:
         emit_json([i.to_dict() for i in items])
         return
-    if not items:
+    if not items and not unreadable:
         click.echo("no instincts yet (they are learned from observed sessions: gitmem instincts learn)")
     for item in items:
         flag = " [deprecated]" if item.deprecated else ""
@@ -302,12 +305,17 @@ def learn_session(state: State, session: str, transcript: Path | None, project: 
     settings = load_settings(repo.path)
     done: dict[str, Any] = {}
     if session:
-        done["instincts"] = learn(repo, sessions=[session], source=f"hook:{session}",
-                                  decay_days=settings.decay_days).to_dict()
-        left = timeout - (time.monotonic() - started) - 10 if timeout > 0 else settings.semantic_timeout
-        if settings.enabled and left > 1:
-            bounded = replace(settings, semantic_timeout=min(settings.semantic_timeout, left))
-            done["semantic"] = analyze(repo, session, settings=bounded, source=f"hook:{session}").to_dict()
+        try:
+            done["instincts"] = learn(repo, sessions=[session], source=f"hook:{session}",
+                                      decay_days=settings.decay_days).to_dict()
+            left = timeout - (time.monotonic() - started) - 10 if timeout > 0 else settings.semantic_timeout
+            if settings.enabled and left > 1:
+                bounded = replace(settings, semantic_timeout=min(settings.semantic_timeout, left))
+                done["semantic"] = analyze(repo, session, settings=bounded, source=f"hook:{session}").to_dict()
+        except DocumentError as exc:  # an instinct file broken by hand: learning refused to write over it, and the
+            # session's other work (project notes, captured memories, evolve) does not depend on it
+            done["instincts"] = {"error": str(exc)}
+            click.echo(f"gitmem: error: {exc}", err=True)  # this process's stderr goes to local/gitmem.log
     if session:  # notes for the project memory from the session's tool output (cheap, so before capture)
         from gitmem.projects.memory import learn_from_session
 

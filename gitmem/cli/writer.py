@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from gitmem.cli.app import State, cli, emit_json, json_option, pass_state
+from gitmem.cli.wiki import warn_skipped
 
 _WORK = click.option("--work", required=True, metavar="W", help="The work (novel, story) it belongs to.")
 _NOTES = click.option("--notes", default=None, help="Free notes (the body of the file).")
@@ -80,7 +81,9 @@ def _save_command(kind: str, update: bool) -> Callable[..., None]:
 
 def _list_command(kind: str) -> Callable[..., None]:
     def command(state: State, work: str, as_json: bool) -> None:
-        found = _writer(state, work).list(kind)
+        notes = _writer(state, work)
+        found = notes.list(kind)
+        warn_skipped(notes.warnings)
         if as_json:
             emit_json([e.to_dict() for e in found])
             return

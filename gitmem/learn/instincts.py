@@ -35,7 +35,9 @@ from are kept in ``local/instincts-state.json`` so a session is never counted tw
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import math
+import os
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -48,6 +50,7 @@ from gitmem.files.atomic import atomic_write, read_inside
 from gitmem.learn.patterns import BY_PATTERN, DETECTORS, Detection, Detector, detect, read_observations, sessions_from
 from gitmem.redact.engine import redact
 from gitmem.store import document as docs
+from gitmem.store.layout import Issue
 from gitmem.store.local import read_json, sessions_path
 from gitmem.store.memories import MemoryRepo
 from gitmem.text.counted import counted
@@ -141,17 +144,53 @@ def dumps(instinct: Instinct) -> str:
     return redact(f"---\n{head}---\n{body}").text
 
 
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """What is wrong with a frontmatter, on one line, with its line numbers in the file (the frontmatter starts on
+    the file's second line)."""
+    if not isinstance(exc, yaml.MarkedYAMLError):
+        return str(exc).splitlines()[0]
+    parts = []
+    for what, mark in ((exc.context, exc.context_mark), (exc.problem, exc.problem_mark)):
+        if what:
+            parts.append(f"{what} (line {mark.line + 2})" if mark is not None else what)
+    return ": ".join(parts) or str(exc).splitlines()[0]
+
+
+def _number(meta: Mapping[str, Any], key: str, default: float, path: str, *, whole: bool = False) -> float:
+    """The number ``meta[key]`` (``default`` when absent): from 0 to 1 (a confidence), or with ``whole`` a whole
+    number of at least 0 (a count). Any other value is refused naming the file and the key: turned into some number,
+    it would be written back over what the file meant."""
+    value = meta.get(key)
+    if value is None:
+        return default
+    try:
+        number = -1.0 if isinstance(value, bool) else float(value)
+    except (TypeError, ValueError, OverflowError):
+        number = -1.0
+    if not (0 <= number <= (math.inf if whole else 1)) or (whole and not number.is_integer()):
+        allowed = "a whole number, 0 or more" if whole else "a number from 0 to 1"
+        raise DocumentError(f"{path}: {key} must be {allowed}, not {value!r}", "fix it or restore it from git history")
+    return number
+
+
+def _count(meta: Mapping[str, Any], key: str, path: str) -> int:
+    return int(_number(meta, key, 0, path, whole=True))
+
+
 def loads(text: str, path: str = "<instinct>") -> Instinct:
+    """Parse an instinct file. Raises :class:`DocumentError` naming ``path`` and what is wrong: no frontmatter,
+    broken YAML, a missing id or domain, a field with a value it cannot hold."""
     if not text.startswith("---\n") or "\n---\n" not in text[3:]:
         raise DocumentError(f"{path}: no YAML frontmatter", "restore the file from git history")
     head, _, body = text[4:].partition("\n---\n")
     try:
         meta = yaml.safe_load(head)
     except yaml.YAMLError as exc:
-        raise DocumentError(f"{path}: frontmatter is not valid YAML: {exc}", "fix it or restore it") from None
+        raise DocumentError(f"{path}: frontmatter is not valid YAML: {_yaml_problem(exc)}",
+                            "fix it or restore it from git history") from None
     if not isinstance(meta, dict) or not meta.get("id") or not meta.get("domain"):
         raise DocumentError(f"{path}: frontmatter lacks id or domain", "fix it or restore it from git history")
-    if int(meta.get("schema_version", 1)) > SCHEMA_VERSION:
+    if _count(meta, "schema_version", path) > SCHEMA_VERSION:
         raise DocumentError(f"{path}: written by a newer gitmem", "upgrade gitmem")
     action, evidence = "", []
     section = ""
@@ -164,17 +203,20 @@ def loads(text: str, path: str = "<instinct>") -> Instinct:
             evidence.append(line[2:].strip())
 
     def when(key: str) -> datetime | None:
-        return docs.parse_timestamp(meta[key], key) if meta.get(key) else None
+        try:
+            return docs.parse_timestamp(meta[key], key) if meta.get(key) else None
+        except ValidationError as exc:
+            raise DocumentError(f"{path}: {exc.message}", exc.hint) from None
 
     return Instinct(
         id=str(meta["id"]), pattern=str(meta.get("pattern") or meta["id"]), trigger=str(meta.get("trigger", "")),
-        action=action, domain=str(meta["domain"]), confidence=float(meta.get("confidence", NEW)),
+        action=action, domain=str(meta["domain"]), confidence=_number(meta, "confidence", NEW, path),
         source=str(meta.get("source", "observation")), scope=str(meta.get("scope", "project")),
         project=str(meta.get("project") or ""), deprecated=bool(meta.get("deprecated", False)),
         deprecated_reason=str(meta.get("deprecated_reason") or ""),
         observed_at=when("observed_at") or docs.utcnow(), last_seen=when("last_seen") or docs.utcnow(),
-        last_decay=when("last_decay"), evidence_count=int(meta.get("evidence_count", 0)),
-        sessions=int(meta.get("sessions", 0)), evidence=tuple(evidence),
+        last_decay=when("last_decay"), evidence_count=_count(meta, "evidence_count", path),
+        sessions=_count(meta, "sessions", path), evidence=tuple(evidence),
     )
 
 
@@ -184,27 +226,71 @@ def instinct_id(pattern: str, project: str) -> str:
     return f"{pattern}--{docs.slugify(project, 60, keep_dots=True) or 'project'}"
 
 
-def list_instincts(repo_path: Path, *, deprecated: bool = True) -> list[Instinct]:
-    """Every readable instinct file (unreadable ones are skipped), most confident first."""
-    found: list[Instinct] = []
+def read_file(repo_path: Path, rel: str) -> Instinct:
+    """The instinct in the file ``rel`` of the repository. Raises :class:`DocumentError` naming the file and what
+    stops it being read (a symbolic link, which is never followed, is one)."""
+    try:
+        return loads(read_inside(repo_path, rel).decode("utf-8"), rel)
+    except UnicodeDecodeError:
+        raise DocumentError(f"{rel}: not UTF-8 text", "re-save it as UTF-8 or restore it from git history") from None
+    except OSError as exc:
+        if os.path.islink(repo_path / rel) or getattr(exc, "rel", None):
+            raise DocumentError(f"{rel}: a symbolic link, which gitmem never follows",
+                                f"remove it: git -C {repo_path} rm {getattr(exc, 'rel', rel)}") from None
+        raise DocumentError(f"{rel}: cannot be read ({exc.strerror or exc})", "check its permissions") from None
+
+
+def instinct_files(repo_path: Path) -> Iterator[tuple[str, Instinct | DocumentError]]:
+    """Every instinct file (``instincts/<domain>/<name>.md``) as (repository path, instinct or the error that stops
+    it being read), by path. A folder that is a symbolic link is not looked into (``doctor`` reports the link)."""
     root = repo_path / INSTINCTS_DIR
-    for path in sorted(root.glob("*/*.md")) if root.is_dir() else []:
+    folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()) if root.is_dir() else []
+    for path in (path for folder in folders for path in sorted(folder.glob("*.md"))):
         rel = path.relative_to(repo_path).as_posix()
-        try:  # a symbolic link (to a file outside the repository) is never read
-            item = loads(read_inside(repo_path, rel).decode("utf-8"), rel)
-        except (DocumentError, UnicodeDecodeError, ValueError, TypeError, OSError):
-            continue
-        if deprecated or not item.deprecated:
+        try:
+            yield rel, read_file(repo_path, rel)
+        except DocumentError as exc:
+            yield rel, exc
+
+
+def list_instincts(repo_path: Path, *, deprecated: bool = True,
+                   warnings: list[DocumentError] | None = None) -> list[Instinct]:
+    """Every readable instinct file, most confident first. An unreadable one is left out and, when ``warnings``
+    is given, its error appended there, so that a command can say which file it skipped."""
+    found: list[Instinct] = []
+    for _rel, item in instinct_files(repo_path):
+        if isinstance(item, DocumentError):
+            if warnings is not None:
+                warnings.append(item)
+        elif deprecated or not item.deprecated:
             found.append(item)
     found.sort(key=lambda i: (-i.confidence, -i.evidence_count, i.id))
     return found
 
 
 def get_instinct(repo_path: Path, instinct: str) -> Instinct:
-    for item in list_instincts(repo_path):
+    unreadable: list[DocumentError] = []
+    for item in list_instincts(repo_path, warnings=unreadable):
         if item.id == instinct:
             return item
-    raise NotFoundError(f"no instinct with id '{instinct}'", "list them with: gitmem instincts list")
+    also = f"; {counted(len(unreadable), 'instinct file')} cannot be read (gitmem doctor names them)" \
+        if unreadable else ""
+    raise NotFoundError(f"no instinct with id '{instinct}'", f"list them with: gitmem instincts list{also}")
+
+
+def doctor_issues(repo_path: Path) -> list[Issue]:
+    """``doctor``'s findings about the instinct files: an error for each one that cannot be read (what is wrong
+    with it), then how many are readable. A file that is a symbolic link is left to ``doctor``'s own check."""
+    issues: list[Issue] = []
+    count = 0
+    for rel, item in instinct_files(repo_path):
+        if isinstance(item, Instinct):
+            count += 1
+        elif not (repo_path / rel).is_symlink():
+            issues.append(Issue("error", rel, f"{item.message} ({item.hint})" if item.hint else item.message))
+    if count or issues:
+        issues.append(Issue("ok", f"{INSTINCTS_DIR}/", f"{counted(count, 'instinct')} readable"))
+    return issues
 
 
 def history(repo: MemoryRepo, item: Instinct) -> list[dict[str, Any]]:
@@ -310,6 +396,21 @@ def apply_finding(existing: Instinct | None, *, pattern: str, trigger: str, acti
 
 def commit_changes(repo: MemoryRepo, changes: list[Change], subject: str, op: str, source: str,
             extra: Mapping[str, str | list[str]] | None = None) -> str:
+    """Write the changed instincts as one commit (the caller holds the lock). Refused, before anything is written,
+    when one of their files exists but cannot be read: the change was worked out without it (a new instinct at
+    NEW), so writing it would lose the confidence and evidence the file holds."""
+    for change in changes:
+        rel = change.instinct.path
+        if os.path.lexists(repo.path / rel):
+            try:
+                read_file(repo.path, rel)
+            except DocumentError as exc:
+                why = exc.message.removeprefix(f"{rel}: ")
+                raise DocumentError(
+                    f"{rel} cannot be read ({why}), and writing instinct {change.instinct.id} would replace it, "
+                    "losing its confidence and evidence; nothing was written",
+                    f"fix the file by hand, or restore its last good version (git -C {repo.path} log -- {rel} "
+                    "lists them), then run the command again") from None
     files: dict[str, bytes | None] = {c.instinct.path: dumps(c.instinct).encode() for c in changes}
     evidence = sum(c.instinct.evidence_count for c in changes)
     body = "\n".join(f"- {c.line()}" for c in changes) + f"\n\nEvidence: {counted(evidence, 'observation')} in total."

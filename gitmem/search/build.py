@@ -8,6 +8,10 @@ to rebuild or embed, so a BM25 search of a current index (the prompt hook's) nev
 ``.cache/search/state.bin`` records, per memory file: [blob sha, source group, created, neighbour signature,
 readable, id, position in its group, distinct analyzed words of its text joined by spaces] (:data:`SHA` …
 :data:`TOKS`); the refresh compares it with HEAD's tree.
+
+The index takes the files the store reads as memories and no others (:func:`~gitmem.store.document.memory_file`,
+:func:`~gitmem.store.document.named_by_id`): a file that ``list`` and ``show`` never see cannot be a search hit
+either.
 """
 
 from __future__ import annotations
@@ -46,8 +50,8 @@ if TYPE_CHECKING:
     # keys and theirs, SHAs of the rules that name a subject and the blocks of those subjects' vectors
     _Pending = tuple[list[str], list[Any], list[str], list[Any], list[str], list[Any]]
 
-__all__ = ["CREATED", "GROUP", "ID", "OK", "SEQ", "SHA", "SIG", "TOKS", "embed", "ensure_vectors", "load_state",
-           "rebuild", "refresh"]
+__all__ = ["CREATED", "FILES_RULE", "GROUP", "ID", "OK", "SEQ", "SHA", "SIG", "TOKS", "embed", "ensure_vectors",
+           "load_state", "rebuild", "refresh"]
 
 MEMORY_PREFIX = f"{docs.MEMORIES_DIR}/"
 _MAX_SEGMENTS = 12
@@ -65,6 +69,10 @@ _SHARD = 512
 
 # A state entry is a list (cheap to load for 100k files), its fields in the order of the module's docstring
 SHA, GROUP, CREATED, SIG, OK, ID, SEQ, TOKS = range(8)
+#: the version of the rule of :func:`~gitmem.store.document.memory_file` and :func:`~gitmem.store.document.
+#: named_by_id` that a state was recorded under (its ``files_rule``); a state of another version drops, at its next
+#: update, the entries the rule now leaves out. Raise it whenever either function changes.
+FILES_RULE = 1
 
 
 def _entry(sha: str, group: str = "", created: int = 0, ok: bool = True, id: str = "") -> Entry:
@@ -144,14 +152,19 @@ def embed(ix: Index, *, progress: Progress | None, total: Progress | None) -> in
 def load_state(ix: Index) -> tuple[dict[str, Entry], str] | None:
     """The recorded state and the commit it describes (marshal: ten times faster to write than JSON at 10k
     files; it is a cache, so a file from another Python version or a damaged one just means a rebuild)."""
+    data = _state_data(ix)
+    return None if data is None else (data["files"], str(data.get("head") or ""))
+
+
+def _state_data(ix: Index) -> dict[str, Any] | None:
+    """The whole recorded state (:func:`load_state`), or None when there is none of this layout."""
     try:
         with open(ix._state_file, "rb") as f:
             data = marshal.loads(f.read())
         if not isinstance(data, dict) or data.get("format") != idoc.FORMAT or \
-                data.get("window") != ix.tuning.context_window:
+                data.get("window") != ix.tuning.context_window or not isinstance(data["files"], dict):
             return None
-        files: dict[str, Entry] = data["files"]
-        return files, str(data.get("head") or "")
+        return data
     except (OSError, ValueError, TypeError, KeyError, EOFError):
         return None
 
@@ -192,24 +205,30 @@ def _update(ix: Index, head: str, *, rebuild: bool) -> RefreshStats:
     from gitmem.search.index import RefreshStats
 
     stats = RefreshStats()
-    loaded_state = None if rebuild else load_state(ix)
-    if loaded_state is None or not os.path.isfile(os.path.join(ix._tantivy_dir, "meta.json")):
-        loaded_state = ({}, "")
+    data = None if rebuild else _state_data(ix)
+    if data is None or not os.path.isfile(os.path.join(ix._tantivy_dir, "meta.json")):
+        data = {"files": {}, "head": "", "files_rule": FILES_RULE}
         ix._index = ix._snap = None
         shutil.rmtree(ix._tantivy_dir, ignore_errors=True)
         stats.rebuilt = True
-    state, since = loaded_state
+    state: dict[str, Entry] = data["files"]
+    since = str(data.get("head") or "")
+    # an index recorded under an earlier rule of which files are memories may hold others: they go now, whether
+    # their files changed or not
+    outlawed = [] if data.get("files_rule") == FILES_RULE else \
+        [p for p, e in state.items() if not docs.memory_file(p) or (e[OK] and not docs.named_by_id(p, e[ID]))]
     index = _open_for_write(ix)
     git = ix.repo.git
     # Compare the trees of the indexed commit and HEAD (only folders whose SHA moved); walk every file
     # only on a first build or when that commit is gone.
     diff = git.tree_changes(since, MEMORY_PREFIX) if state and since else None
     if diff is None:
-        tree = {p: s for p, s in git.tree_files(MEMORY_PREFIX).items() if p.endswith(".md")}
+        tree = {p: s for p, s in git.tree_files(MEMORY_PREFIX).items() if docs.memory_file(p)}
         removed = [p for p in state if p not in tree]
     else:
-        tree = {p: s for p, s in diff.items() if s is not None and p.endswith(".md")}
+        tree = {p: s for p, s in diff.items() if s is not None and docs.memory_file(p)}
         removed = [p for p, s in diff.items() if s is None and p in state]
+    removed += [p for p in outlawed if p not in removed]
     changed = [p for p, s in tree.items() if p not in state or state[p][SHA] != s]
     loaded: dict[str, Memory] = {}
     affected = {state[p][GROUP] for p in removed + changed if p in state}
@@ -218,6 +237,9 @@ def _update(ix: Index, head: str, *, rebuild: bool) -> RefreshStats:
         del entries[path]
     for path in changed:
         item = _read(ix, path, tree[path])
+        if not isinstance(item, DocumentError) and not docs.named_by_id(path, item.id):
+            item = DocumentError(f"{path}: its id '{item.id}' names the file {item.path}, so gitmem cannot open "
+                                 "this one by its id and search leaves it out (rename it to that with git mv)")
         if isinstance(item, DocumentError):
             entries[path] = _entry(tree[path], ok=False)
             stats.unreadable.append(item.message)
@@ -263,7 +285,8 @@ def _update(ix: Index, head: str, *, rebuild: bool) -> RefreshStats:
         raise
     stats.indexed, stats.removed = len(plan), len(removed)
     ix.warnings = stats.unreadable
-    state_data = {"format": idoc.FORMAT, "window": ix.tuning.context_window, "head": head, "files": entries}
+    state_data = {"format": idoc.FORMAT, "window": ix.tuning.context_window, "head": head, "files": entries,
+                  "files_rule": FILES_RULE}
     atomic_write(Path(ix._state_file), marshal.dumps(state_data))
     atomic_write(Path(ix._head_file), f"{ix._format} {head}".encode())
     ix._reload()

@@ -183,6 +183,26 @@ def file_stem(memory_id: str) -> str:
     return f"{slug}-{digest}" if slug else f"id-{digest}"
 
 
+def memory_file(path: str) -> bool:
+    """Whether ``path`` (in the repository, ``/``-separated) is where the store reads memories: a ``.md`` file
+    directly inside a folder of ``memories/`` (``global`` or a project id) whose name does not start with a dot, as
+    :meth:`gitmem.store.memories.MemoryRepo.iter_files` reads them (the one statement of that rule: the search
+    index and ``doctor`` ask it). ``memories/x.md``, ``memories/global/sub/x.md`` and ``memories/global/x.txt`` are
+    not memories: ``list`` and ``show`` never see them, the index does not take them, and ``doctor`` warns about
+    them (:meth:`gitmem.api.Repository.doctor`)."""
+    parts = path.split("/")
+    return len(parts) == 3 and parts[0] == MEMORIES_DIR and not parts[1].startswith(".") \
+        and parts[2].endswith(".md")
+
+
+def named_by_id(path: str, memory_id: str) -> bool:
+    """Whether the memory file ``path`` bears the file name of the id it holds (:func:`file_stem`). The store opens
+    a memory by that name: ``list`` shows a file named otherwise, but ``show``, ``edit`` and ``forget`` cannot open
+    it by its id, and the path of its hits would name a file that does not exist, so the index leaves it out
+    (``doctor`` warns that the name does not match the id)."""
+    return path.rsplit("/", 1)[-1].removesuffix(".md") == file_stem(memory_id)
+
+
 def check_id(memory_id: str, *, new: bool = True) -> str:
     """Validate an id given by a user or a record (any printable text up to 200 characters); ``new``: for a
     memory being made (an empty one can be left out), else one being looked up."""

@@ -2,6 +2,8 @@
 
 Kinds:
 
+- ``unreadable``: a page file that cannot be read (broken YAML frontmatter, an invalid field, not UTF-8): every
+  other command leaves it out, so it is reported first, with what is wrong;
 - ``conflicted``: ``gitmem sync`` kept both sides' lines of a region both changed (``conflicted: true``);
 - ``orphan``: a page no other page links to (``[[name]]``); the generated index does not count, and session logs
   are chronological records that nobody is expected to link;
@@ -33,7 +35,8 @@ from gitmem.text import scripts
 if TYPE_CHECKING:
     from gitmem.wiki.store import Wiki
 
-KINDS = ("conflicted", "orphan", "stale", "broken-link", "oversized", "low-confidence", "contradiction")
+KINDS = ("unreadable", "conflicted", "orphan", "stale", "broken-link", "oversized", "low-confidence",
+         "contradiction")
 _FACT = re.compile(r"^\s*(?:[-*+]\s+|\d+\.\s+)?(?:\*\*|__)?([^\W\d][\w '/-]{0,48}?)(?:\*\*|__)?\s*(?:[:：]|\s=)"
                    r"(?:\*\*|__)?\s+(\S.{0,200}?)\s*$")
 _FACT_CJK = re.compile(rf"^\s*(?:[-*+]\s+)?(?:\*\*)?([{scripts.HAN}]{{2,12}})(?:\*\*)?\s*[:：]\s*(\S.{{0,200}}?)\s*$")
@@ -89,8 +92,12 @@ def lint(wiki: Wiki, *, stale_days: int = 30, max_page_size: int = 10240) -> lis
     """Every finding of the wiki, in the order of :data:`KINDS`, then by page."""
     every = wiki.pages(generated=True)
     pages = [p for p in every if not (p.generated and p.name in wp.RESERVED_PAGES)]
-    names = {p.name for p in every}
+    names = {p.name for p in every} | set(wiki.unreadable)  # a link to an unreadable page is not a broken link
     findings: list[Finding] = [
+        Finding("unreadable", name, exc.message.removeprefix(f"{wiki.rel}/{name}.md: ")
+                + (f" ({exc.hint})" if exc.hint else ""))
+        for name, exc in wiki.unreadable.items()]
+    findings += [
         Finding("conflicted", page.name, f"both sides of a sync changed the same lines; the other side's are under "
                 f"'## {wp.CONFLICT_HEADING}': settle it with gitmem wiki edit {page.name} --project {wiki.project} "
                 "(keep what holds, remove that section)")

@@ -27,6 +27,7 @@ from gitmem.text.counted import counted
 
 if TYPE_CHECKING:
     from gitmem.embeddings.runtime import Embedder
+    from gitmem.store.layout import Issue
     from gitmem.store.memories import MemoryRepo
     from gitmem.wiki.lint import Finding
     from gitmem.wiki.search import Doc, PageIndex, SearchHit
@@ -56,6 +57,8 @@ class Wiki:
         self.project = docs.check_name(project, "project")
         self.rel = f"{wp.WIKI_DIR}/{self.project}"
         self.dir = repo.path / self.rel
+        #: the files the last :meth:`pages` could not read: page name → the error naming the file and what is wrong
+        self.unreadable: dict[str, DocumentError] = {}
 
     # -- reading ---------------------------------------------------------------------------------------
     def _file(self, name: str) -> Path:
@@ -81,14 +84,17 @@ class Wiki:
         return wp.loads(text, slug, f"{self.rel}/{slug}.md")
 
     def pages(self, *, generated: bool = False) -> builtins.list[wp.WikiPage]:
-        """Every readable page, by name; generated pages (index, environment) only with ``generated``."""
+        """Every readable page, by name; generated pages (index, environment) only with ``generated``. The files that
+        cannot be read are left out and kept in :attr:`unreadable`, so that a command can say which it skipped."""
         found: list[wp.WikiPage] = []
+        self.unreadable = {}
         if not self.dir.is_dir():
             return found
         for path in sorted(self.dir.glob("*.md")):
             try:
-                page = wp.loads(path.read_text("utf-8"), path.stem, f"{self.rel}/{path.name}")
-            except (DocumentError, UnicodeDecodeError, OSError):
+                page = read_page(path, f"{self.rel}/{path.name}")
+            except DocumentError as exc:
+                self.unreadable[path.stem] = exc
                 continue
             if generated or not (page.generated and page.name in wp.RESERVED_PAGES):
                 found.append(page)
@@ -302,6 +308,40 @@ class Wiki:
         settings = self.repo.config.wiki
         return lint(self, stale_days=settings.stale_days if stale_days is None else stale_days,
                     max_page_size=settings.max_page_size if max_page_size is None else max_page_size)
+
+
+def read_page(path: Path, rel: str) -> wp.WikiPage:
+    """The page in the file ``path`` (``rel`` in the repository). Raises :class:`DocumentError` naming the file and
+    what stops it being read: broken YAML, an invalid field, not UTF-8, an error of the file system."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise DocumentError(f"{rel}: not UTF-8 text", "re-save it as UTF-8 or restore it with git") from None
+    except OSError as exc:
+        raise DocumentError(f"{rel}: cannot be read ({exc.strerror or exc})", "check its permissions") from None
+    return wp.loads(text, path.stem, rel)
+
+
+def doctor_issues(repo_path: Path) -> builtins.list[Issue]:
+    """``doctor``'s findings about the wikis: an error for each page file (``wiki/<project>/<page>.md``) that cannot
+    be read, saying what is wrong with it, then how many pages are readable. Files that are symbolic links are left
+    to ``doctor``'s own check of links."""
+    from gitmem.store.layout import Issue
+
+    root = repo_path / wp.WIKI_DIR
+    folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()) if root.is_dir() else []
+    issues: list[Issue] = []
+    count = 0
+    for path in (path for folder in folders for path in sorted(folder.glob("*.md")) if not path.is_symlink()):
+        rel = path.relative_to(repo_path).as_posix()
+        try:
+            read_page(path, rel)
+            count += 1
+        except DocumentError as exc:
+            issues.append(Issue("error", rel, f"{exc.message} ({exc.hint})" if exc.hint else exc.message))
+    if folders:
+        issues.append(Issue("ok", f"{wp.WIKI_DIR}/", f"{counted(count, 'wiki page')} readable"))
+    return issues
 
 
 def _writable(title: str, name: str | None) -> str:

@@ -128,8 +128,8 @@ def loads(text: str, kind: str, name: str, path: str = "<entity>") -> Entity:
     known = {k: meta[k] for k in FIELDS[kind] if k in meta}
     try:
         fields_ = clean_fields(kind, known)
-    except ValidationError as exc:
-        raise DocumentError(f"{path}: {exc.message}", exc.hint) from None
+    except ValidationError as exc:  # the hint is a command line's ("e.g. --chapter 3"): not what fixes a file
+        raise DocumentError(f"{path}: {exc.message}", "fix the file or restore it with git") from None
     skip = {"kind", "title", "created", "updated", "schema_version", *FIELDS[kind]}
     return Entity(kind, name, str(meta.get("title") or name), fields_, post.content.strip("\n"),
                   str(meta.get("created") or ""), str(meta.get("updated") or ""),

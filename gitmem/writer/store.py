@@ -7,18 +7,22 @@ start embeds its notes (:meth:`gitmem.api.Repository.embed_pages`)."""
 from __future__ import annotations
 
 import builtins
+import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import DocumentError, NotFoundError, ValidationError
+from gitmem.files.atomic import read_inside
 from gitmem.redact.engine import redact
 from gitmem.store import document as docs
+from gitmem.text.counted import counted
 from gitmem.writer import entities as we
 
 if TYPE_CHECKING:
     from gitmem.embeddings.runtime import Embedder
+    from gitmem.store.layout import Issue
     from gitmem.store.memories import MemoryRepo
     from gitmem.wiki.search import Doc, PageIndex, SearchHit
     from gitmem.writer.voice import LineCheck
@@ -33,6 +37,8 @@ class Writer:
         if not self.work:
             raise ValidationError(f"work {work!r} has no letters or digits", "give a work such as 'the-long-night'")
         self.rel = f"{we.WRITER_DIR}/{self.work}"
+        #: the files the last :meth:`list` could not read, each error naming its file and what is wrong
+        self.warnings: builtins.list[DocumentError] = []
 
     def _rel(self, kind: str, name: str) -> str:
         rel = f"{self.rel}/{we.FOLDERS[kind]}/{name}.md"
@@ -59,9 +65,14 @@ class Writer:
         for path in candidates:
             if not path.is_file():
                 continue
-            entity = self._load(kind, path)
-            if entity is not None and (path.stem in (name, slug) or entity.title.lower() == name.lower() or (
-                    pair is not None and {str(entity.fields.get(k) or "").lower() for k in ("a", "b")} == pair)):
+            try:
+                entity = self._read(kind, path)
+            except DocumentError:
+                if path.stem in (name, slug):  # the file of that very name: say what is wrong with it
+                    raise
+                continue  # another file, unreadable: it cannot be matched by its title (list and doctor name it)
+            if path.stem in (name, slug) or entity.title.lower() == name.lower() or (
+                    pair is not None and {str(entity.fields.get(k) or "").lower() for k in ("a", "b")} == pair):
                 return path.relative_to(self.repo.path).as_posix(), entity
         return None
 
@@ -76,11 +87,9 @@ class Writer:
                                   f"add it first (gitmem writer character add NAME --work {self.work}) or check the "
                                   f"spelling (gitmem writer character list --work {self.work})")
 
-    def _load(self, kind: str, path: Path) -> we.Entity | None:
-        try:
-            return we.loads(path.read_text("utf-8"), kind, path.stem, path.relative_to(self.repo.path).as_posix())
-        except (OSError, UnicodeDecodeError, DocumentError):
-            return None
+    def _read(self, kind: str, path: Path) -> we.Entity:
+        """The entity in ``path``. Raises :class:`DocumentError` naming the file and what stops it being read."""
+        return read_file(self.repo.path, path.relative_to(self.repo.path).as_posix(), kind)
 
     def show(self, kind: str, name: str) -> we.Entity:
         found = self._find(kind, name)
@@ -90,9 +99,16 @@ class Writer:
         return found[1]
 
     def list(self, kind: str) -> builtins.list[we.Entity]:
+        """Every readable entity of ``kind``, by file name; the files that cannot be read are in :attr:`warnings`."""
         folder = self.repo.path / self.rel / we.FOLDERS[we.check_kind(kind)]
-        found = [self._load(kind, p) for p in sorted(folder.glob("*.md"))] if folder.is_dir() else []
-        return [e for e in found if e is not None]
+        found: builtins.list[we.Entity] = []
+        self.warnings = []
+        for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+            try:
+                found.append(self._read(kind, path))
+            except DocumentError as exc:
+                self.warnings.append(exc)
+        return found
 
     def save(self, what: str, title: str, *, notes: str | None = None, update: bool = False,
              **fields: Any) -> tuple[we.Entity, str]:
@@ -103,6 +119,10 @@ class Writer:
         now = docs.format_time(docs.utcnow())
         with self.repo.git.locked():
             self._characters_exist(what, values)
+            if not update:  # before the lookup, which cannot match a file it cannot read by the title inside it
+                name = we.entity_name(what, title, values)
+                rel = self._rel(what, name)
+                _refuse_unreadable(self.repo.path, rel, what, f"adding {what} '{title}'")
             found = self._find(what, title)
             if found is not None and not update:
                 raise ValidationError(f"{what} '{title}' already exists in {self.work}",
@@ -114,8 +134,10 @@ class Writer:
                 rel, old = found
                 entity = replace(we.merged(old, values, notes), updated=now)
             else:
-                name = we.entity_name(what, title, values)
-                rel = self._rel(what, name)
+                if os.path.lexists(self.repo.path / rel):  # readable (see above), and holding another title
+                    other = read_file(self.repo.path, rel, what)
+                    raise ValidationError(f"{rel} already holds the {what} '{other.title}'",
+                                          f"change it with: gitmem writer {what} update, or choose another name")
                 entity = we.Entity(what, name, title, values, (notes or "").strip("\n"), now, now)
             sha = self.repo.commit({rel: we.dumps(entity).encode()},
                                    f"writer: {'update' if found else 'add'} {what} {entity.title}"[:100],
@@ -150,6 +172,65 @@ class Writer:
         if not line.strip():
             raise ValidationError("the line is empty", "give the line to check in quotes")
         return check_line(line, self.show("character", character).fields)
+
+
+def read_file(repo_path: Path, rel: str, kind: str) -> we.Entity:
+    """The entity of ``kind`` in the file ``rel`` of the repository. Raises :class:`DocumentError` naming the file and
+    what stops it being read: broken YAML, an invalid field, not UTF-8, a symbolic link (never followed)."""
+    try:
+        text = read_inside(repo_path, rel).decode("utf-8")
+    except UnicodeDecodeError:
+        raise DocumentError(f"{rel}: not UTF-8 text", "re-save it as UTF-8 or restore it with git") from None
+    except OSError as exc:
+        if os.path.islink(repo_path / rel) or getattr(exc, "rel", None):
+            raise DocumentError(f"{rel}: a symbolic link, which gitmem never follows",
+                                f"remove it: git -C {repo_path} rm {getattr(exc, 'rel', rel)}") from None
+        raise DocumentError(f"{rel}: cannot be read ({exc.strerror or exc})", "check its permissions") from None
+    return we.loads(text, kind, rel.rsplit("/", 1)[-1].removesuffix(".md"), rel)
+
+
+def _refuse_unreadable(repo_path: Path, rel: str, kind: str, doing: str) -> None:
+    """Refuse ``doing`` (a write of the file ``rel``) when that file exists but cannot be read: the write would
+    replace what it holds without having read it."""
+    if not os.path.lexists(repo_path / rel):
+        return
+    try:
+        read_file(repo_path, rel, kind)
+    except DocumentError as exc:
+        why = exc.message.removeprefix(f"{rel}: ")
+        raise DocumentError(f"{rel} cannot be read ({why}), and {doing} would replace it, losing what it holds; "
+                            "nothing was written",
+                            f"fix the file by hand, or restore its last good version (git -C {repo_path} log -- "
+                            f"{rel} lists them), then run the command again") from None
+
+
+def doctor_issues(repo_path: Path) -> builtins.list[Issue]:
+    """``doctor``'s findings about writer memory: an error for each note under ``writer/<work>/<kind folder>/``
+    that cannot be read (what is wrong with it), then how many are readable. A file that is a symbolic link is left
+    to ``doctor``'s own check of links."""
+    from gitmem.store.layout import Issue
+
+    root = repo_path / we.WRITER_DIR
+    issues: builtins.list[Issue] = []
+    count = 0
+    works = sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()) if root.is_dir() else []
+    for work in works:
+        for kind, folder_name in we.FOLDERS.items():
+            folder = work / folder_name
+            if not folder.is_dir() or folder.is_symlink():
+                continue
+            for path in sorted(folder.glob("*.md")):
+                if path.is_symlink():
+                    continue
+                try:
+                    read_file(repo_path, path.relative_to(repo_path).as_posix(), kind)
+                    count += 1
+                except DocumentError as exc:
+                    issues.append(Issue("error", path.relative_to(repo_path).as_posix(),
+                                        f"{exc.message} ({exc.hint})" if exc.hint else exc.message))
+    if works:
+        issues.append(Issue("ok", f"{we.WRITER_DIR}/", f"{counted(count, 'writer note')} readable"))
+    return issues
 
 
 def _index_doc(path: Path, key: str) -> Doc | None:
