@@ -496,8 +496,13 @@ class MemoryRepo(StoredRepo):
                 continue
             count += 1
             if item.path != rel:
-                issues.append(Issue("warning", rel, f"file name does not match its id '{item.id}' "
-                                    f"(expected {item.path}); gitmem finds it by file name"))
+                move = f"git -C {self.path} mv {rel} {item.path}"
+                if not docs.named_by_id(rel, item.id):  # show, edit and forget open a memory by its id's file name
+                    issues.append(Issue("warning", rel, f"its id '{item.id}' names the file {item.path}: show, edit "
+                                        f"and forget cannot open it by that id, and search leaves it out ({move})"))
+                else:
+                    issues.append(Issue("warning", rel, f"it belongs in {item.path} (its project); gitmem finds it "
+                                        f"by its file name meanwhile ({move})"))
             if item.id in ids:
                 issues.append(Issue("error", rel, f"id '{item.id}' is also used by {ids[item.id]}"))
             ids.setdefault(item.id, rel)

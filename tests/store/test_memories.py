@@ -175,3 +175,19 @@ def test_the_audit_trail_of_a_memory_follows_it_through_moves(repo: MemoryRepo) 
         "edit: Cache is Redis 7", "remember: Cache is Redis 7"]
     other = repo.remember("Queue is SQS", scope="global")
     assert [e.subject for e in repo.log(other.id)] == [repo.log(limit=1)[0].subject]
+
+
+def test_doctor_says_what_a_misnamed_or_misplaced_memory_file_costs(repo: MemoryRepo) -> None:
+    """A file whose name is not its id's cannot be opened by that id: doctor said "gitmem finds it by file name"."""
+    (repo.path / "memories" / "global" / "upper-Case.md").write_text("---\nid: upper-Case\n---\nzebra one\n")
+    (repo.path / "memories" / "shop").mkdir()
+    (repo.path / "memories" / "shop" / "moved.md").write_text(
+        "---\nid: moved\nproject: infra\nscope: project\n---\nx\n")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "by hand")
+    found = {i.path: i.message for i in repo.doctor() if i.level == "warning"}
+    misnamed = found["memories/global/upper-Case.md"]
+    assert "cannot open it by that id" in misnamed and "finds it by file name" not in misnamed
+    assert "mv memories/global/upper-Case.md memories/global/upper-case-" in misnamed
+    assert "belongs in memories/infra/moved.md" in found["memories/shop/moved.md"]
+    assert repo.get("moved").project == "infra"  # found by its file name meanwhile
