@@ -39,6 +39,12 @@ PROJECT_MIN = 3
 GLOBAL_MIN = 4
 #: at most this many essentials (the rest are counted in the block's "more" line)
 LIMIT = 24
+#: longest text taken as a rule by its wording alone: a longer note (a runbook of 2.5k characters with one "never
+#: hotfix in production" in it) is background, found by search and shown by its part, not given whole as a rule
+RULE_CHARS = 500
+#: the version of :func:`is_essential` the cached verdicts were taken by: raised whenever the rule changes, so a
+#: verdict of the old rule is not kept until its file changes
+RULE_VERSION = 2
 
 def folder_memories(repo_path: Path, project: str, wanted: Callable[[Memory], bool] = lambda m: True,
                     cache_dir: Path | None = None) -> tuple[list[Memory], int]:
@@ -54,6 +60,9 @@ def folder_memories(repo_path: Path, project: str, wanted: Callable[[Memory], bo
     folder = repo_path / docs.MEMORIES_DIR / docs.project_dir(project)
     cache_file = (cache_dir or repo_path / CACHE) / "essentials.json"
     cache = read_json(cache_file)
+    # verdicts of another rule: every file is judged again ("/rule": a key no folder name can be)
+    if cache.get("/rule") != RULE_VERSION:
+        cache = {"/rule": RULE_VERSION}
     known = cache.get(folder.name, {})
     known = known if isinstance(known, dict) else {}
     seen: dict[str, Any] = {}
@@ -114,13 +123,13 @@ def is_essential(memory: Memory) -> bool:
     """The rule of :mod:`gitmem.briefing.essentials`: project rules from importance 3, global rules from 4,
     anything of importance 5, and every directive. A rule is a constraint or a correction, or a memory whose
     text reads as a standing instruction ("never use unittest", 不要…) whatever its category says: many are
-    remembered with the default category."""
+    remembered with the default category. A long note (over :data:`RULE_CHARS`) is no rule by its wording."""
     if DIRECTIVE_TAG in memory.tags or memory.importance >= 5:
         return True
     floor = PROJECT_MIN if memory.project else GLOBAL_MIN
     if memory.importance < floor:
         return False
-    return memory.category in RULES or bool(detect_directives(memory.text))
+    return memory.category in RULES or (len(memory.text) <= RULE_CHARS and bool(detect_directives(memory.text)))
 
 
 def settle(memories: Iterable[Memory]) -> list[Memory]:

@@ -50,6 +50,8 @@ INLINE_TOKENS = 40
 PROJECT_HELP = "Project id (default: the project of the folder the server was started in)."
 REMEMBER_PROJECT_HELP = ("Project id, for a project-only memory (default: the code project the server was started "
                          "in; none outside one).")
+SEARCH_PROJECT_HELP = ("This project's memories plus the global ones (default: the code project the server was "
+                       "started in; \"*\": every project).")
 SCOPE_HELP = ("global: holds in every project; project (the default with a project): only there; session: "
               "only there, and it expires.")
 WIKI_CATEGORY_HELP = f"One of {', '.join(WIKI_CATEGORIES)} (default for a new page: reference)."
@@ -149,7 +151,8 @@ def _line(row: dict[str, Any]) -> str:
 
 def build_server(service: MemoryService, *, memory_project: str = "") -> MCPServer:
     """An MCP server whose tools answer from ``service``; ``memory_remember`` without a project or a global scope
-    stores in ``memory_project`` (none: a global memory)."""
+    stores in ``memory_project`` (none: a global memory), and ``memory_search`` without a project searches that
+    project's memories and the global ones."""
     server: MCPServer = _Server(name="gitmem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
     @server.tool(annotations=READ)
@@ -160,7 +163,7 @@ def build_server(service: MemoryService, *, memory_project: str = "") -> MCPServ
         type: Annotated[MemoryType | None, Field(description="Only memories of this type.")] = None,
         category: Annotated[Category | None, Field(description="Only this category.")] = None,
         tags: Annotated[list[str] | None, Field(description="Only memories with all these tags.")] = None,
-        project: Annotated[str | None, Field(description="This project's memories plus the global ones.")] = None,
+        project: Annotated[str | None, Field(description=SEARCH_PROJECT_HELP)] = None,
         include_deprecated: bool = False,
     ) -> CallToolResult:
         """Find memories relevant to a task. Returns one row per memory, best first: its id, type/category and age;
@@ -168,7 +171,10 @@ def build_server(service: MemoryService, *, memory_project: str = "") -> MCPServ
         it in full with memory_get. Read only the rows that matter; most tasks need two or three. Only memories
         related to the query come back (sharing a word with it, or near it in meaning): none means nothing is
         remembered about it."""
-        rows = service.search(query, k=k, type=type, category=category, tags=tags, project=project,
+        # the code project the server runs in, as the hooks search it: another project's deploy steps are not
+        # this one's ("*": every project)
+        where = None if project == "*" else project or memory_project or None
+        rows = service.search(query, k=k, type=type, category=category, tags=tags, project=where,
                               include_deprecated=include_deprecated)
         found = [_row(r) for r in rows]
         head = (f"{counted(len(found), 'memory')} (id | kind | age | full text, or tokens to read it | title — "

@@ -360,6 +360,13 @@ def record_given(entry: dict[str, Any], ids: Iterable[str], parts: Iterable[tupl
         entry["parts"] = [list(p) for p in dict.fromkeys([*read_parts(entry.get("parts")), *parts])][-MAX_GIVEN:]
 
 
+def forget_given(entry: dict[str, Any]) -> None:
+    """Note that a session's context lost what it was given (a compaction, ``/clear``): the next prompts may bring
+    those memories again, as they would in a new session."""
+    entry.pop("recalled", None)
+    entry.pop("parts", None)
+
+
 def all_sessions(local: Where) -> dict[str, dict[str, Any]]:
     sessions = read_json(sessions_path(local)).get("sessions", {})
     return {k: v for k, v in sessions.items() if isinstance(v, dict)} if isinstance(sessions, dict) else {}

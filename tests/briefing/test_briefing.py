@@ -12,7 +12,7 @@ import pytest
 
 from gitmem.api import Repository
 from gitmem.briefing.conflicts import negated_terms
-from gitmem.briefing.essentials import essentials, settle
+from gitmem.briefing.essentials import RULE_VERSION, essentials, settle
 from gitmem.briefing.gate import BM25_MIN, CJK_FLOOR, OWN_PROJECT, admits, cjk_share, covers
 from gitmem.briefing.prompt import task_terms
 from gitmem.config import Config, EmbeddingConfig
@@ -122,6 +122,25 @@ def test_the_prompt_brings_what_it_needs_once_and_nothing_unrelated(repo_path: P
     assert "signing secret" in context_of(other_session.stdout, "UserPromptSubmit")
 
 
+@pytest.mark.parametrize("how", ["pre-compact", "clear"])
+def test_what_a_prompt_brought_comes_again_after_the_context_is_compacted(repo_path: Path, code: Path,
+                                                                        env: dict[str, str], how: str) -> None:
+    """A compaction takes from the context what earlier prompts added; the session still counted it as given, so
+    no later prompt brought it back."""
+    _started_among_noise(repo_path, code, env,
+                         "Stripe webhooks are verified with the signing secret from settings.STRIPE_WEBHOOK_KEY",
+                         "Stripe webhooks of the warehouse go through the queue")
+    assert "signing secret" in _ask(code, env, "Fix the Stripe webhook verification failing in production")
+    assert _ask(code, env, "the stripe webhook again") == ""
+    if how == "pre-compact":
+        hook("pre-compact", payload("PreCompact", code, trigger="auto"), env, cwd=code)
+    started = hook("session-start", payload("SessionStart", code, source="compact" if how == "pre-compact"
+                                            else "clear"), env, cwd=code)
+    assert "signing secret" not in started.stdout  # the start's own block is about the branch, not the webhook
+    assert "signing secret" in _ask(code, env, "the stripe webhook verification again")
+    assert _ask(code, env, "and the stripe webhook once more") == ""  # given again, counted again
+
+
 def test_a_text_stored_twice_is_given_once(repo_path: Path, code: Path,
                                                                           env: dict[str, str]) -> None:
     """Two memories of one text (two imports, two machines) made the same line twice in a prompt's block."""
@@ -218,6 +237,20 @@ def test_the_gate_ignores_an_english_model_on_chinese_text(tmp_path: Path) -> No
     assert chinese == []
     related = relevant_hits(index, "deployment order of environments", project=PROJECT, k=5)
     assert [h.memory.text for h in related] == ["Deploys go through the staging cluster first, then production"]
+
+
+def test_a_long_note_with_one_rule_in_it_is_no_essential(repo_path: Path) -> None:
+    """A 2.5k runbook of importance 4 with "Never hotfix in production containers." in it was given whole as a rule
+    at every session start."""
+    repo = Repository(Config(repo=repo_path, embedding=EmbeddingConfig(model="none")))
+    runbook = "Infra runbook. Never hotfix in production containers. " + " ".join(
+        f"Step {i}: check the dashboard, page the on-call engineer, then write the incident note." for i in range(30))
+    assert len(runbook) > 2000
+    repo.remember(runbook, project=PROJECT, importance=4)
+    repo.remember("Never hotfix in production containers", project=PROJECT, importance=4)
+    shown, _ = essentials(repo_path, PROJECT)
+    assert [m.text for m in shown] == ["Never hotfix in production containers"]
+    assert json.loads((repo_path / ".cache" / "essentials.json").read_text())["/rule"] == RULE_VERSION
 
 
 def test_essentials_follow_edits_through_their_cache(repo_path: Path) -> None:

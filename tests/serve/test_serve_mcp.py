@@ -280,3 +280,27 @@ def test_remember_takes_importance_as_an_integer_only_and_a_scope_or_a_project(r
                             "(pass only one of them)")
     assert git(repo_path, "rev-parse", "HEAD").strip() == head
     assert_clean(repo_path)
+
+
+def test_search_defaults_to_the_servers_project_as_the_hooks_do(repo_path: Path, tmp_path: Path) -> None:
+    """An agent in the shop asking "how do we deploy?" got the infra project's deploy steps too."""
+    shop = code_repo(tmp_path)
+    r = ["--repo", str(repo_path)]
+    assert run_cli(*r, "remember", "Deploy the shop with make ship", "--project", PROJECT).code == 0
+    assert run_cli(*r, "remember", "Deploy infra changes through Atlantis", "--project", "acme-infra").code == 0
+    assert run_cli(*r, "remember", "Deploys never happen on Fridays", "--scope", "global").code == 0
+    seen: dict[str, Any] = {}
+
+    async def body(session: ClientSession) -> None:
+        seen["default"] = await call(session, "memory_search", query="how do we deploy")
+        seen["every"] = await call(session, "memory_search", query="how do we deploy", project="*")
+        seen["other"] = await call(session, "memory_search", query="how do we deploy", project="acme-infra")
+
+    with_session(repo_path, body, cwd=shop)
+
+    def texts(key: str) -> set[str]:
+        return {row.get("text") or row.get("title") for row in seen[key]["results"]}
+
+    assert texts("default") == {"Deploy the shop with make ship", "Deploys never happen on Fridays"}
+    assert "Deploy infra changes through Atlantis" in texts("every") and len(texts("every")) == 3
+    assert texts("other") == {"Deploy infra changes through Atlantis", "Deploys never happen on Fridays"}

@@ -85,6 +85,8 @@ def session_start(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | Non
     text = "\n".join(p for p in parts if p)
     if ctx.session_id:
         def mark(entry: dict[str, Any]) -> None:
+            if source in ("compact", "clear"):  # a context that starts again (no pre-compact before a /clear)
+                observe.forget_given(entry)
             injected = [p for p in entry.get("injected", []) if p != project]
             entry.update(injected=[*injected, project], project=project, cwd=ctx.cwd, source=source,
                          started=entry.get("started") or observe.now_iso())
@@ -248,7 +250,10 @@ def pre_compact(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
     if ctx.session_id:
         def mark(entry: dict[str, Any]) -> None:
             entry["compacted"] = [*entry.get("compacted", []), observe.now_iso()][-20:]
-            entry["injected"] = []  # the context is about to go: the next SessionStart injects again
+            # the context is about to go: the next SessionStart injects again, and a prompt may bring again what
+            # earlier prompts brought (left as given, the memories a prompt had added never came back)
+            entry["injected"] = []
+            observe.forget_given(entry)
 
         observe.update_session(ctx.local_dir, ctx.session_id, mark)
     from gitmem.agents.claude.inputs import directives_for
