@@ -41,3 +41,14 @@ def test_a_task_prompt_reads_as_before() -> None:
     assert prompt.identifier_words("HTMLParser2Output") == ["html", "parser", "output"]  # "2": too short
     assert prompt.identifier_words("open_session") == ["open", "session"]
     assert prompt.identifier_words("plain") == []
+
+
+def test_the_previous_prompts_are_context_only_for_a_prompt_that_points_back() -> None:
+    """"tell me a joke" after "the drift monitor alert fired" searched the drift monitor again and got its weaker
+    memories; a follow-up ("fix it", "the same for the tests", "还是不行") still reads the prompts before it."""
+    before = ["the drift monitor alert fired last night"]
+    assert prompt.prompt_query("tell me a joke", before) == "tell me a joke"
+    assert prompt.prompt_query("which region is production in?", before) == "which region is production in?"
+    for follow_up in ("fix it", "do the same for the tests", "and what about its threshold?", "还是不行", "这个怎么改"):
+        assert prompt.prompt_query(follow_up, before).endswith("the drift monitor alert fired last night"), follow_up
+    assert prompt.prompt_query("fix it") == "fix it"
