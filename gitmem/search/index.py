@@ -408,9 +408,14 @@ class Index:
         if order is not None and order.anchor:  # "before X": when was the memory about X created?
             anchor, linked = candidates.anchor(self, searcher, order, terms, filters, past, tuning, (bm25, vector),
                                                matched, replaced_by)
-        return results.rank(self, searcher, bm25, vector, k, now, when, terms, tuning, vectors if second else None,
+        hits = results.rank(self, searcher, bm25, vector, k, now, when, terms, tuning, vectors if second else None,
                             model, matched, (order, anchor, linked, replaced_by) if order is not None else None,
                             help_asked, frozenset(governed))
+        if related_only and embedder is not None:
+            # a memory mostly in a script the model does not read got the vector of its few words it does ("用
+            # alembic 管理迁移…": "alembic"), a near-empty text near every made-up query: its cosine says nothing
+            hits = [h for h in hits if h.parts.bm25 > 0 or _covers(embedder, h.memory.text)]
+        return hits
 
 
 def _covers(embedder: Embedder, text: str) -> bool:

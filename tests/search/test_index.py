@@ -148,6 +148,19 @@ def test_a_made_up_query_does_not_find_a_memory_of_one_word(repo: MemoryRepo, mo
     assert ids(index.search("credentials storage", k=5, related_only=True)) == ["w3"]
     assert ids(index.search("my pet", k=5, related_only=True))[:1] == ["w4"]
 
+def test_a_made_up_query_does_not_find_a_memory_in_another_script(repo: MemoryRepo, model: Any) -> None:
+    """A memory mostly in Chinese gets the English model's vector of its few Latin words ("alembic"), a near-empty
+    text: "zzzqqq" and "kubernetes helm chart rollback" found it by that vector alone."""
+    texts = ["数据库迁移必须用 alembic，不要手写 SQL 迁移脚本。", "前端用 Vite 构建，别再用 webpack",
+             "Secrets come from the vault, never from .env files"]
+    repo.import_records([{"id": f"z{i}", "text": t} for i, t in enumerate(texts)])
+    index = Index(repo, embedder=model)
+    for query in ("zzzqqq", "kubernetes helm chart rollback", "quantum chromodynamics lattice"):
+        assert not {"z0", "z1"} & set(ids(index.search(query, k=5, related_only=True))), query
+    assert ids(index.search("alembic migrations", k=5, related_only=True))[:1] == ["z0"]  # a shared word still finds it
+    assert ids(index.search("credentials storage", k=5, related_only=True))[:1] == ["z2"]
+
+
 def test_query_analysis() -> None:
     analyzer = build_analyzer()
     terms = analyze_query("为什么不用 MySQL?", analyzer)
