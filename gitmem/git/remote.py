@@ -130,18 +130,29 @@ def push(store: GitStore, local: bytes, target: str, *, remote: str = REMOTE, ti
         with store.open() as repo:
             pushed = _head(repo) or local
             refspec = (b"+" if force else b"") + BRANCH + b":refs/heads/" + target.encode()
+            tracking = Ref(f"refs/remotes/{remote}/{target}".encode())
+            # dulwich moves the remote-tracking branch to what it sent even when the remote refuses it: put back
+            # what it was, or status says nothing is left to push and review shows nothing to review
+            known = repo.refs.as_dict().get(tracking)
             try:
-                result = porcelain.push(repo, remote, [refspec], outstream=io.BytesIO(), errstream=io.BytesIO(),
-                                        force=force)
-            except FileLocked:  # a remote on this file system, whose branch another push is moving right now
-                raise PushLocked(f"the remote branch {target} is locked by another push",
-                                 "run gitmem sync again") from None
-            for ref, error in (result.ref_status or {}).items():
-                if error is not None:
-                    raise PushRejected(f"the remote refused {ref.decode('utf-8', 'replace')}: {error}",
-                                       "check your permissions on the remote")
+                try:
+                    result = porcelain.push(repo, remote, [refspec], outstream=io.BytesIO(),
+                                            errstream=io.BytesIO(), force=force)
+                except FileLocked:  # a remote on this file system, whose branch another push is moving right now
+                    raise PushLocked(f"the remote branch {target} is locked by another push",
+                                     "run gitmem sync again") from None
+                for ref, error in (result.ref_status or {}).items():
+                    if error is not None:
+                        raise PushRejected(f"the remote refused {ref.decode('utf-8', 'replace')}: {error}",
+                                           "check your permissions on the remote")
+            except BaseException:
+                if known is not None:
+                    repo.refs[tracking] = known
+                elif tracking in repo.refs:
+                    del repo.refs[tracking]
+                raise
             if target:
-                repo.refs[Ref(f"refs/remotes/{remote}/{target}".encode())] = ObjectID(pushed)
+                repo.refs[tracking] = ObjectID(pushed)
 
     _bounded("push to", url, run, timeout)
 
