@@ -74,7 +74,8 @@ MERGE_RULES: dict[str, str] = {
     "oldest": "the older time",
     "newest": "the newer time",
     "either": "true when either side is true",
-    "deprecation": "follows the side that deprecated the memory (cleared when the merge is not deprecated)",
+    "deprecation": "follows the side that deprecated the memory (cleared when the merge is not deprecated); both "
+                   "deprecated it: both reasons, the newer first",
     "extra": "key by key, the side with the newer `updated` wins",
 }
 #: how a field is redacted before a commit: ``scrub`` replaces secrets in it, ``refuse`` refuses a value that

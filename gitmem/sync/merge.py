@@ -10,12 +10,21 @@ takes the other side's change):
 - ``importance``: the higher one when both sides changed it;
 - ``updated``: the newer one, ``created``: the older one;
 - ``deprecated``: kept when either side deprecated, with that side's ``deprecated_reason``/``superseded_by``
-  (so "deprecate on one machine, edit on the other" gives a deprecated memory with the edit in it);
+  (so "deprecate on one machine, edit on the other" gives a deprecated memory with the edit in it); when both
+  deprecated it for different reasons, both reasons, the newer first (``"reason B; reason A"``);
 - ``conflicted``: kept when either side is conflicted;
 - other scalars (``type``, ``category``, ``scope``+``project``, ``source``, ``expires``, unknown keys): when both
   sides changed them differently, the side with the newer ``updated`` wins (ties broken by content, so the result
   does not depend on which machine merges);
 - text fields (the body ``text``, ``why``, ``how``, ``name``, ``description``): line by line with ``merge3``.
+
+A memory one side moved to another folder (``gitmem move``: its file deleted at one path and added at another) is
+paired by its id with the other side's change of it (:func:`memory_identity`, :func:`merge_moved`, called by
+:mod:`gitmem.git.branches`): the versions merge as above, into one file where the merged ``project`` puts it. Path by
+path, the other side's edit (or ``forget``) of the old path won over the delete and the memory was left twice. When
+both sides moved it to different places, the newer move wins and the merge reports the other. The sides are
+compared redacted (:func:`gitmem.git.branches.redaction`): a version that differs only by a secret the other side
+no longer holds (``purge-secrets`` on one machine) is the same version.
 
 When a text field truly conflicts, nothing is dropped and the repository stays parseable: the memory keeps the
 winning side's text, gets ``conflicted: true`` and ``conflict_with: [<version id>]``, and the other side's
@@ -184,6 +193,16 @@ def _constant(value: T) -> Callable[[Any, Any], T]:
     return lambda _o, _t: value
 
 
+def _both_reasons(newer: str, older: str) -> str:
+    """Two reasons for deprecating one memory, the newer first, as one sentence; one that already says the other is
+    not repeated."""
+    if older in newer:
+        return newer
+    if newer in older:
+        return older
+    return f"{newer.rstrip(' .;')}; {older}"
+
+
 def merge_memories(base: Memory | None, ours: Memory, theirs: Memory) -> MergeResult:
     """Merge two versions of one memory against their common ancestor (None when both added it)."""
     if docs.dumps(ours) == docs.dumps(theirs):
@@ -209,11 +228,15 @@ def merge_memories(base: Memory | None, ours: Memory, theirs: Memory) -> MergeRe
     values.update(zip(placement, three_way(place(base) if base is not None else None, has_base, place(ours),
                                             place(theirs), lambda _o, _t: place(winner)), strict=True))
     values.update({name: pick(name, lambda o, t: o or t) for name in docs.field_names(merge="either")})
-    # the reason and the successor follow the side that deprecated the memory
+    # the reason and the successor follow the side that deprecated the memory; when both did, for reasons of their
+    # own, the memory keeps both reasons (the newer first): each machine's user said why, and one would be lost
     deprecating = next((m for m in (winner, loser) if m.deprecated), None) if values["deprecated"] else None
+    both_reasons = _both_reasons(winner.deprecated_reason, loser.deprecated_reason)
     for name in docs.field_names(merge="deprecation"):
         own: str = getattr(deprecating, name) if deprecating is not None else ""
-        values[name] = (pick(name, _constant(own)) or own) if deprecating is not None else ""
+        resolve = _constant(both_reasons if name == "deprecated_reason" and winner.deprecated and loser.deprecated
+                            else own)
+        values[name] = (pick(name, resolve) or own) if deprecating is not None else ""
 
     conflicts: list[str] = []
     for name in TEXT_FIELDS:
@@ -274,6 +297,52 @@ def _parse(path: str, data: bytes | None) -> Memory | None:
         return None
 
 
+def _write(result: FileMerge, merged: MergeResult) -> None:
+    """Add a merged memory, its sibling versions and its conflicts to ``result``."""
+    result.changes[merged.memory.path] = docs.dumps(merged.memory).encode()
+    for version in merged.versions:
+        result.changes[version.path] = docs.dumps(version).encode()
+    if merged.conflicts:
+        result.conflicts.append(f"{merged.memory.id}: {', '.join(merged.conflicts)} changed on both sides")
+    if merged.memory.conflicted:
+        result.conflicted_ids.append(merged.memory.id)
+
+
+def memory_identity(path: str, data: bytes) -> str | None:
+    """The id of the memory a file holds (None for any other file, or one that does not parse): what pairs a
+    memory's file that one side deleted at one path with the one it added at another (``gitmem move``)."""
+    if not is_memory_path(path):
+        return None
+    memory = _parse(path, data)
+    return memory.id if memory is not None else None
+
+
+def merge_moved(paths: tuple[str, str, str], base: bytes, ours: bytes, theirs: bytes) -> FileMerge | None:
+    """Merge a memory that one side or both moved to another folder (``gitmem move``, or a change of its project)
+    while the other changed it: ``paths`` are where the base, our and their versions are. The versions merge as a
+    memory both sides changed, and the result is one file, where the merged project puts it; the other paths are
+    deleted. When both sides moved it to different places the newer version's place wins (like any field both
+    changed) and the other is reported. None when the three are not readable versions of one memory: the caller
+    then merges path by path, which keeps both files."""
+    base_path, our_path, their_path = paths
+    b, o, t = _parse(base_path, base), _parse(our_path, ours), _parse(their_path, theirs)
+    if b is None or o is None or t is None or not b.id == o.id == t.id:
+        return None
+    merged = merge_memories(b, o, t)
+    result = FileMerge(changes=dict.fromkeys(paths))
+    _write(result, merged)
+    if base_path not in (our_path, their_path) and our_path != their_path:
+        places = sorted(_place(m) for m in (o, t))
+        result.conflicts.append(f"{merged.memory.id}: moved to {places[0]} on one side and to {places[1]} on the "
+                                f"other; kept in {_place(merged.memory)}, the newer version's place "
+                                "(gitmem move changes it)")
+    return result
+
+
+def _place(memory: Memory) -> str:
+    return f"project {memory.project}" if memory.project else "global"
+
+
 def merge_file(path: str, base: bytes | None, ours: bytes | None, theirs: bytes | None) -> FileMerge:
     """Merge one path changed on both sides. Deleting on one side and editing on the other keeps the edit."""
     result = FileMerge()
@@ -293,16 +362,9 @@ def merge_file(path: str, base: bytes | None, ours: bytes | None, theirs: bytes 
         o, t = _parse(path, ours), _parse(path, theirs)
         if o is not None and t is not None and o.id == t.id:
             merged = merge_memories(_parse(path, base), o, t)
-            content = docs.dumps(merged.memory).encode()
             if merged.memory.path != path:
                 result.changes[path] = None
-            result.changes[merged.memory.path] = content
-            for version in merged.versions:
-                result.changes[version.path] = docs.dumps(version).encode()
-            if merged.conflicts:
-                result.conflicts.append(f"{merged.memory.id}: {', '.join(merged.conflicts)} changed on both sides")
-            if merged.memory.conflicted:
-                result.conflicted_ids.append(merged.memory.id)
+            _write(result, merged)
             return result
     from gitmem.store.wikipage import is_wiki_path  # wiki pages merge field by field too (gitmem.sync.wikimerge)
 

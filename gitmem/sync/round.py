@@ -25,6 +25,7 @@ from gitmem.config import Config
 from gitmem.errors import RepoError
 from gitmem.git.branches import (
     FileMerger,
+    Moves,
     ahead_behind,
     forget_tracking_branch,
     is_ancestor,
@@ -47,7 +48,7 @@ from gitmem.git.remote import (
     remote_url,
 )
 from gitmem.git.store import GitStore
-from gitmem.sync.merge import FileMerge, merge_file
+from gitmem.sync.merge import FileMerge, memory_identity, merge_file, merge_moved
 from gitmem.text.counted import counted
 
 #: fetch → merge → push rounds before a sync gives up on a remote that others keep pushing to
@@ -118,6 +119,21 @@ def _merger(report: FileMerge) -> FileMerger:
     return merge
 
 
+def _moves(report: FileMerge) -> Moves:
+    """:func:`merge_moved` for :mod:`gitmem.git.branches`: a memory one side moved (``gitmem move``) merges with
+    the other side's change of it into one file, its conflicts collected into ``report``."""
+
+    def merge(paths: tuple[str, str, str], base: bytes, ours: bytes, theirs: bytes) -> dict[str, bytes | None] | None:
+        merged = merge_moved(paths, base, ours, theirs)
+        if merged is None:
+            return None
+        report.conflicts.extend(merged.conflicts)
+        report.conflicted_ids.extend(merged.conflicted_ids)
+        return merged.changes
+
+    return Moves(memory_identity, merge)
+
+
 def merge_remote(store: GitStore, remote_sha: bytes, *, author: str, remote: str = REMOTE,
                  branch: str = "main") -> SyncResult:
     """Bring ``remote_sha`` into the local branch: fast-forward, merge commit, or nothing when we are ahead.
@@ -125,7 +141,7 @@ def merge_remote(store: GitStore, remote_sha: bytes, *, author: str, remote: str
     The caller holds :meth:`GitStore.locked`."""
     result = SyncResult(remote=display_url(store.remote_url(remote)), branch=branch)
     report = FileMerge()
-    outcome = merge_into_branch(store, remote_sha, merge=_merger(report), author=author,
+    outcome = merge_into_branch(store, remote_sha, merge=_merger(report), moves=_moves(report), author=author,
                                 message=lambda files: merge_message(remote, branch, files, report))
     result.action, result.head, result.changed = outcome.action, outcome.head, outcome.changed
     if outcome.action == "merged":
@@ -248,7 +264,9 @@ def cleanup_review_branches(store: GitStore, main_sha: bytes, *, remote: str = R
     prefix = review_branch(machine or machine_name()).rsplit("/", 1)[0] + "/"
     merged: list[str] = []
     for name, sha in sorted(remote_branches(store, prefix, remote=remote).items()):
-        if is_ancestor(store, sha, main_sha) or not merge_changes(store, main_sha, sha, _merger(FileMerge())):
+        report = FileMerge()
+        if is_ancestor(store, sha, main_sha) or not merge_changes(store, main_sha, sha, _merger(report),
+                                                                  moves=_moves(report)):
             merged.append(name)
     deleted = []
     for name in merged:

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from gitmem.store import document as docs
 from gitmem.store.document import Memory
-from gitmem.sync.merge import merge_file, merge_memories, merge_text, resolve
+from gitmem.sync.merge import memory_identity, merge_file, merge_memories, merge_moved, merge_text, resolve
 from gitmem.text.records import replace
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -172,3 +172,60 @@ def test_every_declared_field_is_merged_by_its_rule() -> None:
     assert merged.source_ref == "ours"                                          # newer
     assert merged.created == theirs.created and merged.updated == ours.updated  # oldest, newest
     assert merged.deprecated and merged.deprecated_reason == "old"              # either, deprecation
+
+
+def _placed(memory: Memory, project: str) -> Memory:
+    return replace(memory, project=project, scope="project" if project else "global")
+
+
+@settings(max_examples=150, deadline=None)
+@given(versions(), versions(), st.sampled_from(["", "shop", "web"]), st.sampled_from(["", "shop", "web"]))
+def test_a_moved_memory_merges_into_one_file_whichever_machine_merges(ours: Memory, theirs: Memory, our_project: str,
+                                                                      their_project: str) -> None:
+    ours, theirs = _placed(ours, our_project), _placed(theirs, their_project)
+    paths = (BASE.path, ours.path, theirs.path)
+    data = [docs.dumps(m).encode() for m in (BASE, ours, theirs)]
+    one = merge_moved(paths, data[0], data[1], data[2])
+    two = merge_moved((paths[0], paths[2], paths[1]), data[0], data[2], data[1])
+    assert one is not None and two is not None
+    assert one.changes == two.changes and one.conflicts == two.conflicts
+    written = {path: content for path, content in one.changes.items() if content is not None}
+    main = [docs.loads(content.decode(), path) for path, content in written.items() if "-conflict-" not in path]
+    assert len(main) == 1 and main[0].id == "db" and main[0].path in paths  # one file, at one of the three places
+    assert set(paths) <= set(one.changes)  # every other place of it is deleted
+    moved = {p for p in (our_project, their_project) if p}
+    if len(moved) == 2:
+        assert main[0].project in moved and len(one.conflicts) >= 1 and "moved to project" in one.conflicts[-1]
+    elif moved:
+        assert main[0].project == moved.pop()
+
+
+def test_merge_moved_carries_the_other_sides_change() -> None:
+    moved = replace(_placed(BASE, "shop"), updated=T0 + timedelta(hours=1))
+    forgotten = replace(BASE, deprecated=True, deprecated_reason="we use SQLite", updated=T0 + timedelta(hours=2))
+    result = merge_moved((BASE.path, moved.path, BASE.path), *(docs.dumps(m).encode() for m in (BASE, moved,
+                                                                                                  forgotten)))
+    assert result is not None and result.conflicts == [] and result.changes[BASE.path] is None
+    merged = docs.loads((result.changes[moved.path] or b"").decode(), moved.path)
+    assert merged.project == "shop" and merged.deprecated and merged.deprecated_reason == "we use SQLite"
+    other = docs.dumps(docs.make_memory("another memory", id="other")).encode()
+    assert merge_moved((BASE.path, moved.path, BASE.path), docs.dumps(BASE).encode(), other, other) is None
+    assert memory_identity(moved.path, docs.dumps(moved).encode()) == "db"
+    assert memory_identity("gitmem.toml", b"a = 1\n") is None
+    assert memory_identity(BASE.path, b"not a memory") is None
+
+
+def test_both_sides_deprecating_keep_both_reasons() -> None:
+    older = replace(BASE, deprecated=True, deprecated_reason="we moved to SQLite.", updated=T0 + timedelta(hours=1))
+    newer = replace(BASE, deprecated=True, deprecated_reason="the shop is closed", updated=T0 + timedelta(hours=2))
+    for ours, theirs in ((older, newer), (newer, older)):
+        merged = merge_memories(BASE, ours, theirs).memory
+        assert merged.deprecated_reason == "the shop is closed; we moved to SQLite."
+    # a reason that already says the other is not repeated
+    longer = replace(older, deprecated_reason="we moved to SQLite. The shop is closed")
+    assert merge_memories(BASE, longer, replace(newer, deprecated_reason="The shop is closed")).memory \
+        .deprecated_reason == "we moved to SQLite. The shop is closed"
+    # one side re-deprecating a deprecated memory for a new reason replaces the old one
+    base = replace(BASE, deprecated=True, deprecated_reason="old")
+    assert merge_memories(base, replace(base, deprecated_reason="new"), replace(base, why="x")).memory \
+        .deprecated_reason == "new"
