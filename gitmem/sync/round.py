@@ -171,8 +171,29 @@ def review_branch(machine: str, when: datetime | None = None) -> str:
     return f"gitmem/{slugify(machine, 40) or 'machine'}/{day}"
 
 
-def machine_name() -> str:
-    return socket.gethostname() or "machine"
+#: the file in a clone's git folder holding its machine id (never committed, never pushed)
+MACHINE_FILE = "gitmem-machine"
+
+
+def machine_name(store: GitStore) -> str:
+    """This clone's name in its review branches: the host name and a random id kept in the clone's git folder, so
+    two machines of one host name (containers, dev containers: a common case) do not force-push over each other's
+    proposals, which lost the other machine's changes from the open pull request."""
+    import os
+    import secrets
+
+    path = store.git_dir / MACHINE_FILE
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:  # the id this clone was given first (two processes at once: the first one's)
+        tag = path.read_text("ascii", errors="replace").strip()
+    except OSError:  # a clone this user cannot write: an id for this process only
+        tag = secrets.token_hex(3)
+    else:
+        tag = secrets.token_hex(3)
+        with os.fdopen(fd, "w", encoding="ascii") as fh:
+            fh.write(tag + "\n")
+    return f"{socket.gethostname() or 'machine'}-{tag or secrets.token_hex(3)}"
 
 
 def sync(store: GitStore, *, author: str, branch: str = "main", remote: str = REMOTE, mode: str = "direct",
@@ -223,7 +244,7 @@ def _sync(store: GitStore, *, author: str, branch: str, remote: str, mode: str, 
                 mode == "review" and same_tree(store, local, remote_sha))):
             break  # nothing of ours that the remote lacks (in review mode: no change left to propose)
         if mode == "review":
-            target = review_target or review_branch(machine_name())
+            target = review_target or review_branch(machine_name(store))
             push(store, local, target, remote=remote, timeout=timeout, force=True)
             result.branch = target
             result.pushed = True
@@ -261,7 +282,7 @@ def cleanup_review_branches(store: GitStore, main_sha: bytes, *, remote: str = R
                             timeout: float | None = None, machine: str = "") -> list[str]:
     """Delete this machine's review branches on the remote once ``main_sha`` contains them (merged, also by a
     squash: merging the branch into ``main_sha`` would change nothing)."""
-    prefix = review_branch(machine or machine_name()).rsplit("/", 1)[0] + "/"
+    prefix = review_branch(machine or machine_name(store)).rsplit("/", 1)[0] + "/"
     merged: list[str] = []
     for name, sha in sorted(remote_branches(store, prefix, remote=remote).items()):
         report = FileMerge()
@@ -294,7 +315,7 @@ def auto_sync(repo: HasStore, timeout: float | None = None, *, pull: bool = True
             local = store.head()
             if local is None:
                 return None
-            target = review_branch(machine_name()) if config.sync.mode == "review" else config.sync.branch
+            target = review_branch(machine_name(store)) if config.sync.mode == "review" else config.sync.branch
             push(store, local, target, timeout=limit, force=config.sync.mode == "review")
             return SyncResult(action="pushed", remote=display_url(store.remote_url(REMOTE)), branch=target, pushed=True,
                               head=local.decode())

@@ -423,6 +423,25 @@ def test_review_branch_deleted_upstream_is_no_error(machines: tuple[MemoryRepo, 
     assert git(a.path, "rev-parse", "HEAD") == git(remote, "rev-parse", "main")
 
 
+def test_two_machines_of_one_host_name_propose_on_branches_of_their_own(
+        machines: tuple[MemoryRepo, MemoryRepo, Path]) -> None:
+    """Review branches were named by the host name alone and force-pushed: two containers of one name overwrote
+    each other's proposal, and the open pull request lost the other machine's changes."""
+    a, b, remote = machines
+    _sync(b)
+    a.remember("Proposed on machine A")
+    b.remember("Proposed on machine B")
+    first = sync.sync(a.git, author=AUTHOR, mode="review").branch
+    second = sync.sync(b.git, author=AUTHOR, mode="review").branch
+    assert first != second and {first, second} <= _remote_branches(remote)
+    assert "Proposed on machine A" in git(remote, "log", "-p", first)
+    assert "Proposed on machine B" in git(remote, "log", "-p", second)
+    # a machine keeps its name: its next proposal goes to the same branch
+    a.remember("Proposed on machine A again")
+    assert sync.sync(a.git, author=AUTHOR, mode="review").branch == first
+    assert (a.path / ".git" / "gitmem-machine").is_file() and git(a.path, "status", "--porcelain") == ""
+
+
 def test_tree_diff_matches_git(tmp_path: Path) -> None:
     """The tree diff sync and the search index share, against ``git diff --name-only`` (files becoming folders
     and back included)."""
