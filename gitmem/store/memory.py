@@ -188,6 +188,17 @@ TIME_FIELDS = tuple(f.name for f in MEMORY_FIELDS if str(f.type).startswith("dat
 BULLET_LABELS = (("why", "Why:"), ("how", "How:"))
 
 
+def _flat(passage: str, text: str) -> str:
+    """A part of a long memory (whose text is ``text``) on one line. A part that opens with the heading of its
+    section (a ``#`` line of the text) keeps it apart: "Payment: Payment is created…", which run together read
+    "Payment Payment is created…"."""
+    head, _, rest = passage.strip().partition("\n")
+    headings = {line.lstrip("#").strip() for line in text.splitlines() if line.startswith("#")}
+    if rest.strip() and head.lstrip("#").strip() in headings:
+        return f"{head.lstrip('#').strip()}: {' '.join(rest.split())}"
+    return " ".join(passage.split())
+
+
 def bullet(memory: Memory, passage: tuple[str, int, int] | None = None) -> str:
     """A memory as one Markdown bullet for an agent's context: the rule, its why/how, its type tag and id (so the
     agent can cite or forget it), and what replaced it when a later memory did (a question about the past, "what
@@ -197,7 +208,7 @@ def bullet(memory: Memory, passage: tuple[str, int, int] | None = None) -> str:
     included) stands for the memory's text: a long note's part that a search matched, where the whole note would
     fill the context or not fit at all; the id fetches the rest."""
     if passage is not None:
-        text, extra, part = " ".join(passage[0].split()), "", f", part {passage[1]} of {passage[2]}"
+        text, extra, part = _flat(passage[0], memory.text), "", f", part {passage[1]} of {passage[2]}"
     else:
         text, part = " ".join(memory.text.split()), ""
         extra = "".join(f" {label} {value}" for name, label in BULLET_LABELS if (value := getattr(memory, name)))

@@ -116,3 +116,18 @@ def test_a_page_chunk_spans_its_title_short_heading_and_own_text_only() -> None:
                                    "Payments | Refunds | Disputed charges wait for the bank's answer."]
     long_heading = " ".join(["word"] * (LABEL_WORDS + 5))
     assert spans_of(long_heading)[1] == "Payments | Disputed charges wait for the bank's answer."  # not a label
+
+
+def test_a_part_that_opens_with_its_heading_keeps_it_apart() -> None:
+    """A section's part was shown with its heading run into its first sentence: "Payment Payment is created…"."""
+    from gitmem.search.schema import memory_chunks, shown_chunks
+    from gitmem.store import document as docs
+    from gitmem.store.memory import bullet
+
+    note = docs.make_memory("Checkout flow design.\n\n## Payment\n" + "Payment is created by the provider. " * 40
+                            + "\n\n## Tax\n" + "Tax is rounded per line, and\nwrapped lines stay one sentence. " * 40)
+    parts = shown_chunks(note, memory_chunks(note))
+    lines = [bullet(note, (part, n, len(parts))) for n, part in enumerate(parts, 1)]
+    assert any("] Payment: Payment is created by the provider." in line for line in lines), lines
+    assert any("] Tax: Tax is rounded per line, and wrapped lines stay one sentence." in line for line in lines)
+    assert not any("Payment Payment" in line or "and: wrapped" in line for line in lines)
