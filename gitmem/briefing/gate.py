@@ -73,6 +73,16 @@ def cjk_share(terms: Iterable[str]) -> float:
     return sum(1 for t in units if len(t) == 1 and scripts.is_cjk(t)) / len(units) if units else 0.0
 
 
+def _shares_a_word(hit: Hit) -> bool:
+    """Whether the memory holds one of the query's Latin-script search words of three letters or more (stems:
+    "partit" is in "partitions")."""
+    words = [t for t in hit.terms if len(t) >= 3 and t.isascii() and t.isalpha()]
+    if not words:
+        return False
+    text = hit.memory.text.lower()
+    return any(word in text for word in words)
+
+
 def admits(hit: Hit, query: str, model_id: str = "", size: int = FULL_AT, project: str = "",
            own_project: float = 1.0) -> bool:
     """Whether ``hit`` (from a search for ``query`` in a repository of ``size`` memories) passes the gate; a
@@ -81,8 +91,10 @@ def admits(hit: Hit, query: str, model_id: str = "", size: int = FULL_AT, projec
     of any size."""
     own = own_project if project and hit.memory.project == project else 1.0
     floor = bm25_min(size) * own
-    if not query.isascii():  # chance matches of single characters do not shrink with the repository: in one of
-        # 20 Chinese memories "用" and "文" carried 今天天气怎么样？用中文回答 to 文件存储用S3 (BM25 1.8)
+    if not query.isascii() and not _shares_a_word(hit):
+        # chance matches of single characters do not shrink with the repository: in one of 20 Chinese memories "用"
+        # and "文" carried 今天天气怎么样？用中文回答 to 文件存储用S3 (BM25 1.8). A memory holding one of the query's
+        # words in Latin letters ("slurm" in 训练任务提交到哪个 slurm 分区？) matched more than characters
         floor += BM25_MIN * (CJK_FLOOR - 1.0) * cjk_share(hit.terms) * own
     if hit.parts.bm25 > 0 and hit.parts.bm25 >= floor:
         return True

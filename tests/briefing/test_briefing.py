@@ -239,6 +239,25 @@ def test_the_gate_ignores_an_english_model_on_chinese_text(tmp_path: Path) -> No
     assert [h.memory.text for h in related] == ["Deploys go through the staging cluster first, then production"]
 
 
+def test_a_chinese_prompt_finds_the_memory_holding_its_latin_word(tmp_path: Path) -> None:
+    """A Chinese prompt's BM25 floor is raised against chance matches of single characters; a memory holding the
+    prompt's Latin word ("slurm") was held to it too and missed (BM25 5.4 under ~6.5), while a memory sharing the
+    common word 提交 came."""
+    path = tmp_path / "mem"
+    init_repo(path)
+    repo = Repository(Config(repo=path, embedding=EmbeddingConfig(model="none")))
+    repo.import_records([*_noise(60),
+                         {"text": "Training jobs go to the gpu-long slurm partition", "project": PROJECT},
+                         {"text": "回答我时用中文，但代码注释和提交信息用英文。"}])
+    texts = [h.memory.text for h in relevant_hits(repo.index(), "训练任务提交到哪个 slurm 分区？", project=PROJECT, k=5,
+                                                  own_project=OWN_PROJECT)]
+    assert "Training jobs go to the gpu-long slurm partition" in texts
+    # a Latin word in a memory the query does not hold is no exemption
+    assert "Training jobs go to the gpu-long slurm partition" not in [
+        h.memory.text for h in relevant_hits(repo.index(), "训练任务提交到哪个分区？", project=PROJECT, k=5,
+                                             own_project=OWN_PROJECT)]
+
+
 def test_a_long_note_with_one_rule_in_it_is_no_essential(repo_path: Path) -> None:
     """A 2.5k runbook of importance 4 with "Never hotfix in production containers." in it was given whole as a rule
     at every session start."""
