@@ -434,11 +434,12 @@ def test_a_passage_labels_the_reason_and_the_how_where_they_start() -> None:
     assert bullet(short) == f"- [user] Use PostgreSQL Why: JSON queries How: new services (id: {short.id})"
 
 
-def _scored(project: str, bm25: float, query: str = "unit tests") -> Hit:
-    """A hit with a raw BM25 score of ``bm25`` for ``query``, as the gate sees it."""
+def _scored(project: str, bm25: float, query: str = "unit tests",
+            text: str = "Unit tests run with pnpm run test-unit; 单元测试用 pnpm 运行") -> Hit:
+    """A hit on a memory reading ``text`` with a raw BM25 score of ``bm25`` for ``query``, as the gate sees it."""
     from gitmem.search.analysis import analyze_query, build_analyzer
 
-    memory = docs.make_memory("Unit tests run with pnpm run test-unit; 单元测试用 pnpm 运行", project=project)
+    memory = docs.make_memory(text, project=project)
     return Hit(id=memory.id, score=1.0, memory=memory, terms=frozenset(analyze_query(query, build_analyzer())
                                                                        .highlight_terms()),
                parts=ScoreParts(bm25=bm25, vector=None, similarity=1.0, importance=0.6, recency=1.0))
@@ -455,9 +456,12 @@ def test_a_chinese_prompt_needs_more_evidence_than_an_english_one() -> None:
     assert admits(_scored("", BM25_MIN * CJK_FLOOR, "单元测试"), "单元测试")
     assert admits(_scored("", BM25_MIN, "unit tests です"), "unit tests です")  # a stopword: no Japanese term left
     mixed = "run unit tests 单元测试"  # 3 words, 4 characters: the floor rises by 4/7 of CJK_FLOOR - 1
-    assert cjk_share(_scored("", 0.0, mixed).terms) == pytest.approx(4 / 7)
-    assert admits(_scored("", BM25_MIN * (1 + (CJK_FLOOR - 1) * 4 / 7), mixed), mixed)
-    assert not admits(_scored("", BM25_MIN * (1 + (CJK_FLOOR - 1) * 4 / 7) * 0.99, mixed), mixed)
+    chinese = "单元测试用 pnpm 运行"  # a memory holding none of the query's Latin words
+    assert cjk_share(_scored("", 0.0, mixed, chinese).terms) == pytest.approx(4 / 7)
+    assert admits(_scored("", BM25_MIN * (1 + (CJK_FLOOR - 1) * 4 / 7), mixed, chinese), mixed)
+    assert not admits(_scored("", BM25_MIN * (1 + (CJK_FLOOR - 1) * 4 / 7) * 0.99, mixed, chinese), mixed)
+    # one that holds them ("unit", "test") matched more than characters: the plain floor
+    assert admits(_scored("", BM25_MIN, mixed), mixed)
 
 
 def test_in_a_small_repository_a_chinese_prompt_s_chance_characters_stay_out() -> None:
