@@ -63,6 +63,23 @@ def read_inside(root: Path, rel: str) -> bytes:
         return fh.read()
 
 
+def read_text_inside(root: Path, rel: str) -> str:
+    """The UTF-8 text of the repository file ``rel`` (:func:`read_inside`). Raises
+    :class:`~gitmem.errors.DocumentError` naming the file and what stops it being read: not UTF-8, a symbolic
+    link (never followed), no permission."""
+    from gitmem.errors import DocumentError
+
+    try:
+        return read_inside(root, rel).decode("utf-8")
+    except UnicodeDecodeError:
+        raise DocumentError(f"{rel}: not UTF-8 text", "re-save it as UTF-8 or restore it from git history") from None
+    except OSError as exc:
+        if os.path.islink(root / rel) or getattr(exc, "rel", None):
+            raise DocumentError(f"{rel}: a symbolic link, which gitmem never follows",
+                                f"remove it: git -C {root} rm {getattr(exc, 'rel', rel)}") from None
+        raise DocumentError(f"{rel}: cannot be read ({exc.strerror or exc})", "check its permissions") from None
+
+
 class UnsafePathError(OSError):
     """A path inside the memory repository goes through a symbolic link; gitmem never follows one."""
 

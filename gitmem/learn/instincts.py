@@ -46,7 +46,7 @@ from typing import Any
 import yaml
 
 from gitmem.errors import DocumentError, NotFoundError, ValidationError
-from gitmem.files.atomic import atomic_write, read_inside
+from gitmem.files.atomic import atomic_write, read_text_inside
 from gitmem.learn.patterns import BY_PATTERN, DETECTORS, Detection, Detector, detect, read_observations, sessions_from
 from gitmem.redact.engine import redact
 from gitmem.store import document as docs
@@ -229,15 +229,7 @@ def instinct_id(pattern: str, project: str) -> str:
 def read_file(repo_path: Path, rel: str) -> Instinct:
     """The instinct in the file ``rel`` of the repository. Raises :class:`DocumentError` naming the file and what
     stops it being read (a symbolic link, which is never followed, is one)."""
-    try:
-        return loads(read_inside(repo_path, rel).decode("utf-8"), rel)
-    except UnicodeDecodeError:
-        raise DocumentError(f"{rel}: not UTF-8 text", "re-save it as UTF-8 or restore it from git history") from None
-    except OSError as exc:
-        if os.path.islink(repo_path / rel) or getattr(exc, "rel", None):
-            raise DocumentError(f"{rel}: a symbolic link, which gitmem never follows",
-                                f"remove it: git -C {repo_path} rm {getattr(exc, 'rel', rel)}") from None
-        raise DocumentError(f"{rel}: cannot be read ({exc.strerror or exc})", "check its permissions") from None
+    return loads(read_text_inside(repo_path, rel), rel)
 
 
 def instinct_files(repo_path: Path) -> Iterator[tuple[str, Instinct | DocumentError]]:

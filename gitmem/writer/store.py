@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import DocumentError, NotFoundError, ValidationError
-from gitmem.files.atomic import read_inside
+from gitmem.files.atomic import read_text_inside
 from gitmem.redact.engine import redact
 from gitmem.store import document as docs
 from gitmem.text.counted import counted
@@ -177,15 +177,7 @@ class Writer:
 def read_file(repo_path: Path, rel: str, kind: str) -> we.Entity:
     """The entity of ``kind`` in the file ``rel`` of the repository. Raises :class:`DocumentError` naming the file and
     what stops it being read: broken YAML, an invalid field, not UTF-8, a symbolic link (never followed)."""
-    try:
-        text = read_inside(repo_path, rel).decode("utf-8")
-    except UnicodeDecodeError:
-        raise DocumentError(f"{rel}: not UTF-8 text", "re-save it as UTF-8 or restore it with git") from None
-    except OSError as exc:
-        if os.path.islink(repo_path / rel) or getattr(exc, "rel", None):
-            raise DocumentError(f"{rel}: a symbolic link, which gitmem never follows",
-                                f"remove it: git -C {repo_path} rm {getattr(exc, 'rel', rel)}") from None
-        raise DocumentError(f"{rel}: cannot be read ({exc.strerror or exc})", "check its permissions") from None
+    text = read_text_inside(repo_path, rel)
     return we.loads(text, kind, rel.rsplit("/", 1)[-1].removesuffix(".md"), rel)
 
 

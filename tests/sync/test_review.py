@@ -3,14 +3,12 @@ sides forked (``git diff base...head``), whatever the base side did meanwhile.""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from gitmem.config import Config
 from gitmem.git.remote import changes_between, fetch
-from gitmem.store.layout import init_repo
 from gitmem.store.memories import MemoryRepo
 from gitmem.sync import round as sync
 from gitmem.sync.review import pending_review
@@ -20,14 +18,9 @@ AUTHOR = "Test User <test@example.com>"
 
 
 @pytest.fixture
-def machines(tmp_path: Path) -> tuple[MemoryRepo, MemoryRepo]:
-    remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
-    init_repo(tmp_path / "a", remote=str(remote))
-    a = MemoryRepo(Config(repo=tmp_path / "a"))
-    sync.sync(a.git, author=AUTHOR)
-    subprocess.run(["git", "clone", "-q", str(remote), str(tmp_path / "b")], check=True)
-    return a, MemoryRepo(Config(repo=tmp_path / "b"))
+def machines(clones: tuple[Path, Path, Path]) -> tuple[MemoryRepo, MemoryRepo]:
+    a, b, _remote = clones
+    return MemoryRepo(Config(repo=a)), MemoryRepo(Config(repo=b))
 
 
 def _review(repo: MemoryRepo, *args: str) -> str:

@@ -25,15 +25,9 @@ AUTHOR = "Test User <test@example.com>"
 
 
 @pytest.fixture
-def machines(tmp_path: Path) -> tuple[MemoryRepo, MemoryRepo, Path]:
-    remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
-    init_repo(tmp_path / "a", remote=str(remote))
-    a = MemoryRepo(Config(repo=tmp_path / "a"))
-    sync.sync(a.git, author=AUTHOR)
-    subprocess.run(["git", "clone", "-q", str(remote), str(tmp_path / "b")], check=True)
-    b = MemoryRepo(Config(repo=tmp_path / "b"))
-    return a, b, remote
+def machines(clones: tuple[Path, Path, Path]) -> tuple[MemoryRepo, MemoryRepo, Path]:
+    a, b, remote = clones
+    return MemoryRepo(Config(repo=a)), MemoryRepo(Config(repo=b)), remote
 
 
 def _sync(repo: MemoryRepo) -> sync.SyncResult:

@@ -6,7 +6,6 @@ results are checked in the files and in ``git log``."""
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from pathlib import Path
 
@@ -15,7 +14,6 @@ import pytest
 from gitmem.api import Repository
 from gitmem.config import Config
 from gitmem.store import document as docs
-from gitmem.store.layout import init_repo
 from gitmem.sync import round as sync
 from gitmem.text.records import replace
 from tests.helpers import assert_clean, git, run_cli
@@ -26,14 +24,9 @@ SECRET = "AK" + "IA" + "QWERTYUIOPASDFGH"
 
 
 @pytest.fixture
-def machines(tmp_path: Path) -> tuple[Repository, Repository]:
-    remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
-    init_repo(tmp_path / "a", remote=str(remote))
-    a = Repository(Config(repo=tmp_path / "a"))
-    sync.sync(a.git, author=AUTHOR)
-    subprocess.run(["git", "clone", "-q", str(remote), str(tmp_path / "b")], check=True)
-    return a, Repository(Config(repo=tmp_path / "b"))
+def machines(clones: tuple[Path, Path, Path]) -> tuple[Repository, Repository]:
+    a, b, _remote = clones
+    return Repository(Config(repo=a)), Repository(Config(repo=b))
 
 
 def _sync(repo: Repository) -> sync.SyncResult:
