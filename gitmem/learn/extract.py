@@ -139,17 +139,17 @@ def from_message(message: str) -> list[Finding]:
         return findings[-1]
 
     def read(text: str, importance: int, fix: bool = False) -> None:
-        if (_FIX_CONSTRAINT_EN if fix else _CONSTRAINT_EN).search(text) or _CONSTRAINT_ZH.search(text):
-            add(text, "constraint", 3)
-        elif (_FIX_DECISION_EN if fix else _DECISION_EN).search(text) or _DECISION_ZH.search(text):
-            add(text, "decision", importance)
+        """Each sentence of ``text`` that states a constraint or a decision."""
+        for said in filter(None, (part.strip() for part in _SENTENCE_END.split(text))):
+            if (_FIX_CONSTRAINT_EN if fix else _CONSTRAINT_EN).search(said) or _CONSTRAINT_ZH.search(said):
+                add(said, "constraint", 3)
+            elif (_FIX_DECISION_EN if fix else _DECISION_EN).search(said) or _DECISION_ZH.search(said):
+                add(said, "decision", importance)
 
     if breaking:
         add(subject, "constraint", 4)
     elif kind not in _DESCRIBING_TYPES and not subject.startswith("#"):
-        for part in _SENTENCE_END.split(subject):
-            if part.strip():
-                read(part.strip(), 3, fix=kind in _FIX_TYPES)
+        read(subject, 3, fix=kind in _FIX_TYPES)
     for paragraph in _paragraphs(lines[1:]):
         brk = _BREAKING.match(paragraph)
         if brk:
@@ -157,9 +157,7 @@ def from_message(message: str) -> list[Finding]:
             if footer is not None:
                 footers.append(footer)
             continue
-        for part in _SENTENCE_END.split(paragraph.lstrip("-*• ").strip()):
-            if part.strip():
-                read(part.strip(), 2)
+        read(paragraph.lstrip("-*• ").strip(), 2)
     # "feat!: drop X" with "BREAKING CHANGE: drop X; …" is one finding, the footer's, which says more
     return [f for f in findings if any(f is b for b in footers) or not any(restates(b.text, f.text) for b in footers)]
 
