@@ -429,8 +429,11 @@ def _routes(app: FastAPI, service: MemoryService, ui: bool) -> None:
     def history(request: Request, memory_id: str,
                 limit: Annotated[int | None, Query(ge=1, le=1000)] = None) -> HistoryResponse | JSONResponse:
         whole = f"{memory_id}/history"
-        if verb_in_id(request, "history") or service.exists(whole):
+        try:  # the memory whose id is the whole path, read once; none by that id: the history of memory_id
             return JSONResponse(jsonable_encoder(memory_view(service.get(whole))))
+        except NotFoundError:
+            if verb_in_id(request, "history"):  # the client named the id with its slash: there is no such memory
+                raise
         entries = service.history(memory_id, limit=limit)
         return HistoryResponse(id=memory_id, history=[HistoryItem(**e.to_dict()) for e in entries])
 

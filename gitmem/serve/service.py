@@ -118,14 +118,6 @@ class MemoryService:
         with self.locked() as repo:
             return repo.get(memory_id)
 
-    def exists(self, memory_id: str) -> bool:
-        """Whether a memory, deprecated or not, has this id."""
-        try:
-            self.get(memory_id)
-        except NotFoundError:
-            return False
-        return True
-
     def list_memories(self, **filters: Any) -> list[Memory]:
         with self.locked() as repo:
             return repo.list(**filters)
