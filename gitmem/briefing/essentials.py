@@ -1,12 +1,15 @@
 """Essentials: what a session in a project must know whatever it does — the project's constraints and
-corrections, and the user's global must-follow memories (importance 5, directives, hard rules).
+corrections, the user's standing preferences, and the user's global must-follow memories (importance 5,
+directives, hard rules).
 
 They come from two folders only (``memories/<project>/`` and ``memories/global/``), not from a search, so a
 rule is there even when nothing about the session's branch or commits mentions it. The list is ordered by
-importance, then recency; the same rule written twice appears once; when two memories of the same scope
-contradict each other (one says "not X" or "不要 X", the other names X), the correction is kept, else the newer,
-and the other is left out; so is a line of the scanned project summary that names what a kept rule says not to
-use (the rule is the user's word, the summary a guess from files).
+importance, then recency; the same rule written twice appears once, and so does a rule written again in nearly
+the same words (a cosine of 0.8 over their words, the bar at which capture merges two statements: the first in
+that order is shown); when two memories of the same scope contradict each other (one says "not X" or "不要 X",
+the other names X), the correction is kept, else the newer, and the other is left out; so is a line of the
+scanned project summary that names what a kept rule says not to use (the rule is the user's word, the summary a
+guess from files).
 """
 
 from __future__ import annotations
@@ -28,11 +31,15 @@ from gitmem.store import document as docs
 from gitmem.store.document import Memory
 from gitmem.store.local import read_json, write_json
 from gitmem.text.directives import detect_directives, directive_key
+from gitmem.text.overlap import similarity
 
 #: tag of the standing instructions stated in prompts (:mod:`gitmem.agents.claude.handlers`)
 DIRECTIVE_TAG = "directive"
 #: categories of a project's memories that are always essential
 RULES = ("constraint", "correction")
+#: the category of the user's standing preferences: essential from :data:`GLOBAL_MIN` in either scope ("keep
+#: answers short", "改动较大时先说明思路" at importance 4 hold in every session, as a rule does)
+PREFERENCE = "preference"
 #: lowest importance of an essential project rule (below it a constraint is a hint, found by search if needed)
 PROJECT_MIN = 3
 #: lowest importance of an essential global rule; importance 5 is essential in any category
@@ -44,7 +51,9 @@ LIMIT = 24
 RULE_CHARS = 500
 #: the version of :func:`is_essential` the cached verdicts were taken by: raised whenever the rule changes, so a
 #: verdict of the old rule is not kept until its file changes
-RULE_VERSION = 2
+RULE_VERSION = 3
+#: two rules whose words are this similar (:func:`gitmem.text.overlap.similarity`) say the same thing: one is shown
+NEAR_DUPLICATE = 0.8
 
 def folder_memories(repo_path: Path, project: str, wanted: Callable[[Memory], bool] = lambda m: True,
                     cache_dir: Path | None = None) -> tuple[list[Memory], int]:
@@ -120,11 +129,14 @@ def _cached(verdict: Any, mtime_ns: int, size: int) -> tuple[Memory | None, floa
 
 
 def is_essential(memory: Memory) -> bool:
-    """The rule of :mod:`gitmem.briefing.essentials`: project rules from importance 3, global rules from 4,
-    anything of importance 5, and every directive. A rule is a constraint or a correction, or a memory whose
-    text reads as a standing instruction ("never use unittest", 不要…) whatever its category says: many are
-    remembered with the default category. A long note (over :data:`RULE_CHARS`) is no rule by its wording."""
+    """The rule of :mod:`gitmem.briefing.essentials`: project rules from importance 3, global rules and
+    preferences from 4, anything of importance 5, and every directive. A rule is a constraint or a correction, or
+    a memory whose text reads as a standing instruction ("never use unittest", 不要…) whatever its category says:
+    many are remembered with the default category. A long note (over :data:`RULE_CHARS`) is no rule by its
+    wording."""
     if DIRECTIVE_TAG in memory.tags or memory.importance >= 5:
+        return True
+    if memory.category == PREFERENCE and memory.importance >= GLOBAL_MIN:
         return True
     floor = PROJECT_MIN if memory.project else GLOBAL_MIN
     if memory.importance < floor:
@@ -133,7 +145,8 @@ def is_essential(memory: Memory) -> bool:
 
 
 def settle(memories: Iterable[Memory]) -> list[Memory]:
-    """Order by importance then recency, drop repeats of the same rule, and resolve contradictions.
+    """Order by importance then recency, drop repeats of the same rule (written again, or in nearly the same
+    words: :data:`NEAR_DUPLICATE`), and resolve contradictions.
 
     Two memories of the same scope contradict when one says not to use a word that the other names (and does not
     itself rule out). The memories are weighed in order of precedence (corrections first, then the newer; at the
@@ -161,6 +174,8 @@ def settle(memories: Iterable[Memory]) -> list[Memory]:
         if key in keys or memory.id not in standing:
             continue
         keys.add(key)
+        if any(similarity(memory.text, other.text) >= NEAR_DUPLICATE for other in kept):
+            continue
         kept.append(memory)
     return kept
 

@@ -1,7 +1,8 @@
 """How a captured statement relates to the memories already stored: the same fact (skip), nearly the same words
 (merge), or the same subject with another value (supersede).
 
-Texts are compared as counts of words and CJK character pairs (:func:`similarity`, a cosine 0..1).
+Texts are compared as counts of words and CJK character pairs (:func:`gitmem.text.overlap.similarity`, a cosine
+0..1).
 :func:`conflicts_with` is also the check ``gitmem remember --auto`` flags conflicts with (:mod:`gitmem.router.route`).
 :func:`supersedes` is the part of a conflict that capture acts on without asking anyone.
 """
@@ -9,9 +10,7 @@ Texts are compared as counts of words and CJK character pairs (:func:`similarity
 from __future__ import annotations
 
 import hashlib
-import math
 import re
-from collections import Counter
 from collections.abc import Collection, Iterable
 from typing import Any
 
@@ -21,6 +20,8 @@ from gitmem.store import document as docs
 from gitmem.store.document import Memory
 from gitmem.store.memories import MemoryRepo
 from gitmem.text import scripts
+from gitmem.text.overlap import similarity
+from gitmem.text.overlap import words as _tokens
 from gitmem.text.records import replace
 
 SKIP_ABOVE = 0.9
@@ -30,31 +31,12 @@ CONFLICT_ABOVE = 0.5
 _FEW = 3
 
 _CJK = scripts.CJK
-_TOKEN = re.compile(rf"[a-z0-9_]+|[{_CJK}]+")
 _NEG = re.compile(r"\b(?:not|never|don'?t|doesn'?t|no\s+longer|stop|avoid|without|mustn'?t|cannot|can'?t)\b|"
                   r"不|别|禁止|放弃|勿", re.IGNORECASE)
 _CHOICE = re.compile(r"(.{1,40}?)\s*(?:\binstead\s+of\b|\brather\s+than\b|\bover\b|而不是|而非|替代|代替)\s*(.{1,40})",
                      re.IGNORECASE)
 _CHOICE_WORDS = re.compile(r"\b(?:instead of|rather than|over|not|than)\b|不用|不要|而不是|而非|替代|代替|比",
                            re.IGNORECASE)
-
-
-def _tokens(text: str) -> Counter[str]:
-    out: Counter[str] = Counter()
-    for token in _TOKEN.findall(text.lower()):
-        if re.match(rf"[{_CJK}]", token):
-            out.update(token[i:i + 2] for i in range(max(1, len(token) - 1)))
-        else:
-            out[token] += 1
-    return out
-
-
-def similarity(a: str, b: str) -> float:
-    """Cosine similarity of word (and CJK bigram) counts, 0..1."""
-    ta, tb = _tokens(a), _tokens(b)
-    dot = sum(ta[k] * tb[k] for k in ta.keys() & tb.keys())
-    norm = math.sqrt(sum(v * v for v in ta.values())) * math.sqrt(sum(v * v for v in tb.values()))
-    return dot / norm if norm else 0.0
 
 
 def _choice(text: str) -> tuple[str, str] | None:

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import ValidationError
-from gitmem.learn.dedup import conflicts_with, similarity
+from gitmem.learn.dedup import conflicts_with
 from gitmem.router import notepad
 from gitmem.router.rules import SURFACES, Route, route
 from gitmem.store import document as docs
+from gitmem.text.overlap import similarity
 
 if TYPE_CHECKING:
     from gitmem.store.memories import MemoryRepo

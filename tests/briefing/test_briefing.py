@@ -182,6 +182,38 @@ def test_essentials_are_deduplicated_and_a_correction_wins() -> None:
     assert negated_terms("不要用 yarn，用 pnpm") == {"yarn"}
 
 
+def test_a_rule_written_again_in_nearly_the_same_words_is_shown_once() -> None:
+    def memory(text: str, day: int, importance: int = 4, project: str = PROJECT) -> docs.Memory:
+        when = docs.parse_timestamp(f"2026-11-{day:02d}T10:00:00Z", "updated")
+        return docs.make_memory(text, category="constraint", importance=importance, project=project, created=when,
+                                updated=when)
+
+    first = memory("Run tests with pytest -x; never use unittest", 2)
+    again = memory("Run tests with pytest -x, never unittest", 9)
+    other = memory("Never use unittest for new test files", 5)
+    kept = [m.text for m in settle([first, again, other])]
+    assert kept == [again.text, other.text]  # the newer wording of the same rule, and the other rule
+    stronger = memory("Run tests with pytest -x; never use unittest", 1, importance=5, project="")
+    assert [m.text for m in settle([again, stronger])] == [stronger.text]  # a global one of importance 5 first
+    zh = [memory("所有接口都必须写单元测试", 3), memory("所有接口都必须写单元测试，没有例外", 4)]
+    assert len(settle(zh)) == 1
+    assert len(settle([memory("所有接口都必须写单元测试", 3), memory("所有页面都必须做无障碍检查", 4)])) == 2
+
+
+def test_a_standing_preference_of_importance_4_is_essential(repo_path: Path) -> None:
+    """"Keep answers short" (a global preference of importance 4) was not shown at session start: only rules were."""
+    repo = Repository(Config(repo=repo_path, embedding=EmbeddingConfig(model="none")))
+    repo.remember("Keep answers short: the change, why, and how it was checked", category="preference",
+                  importance=4, scope="global")
+    repo.remember("改动较大的时候先说明思路再动手", category="preference", importance=4, project=PROJECT)
+    repo.remember("I like a line length of 100 in my own projects", category="preference", importance=3,
+                  scope="global")
+    shown, more = essentials(repo_path, PROJECT)
+    assert sorted(m.text for m in shown) == ["Keep answers short: the change, why, and how it was checked",
+                                             "改动较大的时候先说明思路再动手"]
+    assert more == 1
+
+
 def test_when_two_rules_contradict_the_newer_is_kept_unless_the_other_is_a_correction() -> None:
     def memory(text: str, category: str, day: int, project: str = PROJECT) -> docs.Memory:
         when = docs.parse_timestamp(f"2026-11-{day:02d}T10:00:00Z", "updated")

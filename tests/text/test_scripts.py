@@ -10,10 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitmem.briefing import gate, prompt
-from gitmem.learn import capture
 from gitmem.search import analysis
 from gitmem.store import document as documents
-from gitmem.text import scripts
+from gitmem.text import overlap, scripts
 
 
 def _chars(ranges: str) -> st.SearchStrategy[str]:
@@ -49,8 +48,8 @@ def test_every_user_keeps_a_cjk_letter_as_a_word(ch: str) -> None:
     assert documents.is_safe_id(f"{ch}-notes")
     # a search question searches it as its own unit
     assert ch in analysis.analyze_query(f"deploy {ch}", _ANALYZER).chars
-    # capture compares sentences by it
-    assert capture.similarity(f"use {ch}{ch}", f"{ch}{ch}") > 0
+    # capture, the router and the essentials compare statements by it
+    assert overlap.similarity(f"use {ch}{ch}", f"{ch}{ch}") > 0
     # the tantivy analyzer writes the ranges in Rust regex syntax and indexes one token per character
     assert _ANALYZER.analyze(f"word{ch}{ch}word") == ["word", ch, ch, "word"]
 
