@@ -22,6 +22,15 @@ from gitmem.text.records import Record
 #: longest sentence taken as a directive (longer ones are usually explanations, not rules)
 MAX_DIRECTIVE_CHARS = 300
 
+#: the traditional forms of the characters the Chinese rules below are written with (別用, 以後, 必須, 絕不要, 請):
+#: a sentence is read through this table, one character for one, so what a rule matched is cut from the
+#: sentence as the user wrote it
+_SIMPLIFIED = str.maketrans(
+    "請後從現開記還並這個項裡裏倉庫終遠絕對決萬別須務總許準優盡寧處緊氣著擔嗎麼該應為換麼錯樣統復幫問題實構報敗"
+    "說時讓動寫測試碼當經過與齊",
+    "请后从现开记还并这个项里里仓库终远绝对决万别须务总许准优尽宁处紧气着担吗么该应为换么错样统复帮问题实构报败"
+    "说时让动写测试码当经过与齐")
+
 # the Chinese ends are kept (captured) for what they say: a sentence that ended in ？ is a question
 _SENTENCES = LazyPattern(r"(?<=[.!?;])\s+|([\n\r。！？；]+)")
 
@@ -44,13 +53,21 @@ _QUESTION_EN = LazyPattern(
     r"(?i)^(?:why|what|how|when|where|which|who|can|could|would|should|shall|do(?!\s+not\b)|does|did|is|are|was|were|"
     r"will)\b")
 
-_LEAD_CN = (r"(?:(?:请|以后|今后|从现在开始|从今以后|之后|记住|注意|另外|还有|并且|而且|你|"
+_LEAD_CN = (r"(?:(?:请|以后|今后|从现在开始|从今以后|之后|记住|牢记|注意|另外|还有|并且|而且|你|"
             r"(?:在)?(?:这个|本)(?:项目|仓库)里?)\s*[，,：:]?\s*)*")
 _HIGH_CN = LazyPattern(_LEAD_CN + r"(?:始终|永远|一律|绝不要|绝对不要|绝不|决不|千万不要|千万别|必须|务必|总是|"
-                       r"禁止|不许|不准)")
-_NORMAL_CN = LazyPattern(_LEAD_CN + r"(?:不要|别|优先|尽量|最好|宁可)(?!人|的|处|紧|客气|着急|担心)")
-_FROM_NOW_ON_CN = LazyPattern(r"^(?:以后|今后|从现在开始|从今以后|每次)\s*[，,：:]?\s*\S")
+                       r"禁止|不许|不准|不得|切记)")
+#: "不要"/"别" then at least two characters before the clause ends: 别急, 不要停 and 别忘了… are said, not ruled
+_NORMAL_CN = LazyPattern(_LEAD_CN + r"(?:不要|别|不能|优先|尽量|最好|宁可)(?!人|的|处|紧|客气|着急|担心|忘)"
+                         r"(?=\s*[^\s，,。！!？?；;：:~～]\s*[^\s，,。！!？?；;：:~～])")
+#: "以后的事", "以后再说" speak of later; they set no rule
+_FROM_NOW_ON_CN = LazyPattern(r"^(?:以后|今后|从现在开始|从今以后|每次|从(?:今天|明天|下周|现在)(?:开始|起))"
+                              r"(?!的|再说|再议|再看|再讲|再聊)\s*[，,：:]?\s*\S")
+#: "记住：API 的前缀是 /api/v1": what the user asks to be remembered is kept as said
+_REMEMBER_CN = LazyPattern(r"^(?:请)?(?:记住|牢记)\s*[，,：:]\s*\S")
 _QUESTION_CN = LazyPattern(r"(?:吗|呢|么|吧)\s*$")
+#: a polite tail that makes a rule sound like a question ("以后都用英文写，好吗？"): the rule is what comes before it
+_POLITE_TAIL = LazyPattern(r"\s*[，,]?\s*(?:好吗|好不好|可以吗|行吗|行不行|成吗|ok吗|OK吗)\s*[？?]*\s*$")
 #: the correction markers that also open a question ("应该用哪个…？"): a correction only outside one
 SOFT_CORRECTIONS = ("应该是", "应该用", "改成", "改为", "换成")
 _ASKING = LazyPattern(r"哪|什么|怎么|为什么|是否|吗|呢|[?？]")
@@ -76,14 +93,19 @@ _STANDING = LazyPattern(
     r"\byou(?:'re|r)?\b|\bme\b|^(?:we|i)\s+(?:always\s+|never\s+)?(?:prefer|use)\b|^we\s+(?:always|never)\b|"
     r"under\s+no\s+circumstances|for\s+everything|by\s+hand|^please\s+(?:always|never|don'?t|do\s+not)\b|"
     r"[,;—-]\s*(?:they|it|that|this)\s+(?:are|is|was|contains?|breaks?|gets?|will)\b|"
-    r"以后|今后|从现在开始|从今以后|每次|记住|这个项目|本项目|这个仓库|一律|务必|千万|统一|永远不要|绝对不要|绝不|总是|你")
+    r"以后(?!的|再说)|今后|从现在开始|从今以后|从(?:今天|明天|下周)(?:开始|起)|记住|牢记|切记|这个项目|本项目|这个仓库|一律|务必|千万|统一|永远不要|绝对不要|"
+    r"绝不|总是")
+#: markers that say an instruction stands unless the sentence also reports or asks for work: "每次回答都先说结论" is
+#: a rule, "每次运行都报这个错" a bug report, "你别管这个文件了，帮我看看…" a task
+_WEAK_STANDING = LazyPattern(r"每次|你")
 _CODE = LazyPattern(r"`|\w\(|\b[a-z]+\.[A-Z]\w*|\b\w+_\w+\b|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z][a-z]\w*|::|"
                     r"(?:^|\s)--?\w")
 _TASK = LazyPattern(
     r"(?i)\b(?:fix|fixes|investigate|debug|look\s+(?:at|into)|find|figure\s+out|broken|crash(?:es)?|panics?|bug|"
     r"failing|fails|error|regression|add\s+(?:a|an)\s+(?:test|benchmark))\b|(?<!from\s)\bnow\b|"
     r"^[\w\[\]()/.-]+:\s|^\[[^\]]+\]|"
-    r"修复|修一下|改一下|帮我|看看|看一下|找找|查一下|卡住|崩溃|报错|问题|优化一下|改成|更新一下|实现|新增|加一个|重构|挪到")
+    r"修复|修一下|改一下|帮我|看看|看一下|找找|查一下|卡住|崩溃|报错|问题|优化一下|改成|更新一下|实现|新增|加一个|重构|挪到|"
+    r"都(?:在)?(?:报|失败|挂|不行|出错|崩|卡)|今天|明天|待会|等会|一会儿|马上|刚才|这次|这回")
 #: normal-priority forms that, with nothing saying the instruction stands, are usually tasks ("Avoid creating a
 #: future on every receive", "Stop the dev server", "Don't listen on TCP when only path is passed")
 _BARE_TASK_EN = LazyPattern(r"(?i)^(?:avoid\b|stop\s+(?!\w+ing\b)|don'?t\b|do\s+not\b)")
@@ -102,9 +124,10 @@ _RULE_WORDS = (
     "always", "never", "must", "circumstances", "need to", "have to",  # _HIGH_EN (its "don't ever": next line)
     "don", "do not", "avoid", "stop", "prefer", "instead of", "rather than",  # _NORMAL_EN
     "from now on", "from here on", "forward", "henceforth", "future",  # _FROM_NOW_ON_EN
-    "始终", "永远", "一律", "绝", "决不", "千万", "必须", "务必", "总是", "禁止", "不许", "不准",  # _HIGH_CN
-    "不要", "别", "优先", "尽量", "最好", "宁可",  # _NORMAL_CN
-    "以后", "今后", "从现在开始", "从今以后", "每次",  # _FROM_NOW_ON_CN
+    "始终", "永远", "一律", "绝", "决不", "千万", "必须", "务必", "总是", "禁止", "不许", "不准", "不得",  # _HIGH_CN
+    "切记", "不要", "别", "不能", "优先", "尽量", "最好", "宁可",  # _NORMAL_CN
+    "以后", "今后", "从现在", "从今", "从明天", "从下周", "每次",  # _FROM_NOW_ON_CN
+    "记住", "牢记",  # _REMEMBER_CN
 )
 _CORRECTION_WORDS = ("wrong", "that's", "thats", "this is", "correct", "actually", "instead",
                      "不对", "错了", "搞错", "不是这", "应该", "改成", "改为", "换成")
@@ -114,9 +137,10 @@ _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u212a": "k", "\u017f": "s
 
 
 def _fold(text: str) -> str:
-    """``text`` lower-cased as the rules' re.IGNORECASE reads it, with each run of whitespace one space."""
+    """``text`` lower-cased as the rules' re.IGNORECASE reads it, with each run of whitespace one space (and the
+    traditional characters of the rules' words in their simplified form)."""
     text = " ".join(text.split())
-    return text.lower() if text.isascii() else text.translate(_FOLD).lower()
+    return text.lower() if text.isascii() else text.translate(_FOLD).translate(_SIMPLIFIED).lower()
 
 
 def _may_hold_rule(text: str) -> bool:
@@ -164,43 +188,70 @@ def _strip(sentence: str) -> str:
 
 
 _LEAD_TEXT = LazyPattern(r"(?i)^(?:(?:from\s+now\s+on|going\s+forward|henceforth|please|pls|also|ok(?:ay)?|and)\b"
-                         r"\s*[,:]?\s*|(?:请|以后|今后|从现在开始|从今以后)\s*[，,：:]?\s*)+")
+                         r"\s*[,:]?\s*|(?:请|以后|今后|从现在开始|从今以后|从(?:今天|明天|下周|现在)(?:开始|起))\s*[，,：:]?\s*|"
+                         r"(?:记住|牢记|注意)\s*[，,：:]\s*|切记\s*(?=不|别|要|[，,：:]))+")
+#: what a rule's sentence may end with that is no part of the rule: thanks, and the particles of spoken Chinese
+#: ("都用 pnpm 哈", "提交信息都用英文写，谢谢") with their punctuation, or exclamation marks (a full stop stays)
+_TAIL_TEXT = LazyPattern(r"(?i)(?:[\s，,。.!！~～]*(?:谢谢(?:你|啦|了)?|多谢|thanks|thank\s+you|thx|[吧哦哈啊呀啦噢哟嗯]))+"
+                         r"[\s，,。.!！~～]*$|[\s!！~～]+$")
 
 
 def _rule_text(text: str) -> str:
-    """The instruction without lead words ("From now on, never…" → "Never…")."""
-    rule = _LEAD_TEXT.sub("", text).strip() or text
+    """The instruction without lead words ("From now on, never…" → "Never…", 记住：… → …) and without the
+    thanks or particles it ends with ("…，谢谢", "…哈")."""
+    simple = text.translate(_SIMPLIFIED)  # one character for one: the matches' places hold in ``text``
+    lead = _LEAD_TEXT.match(simple)
+    start = lead.end() if lead else 0
+    tail = _TAIL_TEXT.search(simple, start)
+    rule = text[start:tail.start() if tail else len(text)].strip() or text
     return rule[0].upper() + rule[1:] if rule[0].isascii() else rule
 
 
-def _is_question(sentence: str) -> bool:
-    return sentence.endswith(("?", "？")) or bool(_QUESTION_EN.match(sentence)) or bool(_QUESTION_CN.search(sentence))
+def _is_question(sentence: str, standing: bool) -> bool:
+    """Whether ``sentence`` asks; a 吧 ending asks only without a marker that the instruction stands ("以后都用
+    pnpm 吧" proposes a rule)."""
+    if sentence.endswith(("?", "？")) or _QUESTION_EN.match(sentence):
+        return True
+    end = _QUESTION_CN.search(sentence)
+    return end is not None and not (standing and end.group(0).strip() == "吧")
 
 
 def _priority(text: str) -> str | None:
     if _HIGH_EN.match(text) or _HIGH_CN.match(text):
         return "high"
-    if _NORMAL_EN.match(text) or _NORMAL_CN.match(text) or _FROM_NOW_ON_EN.match(text) or _FROM_NOW_ON_CN.match(text):
+    if _NORMAL_EN.match(text) or _NORMAL_CN.match(text) or _FROM_NOW_ON_EN.match(text) or \
+            _FROM_NOW_ON_CN.match(text) or _REMEMBER_CN.match(text):
         return "normal"
     return None
 
 
+def _priority_cn(clause: str) -> str | None:
+    """The priority of a Chinese clause that states a rule on its own ("…用 pnpm，不要用 npm 或 yarn")."""
+    return "high" if _HIGH_CN.match(clause) else "normal" if _NORMAL_CN.match(clause) else None
+
+
 def classify(sentence: str) -> Directive | None:
     """The standing instruction in one sentence, or None (also for a task worded like a rule)."""
-    text = _strip(sentence)
-    if len(text) < 6 or len(text) > MAX_DIRECTIVE_CHARS or not _may_hold_rule(text) or _is_question(text) or \
-            _NOT_EN.match(text):
+    original = _POLITE_TAIL.sub("", _strip(sentence))
+    text = original.translate(_SIMPLIFIED)  # the rules read simplified characters; the rule keeps the user's
+    if len(text) < 6 or len(text) > MAX_DIRECTIVE_CHARS or not _may_hold_rule(text) or _NOT_EN.match(text):
         return None
-    standing = bool(_STANDING.search(text))
-    if not standing and (_CODE.search(text) or _TASK.search(text)):
+    strong = bool(_STANDING.search(text))
+    standing = strong or bool(_WEAK_STANDING.search(text))
+    if _is_question(text, strong):
+        return None
+    if (not standing and _CODE.search(text)) or (not strong and _TASK.search(text)):
         return None
     priority = _priority(text)
     if priority is None and standing:  # "Remember that staging is read-only, never write to it"
         priority = next((p for clause in _CLAUSES.split(text)[1:] if (p := _priority(clause))), None)
+    elif priority is None:  # "前端包管理用 pnpm，不要用 npm 或 yarn"
+        priority = next((p for clause in _CLAUSES.split(text)[1:] if (p := _priority_cn(clause))), None)
     if priority is None or (priority == "normal" and not standing and _BARE_TASK_EN.match(text)):
         return None
     preference = bool(_PREFERENCE.search(text))
-    return Directive(text=_rule_text(text), priority=priority, category="preference" if preference else "constraint")
+    return Directive(text=_rule_text(original), priority=priority,
+                     category="preference" if preference else "constraint")
 
 
 def detect_directives(prompt: str) -> list[Directive]:

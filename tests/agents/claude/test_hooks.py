@@ -503,6 +503,25 @@ def test_every_event_of_the_table_is_installed_handled_and_given_a_deadline(tmp_
     ("以后要不要用 TypeScript？", []),
     ("每次部署前需要通知谁？", []),
     ("以后都用 pnpm。以后用哪个 registry？", [("normal", "constraint")]),
+    # said, reported or asked for now, not ruled: 别急, 不要停, 以后的事, 每次…都报错
+    ("别急，慢慢来", []),
+    ("不要停，继续", []),
+    ("以后的事以后再说", []),
+    ("每次运行都报这个错", []),
+    ("每次部署都失败，帮我查一下", []),
+    ("别忘了提醒我明天开会", []),
+    ("你别管这个文件了，帮我看看测试为什么挂了", []),
+    # rules in traditional characters, with 切记, 不能, 记住, a polite tail, 吧, or in a second clause
+    ("別用 requests，以後都用 httpx", [("normal", "constraint")]),
+    ("絕不要 force push", [("high", "constraint")]),
+    ("切记不要在生产环境跑 migration", [("high", "constraint")]),
+    ("不能在生产环境跑 migration", [("normal", "constraint")]),
+    ("请记住：我们的 API 前缀是 /api/v1", [("normal", "constraint")]),
+    ("以后提交信息都用英文写，好吗？", [("normal", "constraint")]),
+    ("以后都用 pnpm 吧", [("normal", "constraint")]),
+    ("前端包管理用 pnpm，不要用 npm 或 yarn", [("normal", "constraint")]),
+    ("每次回答都先说结论，再解释原因。", [("normal", "constraint")]),
+    ("从明天开始都用 pnpm", [("normal", "constraint")]),
 ])
 def test_directive_detection(prompt: str, expected: list[tuple[str, str]]) -> None:
     assert [(d.priority, d.category) for d in detect_directives(prompt)] == expected
@@ -517,6 +536,18 @@ def test_what_dresses_a_directive_is_not_part_of_it(prompt: str) -> None:
     assert [(d.text, d.priority) for d in detect_directives(prompt)] == [("Never use yarn from now on", "high")]
     plain = [d.text for d in detect_directives("以后都用 pnpm")]
     assert plain and [d.text for d in detect_directives("🙂 以后都用 pnpm")] == plain
+
+
+@pytest.mark.parametrize(("prompt", "rule"), [
+    ("以后提交信息都用英文写，谢谢", "提交信息都用英文写"), ("以后提交信息都用英文写哦", "提交信息都用英文写"),
+    ("以后的事以后再说，谢谢", None),
+    ("以后都用 pnpm 哈", "都用 pnpm"), ("记住：staging 的数据库是只读的，不要写", "staging 的数据库是只读的，不要写"),
+    ("注意：不要动迁移文件", "不要动迁移文件"), ("Never use yarn, thanks!", "Never use yarn"),
+    ("Never use yarn.", "Never use yarn."), ("別用 requests，以後都用 httpx", "別用 requests，以後都用 httpx"),
+])
+def test_a_rule_is_stored_without_its_lead_thanks_and_particles(prompt: str, rule: str | None) -> None:
+    """"…，谢谢", "…哈" and "记住：" stayed in the stored rule, so the same rule said twice was two memories."""
+    assert [d.text for d in detect_directives(prompt)] == ([rule[0].upper() + rule[1:]] if rule else [])
 
 
 def test_directive_keys_ignore_form() -> None:
