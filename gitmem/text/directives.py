@@ -192,8 +192,8 @@ _LEAD_TEXT = LazyPattern(r"(?i)^(?:(?:from\s+now\s+on|going\s+forward|henceforth
                          r"(?:记住|牢记|注意)\s*[，,：:]\s*|切记\s*(?=不|别|要|[，,：:]))+")
 #: what a rule's sentence may end with that is no part of the rule: thanks, and the particles of spoken Chinese
 #: ("都用 pnpm 哈", "提交信息都用英文写，谢谢") with their punctuation, or exclamation marks (a full stop stays)
-_TAIL_TEXT = LazyPattern(r"(?i)(?:[\s，,。.!！~～]*(?:谢谢(?:你|啦|了)?|多谢|thanks|thank\s+you|thx|[吧哦哈啊呀啦噢哟嗯]))+"
-                         r"[\s，,。.!！~～]*$|[\s!！~～]+$")
+_TAIL_TEXT = LazyPattern(r"(?i)(?:[\s，,。.!！~～]*(?:谢谢(?:你|啦|了)?|多谢|thanks|thank\s+you|thx|"
+                         r"[吧哦哈啊呀啦噢哟嗯]))+[\s，,。.!！~～]*$|[\s!！~～]+$")
 
 
 def _rule_text(text: str) -> str:
