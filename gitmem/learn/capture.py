@@ -44,11 +44,11 @@ from gitmem.learn.dedup import MERGE_ABOVE, SKIP_ABOVE, compare, fresh_id, simil
 
 # contradicts and similarity are re-exported (``x as x``): the tests compare texts as capture does
 from gitmem.learn.dedup import contradicts as contradicts
-from gitmem.learn.dedup import similarity as similarity
 from gitmem.store import document as docs
 from gitmem.store.document import Memory
 from gitmem.store.memories import MemoryRepo
 from gitmem.text import scripts
+from gitmem.text.overlap import similarity as similarity
 from gitmem.text.records import replace
 
 MAX_CHARS = 300
