@@ -102,6 +102,17 @@ def test_a_chinese_utterance_finds_a_memory_sharing_single_characters(repo: Memo
     assert analyze_query("狗打架", build_analyzer()).chars.keys() == {"狗", "打", "架"}
 
 
+def test_a_chinese_rule_s_time_marker_is_no_topic(repo: MemoryRepo) -> None:
+    """"以后不要用 npm" ranked "以后的事以后再说" and another memory holding 以后 above the pnpm rule (11th)."""
+    texts = ["以后的事以后再说", "我们决定以后查询关联数据都用 selectinload", "前端包管理用 pnpm，不要用 npm 或 yarn",
+             "部署前需要运维审批"]
+    repo.import_records([{"id": f"p{i}", "text": t} for i, t in enumerate(texts)])
+    index = Index(repo, embedder=None)
+    for query in ("以后不要用 npm", "今后不要用 npm，谢谢"):
+        found = ids(index.search(query, k=3))
+        assert found[0] == "p2" and "p0" not in found, query
+
+
 def test_an_english_model_stays_out_of_chinese(filled: tuple[MemoryRepo, str], model: Any) -> None:
     """The packaged model reads Latin script only: for a Chinese question, and for a memory written in Chinese, its
     cosines are noise, so BM25 alone ranks them (found on DuLeMon: hybrid fell ~0.2 below BM25 before)."""
