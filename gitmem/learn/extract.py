@@ -52,7 +52,12 @@ class Finding:
 
 
 # -- message --------------------------------------------------------------------------------------------
-_CONVENTIONAL = re.compile(r"^(?P<type>[a-z]+)(?:\([^)]*\))?(?P<bang>!)?:\s*(?P<rest>.+)$", re.IGNORECASE)
+# the type, its scope and the colon in ASCII or full width ("chore：统一时区", "fix（api）：…"), or a Chinese type word
+_CONVENTIONAL = re.compile(r"^(?P<type>[a-z]+|修复|新增|功能|特性|重构|文档|测试|杂项|构建|性能|样式|回滚)"
+                           r"(?:[(（][^)）]*[)）])?(?P<bang>[!！])?[:：]\s*(?P<rest>.+)$", re.IGNORECASE)
+#: the Chinese type words as the conventional types they stand for
+_CN_TYPES = {"修复": "fix", "新增": "feat", "功能": "feat", "特性": "feat", "重构": "refactor", "文档": "docs",
+             "测试": "test", "杂项": "chore", "构建": "build", "性能": "perf", "样式": "style", "回滚": "revert"}
 # a decision in so many words: these say what was chosen over what, wherever they stand
 _DECISION_STRONG = (r"switch(?:ed|es|ing)?\b.*\bto\b|replac(?:e|ed|es|ing)\b.*\bwith\b|migrat(?:e|ed|es|ing|ion)\b|"
                     r"mov(?:e|ed|es|ing) (?:from\b.*\b)?to\b|use\b.*\binstead of\b|stop(?:ped)? using\b|"
@@ -121,7 +126,7 @@ def from_message(message: str) -> list[Finding]:
     kind = subject.split(None, 1)[0].lower().rstrip(":") if subject.split() else ""
     match = _CONVENTIONAL.match(subject)
     if match:
-        kind = match.group("type").lower()
+        kind = _CN_TYPES.get(match.group("type"), match.group("type").lower())
         tags.append(kind)
         breaking = bool(match.group("bang"))
         subject = match.group("rest").strip()

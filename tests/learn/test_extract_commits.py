@@ -182,6 +182,17 @@ def test_a_footer_saying_something_else_keeps_the_subject_as_a_sentence() -> Non
     assert [f.text for f in from_message("fix: never log tokens")] == ["Never log tokens"]
 
 
+@pytest.mark.parametrize(("message", "text", "tag"), [
+    ("chore：統一時區為 UTC；不再使用本地時間", "統一時區為 UTC；不再使用本地時間", "chore"),
+    ("fix（api）：不要再返回 float 金额", "不要再返回 float 金额", "fix"),
+    ("重构：金额改用整数分", "金额改用整数分", "refactor"),
+])
+def test_a_chinese_commit_s_type_is_read_with_a_full_width_colon(message: str, text: str, tag: str) -> None:
+    """"chore：統一時區為 UTC…" was stored with its "chore：" and tagged commit only."""
+    (finding,) = from_message(message)
+    assert finding.text.rstrip("。") == text and tag in finding.tags
+
+
 def test_wording_helpers() -> None:
     assert restates("Breaking change: drop Python 3.9; the minimum is now 3.10", "drop Python 3.9")
     assert not restates("Breaking change: drop Python 3.9", "drop Python 3.9 and 3.8 support")
