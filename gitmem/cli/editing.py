@@ -43,7 +43,10 @@ def edit_draft(original: str, draft_path: Path | None) -> tuple[str, Path] | Non
         draft = Path(name)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(original)
-        _base(draft).write_text(original, encoding="utf-8")
+        # readable by its owner only, as mkstemp made the draft: it holds the whole memory
+        base = os.open(_base(draft), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(base, "w", encoding="utf-8") as fh:
+            fh.write(original)
     else:
         draft = draft_path
         check_unchanged(draft, original)

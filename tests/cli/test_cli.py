@@ -485,6 +485,8 @@ def test_a_kept_draft_is_not_saved_over_a_later_change(tmp_path: Path) -> None:
     shown = json.loads(run_cli(*r, "show", memory_id, "--json").out)
     assert shown["project"] == "infra" and shown["importance"] == 3
     assert Path(draft).exists()
+    # the draft and its base hold the whole memory: no other user of the machine may read them
+    assert [oct(p.stat().st_mode & 0o777) for p in (Path(draft), Path(draft + ".base"))] == ["0o600", "0o600"]
     # a fresh edit from the stored memory goes through, and leaves no draft or base behind
     (tmp_path / "raise.py").write_text("import sys\np = sys.argv[1]\n"
                                        "s = open(p).read().replace('importance: 3', 'importance: 4')\n"
