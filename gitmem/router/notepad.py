@@ -47,18 +47,22 @@ def _update(local: Where, project: str, change: Any) -> Any:
 
 
 def prepare(text: str, extra_patterns: Sequence[str] = ()) -> tuple[str, tuple[str, ...]]:
-    """The note :func:`add` stores for ``text`` (one line, every secret redacted, at most :data:`MAX_CHARS`
-    characters) and the kinds of secrets redacted from it. Raises :class:`~gitmem.errors.ValidationError` when
-    there is nothing to note: priority notes go into the next prompts as they are."""
+    """The note :func:`add` stores for ``text`` (one line, every secret redacted) and the kinds of secrets redacted
+    from it. Raises :class:`~gitmem.errors.ValidationError` when there is nothing to note, or more than
+    :data:`MAX_CHARS` characters: priority notes go into the next prompts as they are, and a note cut short would
+    lose its end without a word."""
     from gitmem.redact.engine import redact
 
     flat = " ".join(text.split())
-    if not flat:
+    if not flat or len(flat) > MAX_CHARS:
         from gitmem.errors import ValidationError
 
-        raise ValidationError("the note is empty", 'say what to note, e.g. gitmem notepad add "..."')
+        if not flat:
+            raise ValidationError("the note is empty", 'say what to note, e.g. gitmem notepad add "..."')
+        raise ValidationError(f"the note is {len(flat)} characters long; a note holds at most {MAX_CHARS}",
+                              "shorten it, or keep it as a memory: gitmem remember -")
     redacted = redact(flat, extra_patterns=extra_patterns)
-    return redacted.text[:MAX_CHARS], redacted.kinds
+    return redacted.text, redacted.kinds
 
 
 def add(local: Where, project: str, text: str, section: str = "working", *, now: float | None = None,

@@ -98,6 +98,18 @@ def test_init_with_another_remote_says_how_to_change_it(tmp_path: Path) -> None:
     assert_clean(mem)
 
 
+def test_notepad_refuses_a_note_it_would_cut(tmp_path: Path) -> None:
+    """A 1,500-character note was cut to 500 without a word."""
+    mem = _mem(tmp_path)
+    refused = run_cli("--repo", str(mem), "notepad", "add", "word " * 300)
+    assert refused.code != 0 and "1499 characters" in refused.err and "at most 500" in refused.err
+    assert len(refused.err.strip().splitlines()) == 1
+    assert json.loads(run_cli("--repo", str(mem), "notepad", "show", "--json").out)["working"] == []
+    kept = "step " * 99 + "end"
+    assert run_cli("--repo", str(mem), "notepad", "add", kept).code == 0
+    assert json.loads(run_cli("--repo", str(mem), "notepad", "show", "--json").out)["working"][0]["text"] == kept
+
+
 def test_notepad_refuses_empty_notes_and_redacts_secrets(tmp_path: Path) -> None:
     mem = _mem(tmp_path)
     (mem / "gitmem.toml").write_text((mem / "gitmem.toml").read_text("utf-8")
