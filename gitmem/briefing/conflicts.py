@@ -21,9 +21,18 @@ _FILLER = frozenset(["a", "an", "the", "it", "this", "that", "to", "be", "in", "
                      "any", "anything", "so"])
 
 
+#: what follows a word that a rule rules out only in part: "never push without asking me", "never push to main",
+#: "不要在周五之前发布" do not say that pushing or releasing is wrong, so "always push with the bot account" says
+#: nothing against them
+_QUALIFIED = LazyPattern(r"\s+(?:without|unless|before|until|except|when|if|to|into|on|in|from|directly|by)\b|"
+                         r"\s*(?:之前|以前|前|的时候|时|到|在)", re.IGNORECASE)
+
+
 def negated_terms(text: str) -> set[str]:
-    """The words a rule says not to use ("use pnpm, not npm" → {"npm"}; "不要用 yarn" → {"yarn"})."""
-    return {m.group(1).lower() for m in _NEGATED.finditer(text) if m.group(1).lower() not in _FILLER}
+    """The words a rule says not to use ("use pnpm, not npm" → {"npm"}; "不要用 yarn" → {"yarn"}), not the ones it
+    rules out only under a condition ("never push without asking me")."""
+    return {m.group(1).lower() for m in _NEGATED.finditer(text)
+            if m.group(1).lower() not in _FILLER and not _QUALIFIED.match(text, m.end())}
 
 
 def names(text: str, term: str) -> bool:

@@ -229,6 +229,11 @@ def test_when_two_rules_contradict_the_newer_is_kept_unless_the_other_is_a_corre
     assert [m.text for m in settle([fix, later])] == [fix.text]  # a correction outranks a newer plain memory
     elsewhere = memory("Use npm workspaces", "constraint", 30, project="github.com-acme-other")
     assert elsewhere.text in [m.text for m in settle([yarn, elsewhere])]  # other scopes do not contradict
+    # a rule that forbids something only under a condition forbids nothing another rule names: both stand
+    asking = memory("From now on never push without asking me.", "constraint", 3)
+    bot = memory("Always push with the deploy bot account.", "constraint", 4)
+    assert len(settle([asking, bot])) == 2 and negated_terms(asking.text) == set()
+    assert len(settle([memory("不要直接 push 到 main", "constraint", 3), bot])) == 2
 
 
 def test_a_rule_written_as_background_is_essential_and_a_summary_line_it_contradicts_is_dropped(
