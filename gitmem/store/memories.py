@@ -37,6 +37,7 @@ class MemoryRepo(StoredRepo):
         #: unreadable files met by the last :meth:`list`, as (path, reason)
         self.warnings: list[DocumentError] = []
         self.last_redaction: list[str] = []
+        self._tag_redaction: list[str] = []
 
     def __repr__(self) -> str:
         return f"MemoryRepo({str(self.path)!r})"
@@ -186,7 +187,9 @@ class MemoryRepo(StoredRepo):
                                     for name in docs.field_names(redact="scrub") if name not in ("text", "extra")
                                     for value in [getattr(memory, name)]}
         cleaned = replace(memory, **scrubbed, id=memory_id, text=text, extra=extra[0])
-        self.last_redaction = kinds
+        # the tags' secrets were redacted before the tags were lower-cased (_raw_tags): reported with the rest
+        self.last_redaction = [*kinds, *(k for k in self._tag_redaction if k not in kinds)]
+        self._tag_redaction = []
         return cleaned
 
     def commit(self, changes: Mapping[str, bytes | None], subject: str, op: str, source: str,
@@ -213,12 +216,19 @@ class MemoryRepo(StoredRepo):
         return f"{memory.source}:{memory.source_ref}" if memory.source_ref else memory.source
 
     def _raw_tags(self, value: Any) -> Any:
-        """Tags redacted before they are lower-cased (a lower-cased AWS key is no longer recognised)."""
+        """Tags redacted before they are lower-cased (a lower-cased AWS key is no longer recognised); the kinds
+        found are kept in :attr:`_tag_redaction` for the next :meth:`_clean` to report."""
         patterns = self.config.redaction.extra_patterns
+
+        def one(tag: str) -> str:
+            result = redact(tag, extra_patterns=patterns)
+            self._tag_redaction.extend(k for k in result.kinds if k not in self._tag_redaction)
+            return result.text
+
         if isinstance(value, str):
-            return redact(value, extra_patterns=patterns).text
+            return one(value)
         if isinstance(value, (list, tuple)):
-            return [redact(t, extra_patterns=patterns).text if isinstance(t, str) else t for t in value]
+            return [one(t) if isinstance(t, str) else t for t in value]
         return value
 
     def remember(self, text: str, **fields: Any) -> Memory:
@@ -252,6 +262,7 @@ class MemoryRepo(StoredRepo):
     def _new(self, text: str, fields: dict[str, Any]) -> Memory:
         """The memory ``text`` and ``fields`` describe, redacted (tags as given are redacted before they are
         lower-cased)."""
+        self._tag_redaction = []
         if "tags" in fields:
             fields = {**fields, "tags": self._raw_tags(fields["tags"])}
         return self._clean(docs.make_memory(text, **fields))
@@ -413,6 +424,7 @@ class MemoryRepo(StoredRepo):
             if progress:
                 progress(1)
             try:
+                self._tag_redaction = []
                 memory = self._clean(record_to_memory(record, self._raw_tags))
             except ValidationError as exc:  # with the values it takes ("unknown category 'fact'": the ones there
                 # are), not a command's advice (an empty text's "gitmem remember …")

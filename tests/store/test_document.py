@@ -176,6 +176,7 @@ def test_a_redacted_tag_stays_as_it_is_through_later_writes(repo: MemoryRepo) ->
     memory = repo.remember("tag test", tags=["api_key=AbC123xyz789Q", "deploy"], scope="global")
     first = (repo.path / memory.path).read_text()
     assert "AbC123xyz789Q" not in first and "api_key=[REDACTED:password]\n" in first
+    assert repo.last_redaction == ["password"]  # reported as a secret elsewhere is ("redacted secrets: …")
     for importance in (2, 4):
         saved = repo.save(replace(repo.get(memory.id), importance=importance))
         assert repo.last_redaction == []
