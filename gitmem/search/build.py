@@ -91,14 +91,15 @@ def _lock(ix: Index, timeout: float) -> contextlib.AbstractContextManager[None]:
 
 
 def refresh(ix: Index, head: str, wait: float | None, started: float) -> RefreshStats:
-    """:meth:`Index.refresh` once the index was found behind ``head``: update it under the lock, or read it as it
-    is (``stale``) when another process holds the lock longer than ``wait``."""
+    """:meth:`Index.refresh` once the index was found behind ``head`` or unreadable: update it under the lock
+    (rebuild it when it cannot be opened), or read it as it is (``stale``) when another process holds the lock
+    longer than ``wait``."""
     from gitmem.search.index import RefreshStats
 
     exists = os.path.isfile(os.path.join(ix._tantivy_dir, "meta.json"))
     try:
         with _lock(ix, ix.lock_wait if wait is None else wait) if exists else _lock(ix, max(30.0, wait or 0)):
-            stats = RefreshStats() if ix._is_current(head) else _update(ix, head, rebuild=False)
+            stats = RefreshStats() if ix._is_current(head) and _readable(ix) else _update(ix, head, rebuild=False)
     except LockTimeout:
         if not exists:
             raise SearchError("the search index is locked by another process and does not exist yet",
@@ -114,12 +115,22 @@ def refresh(ix: Index, head: str, wait: float | None, started: float) -> Refresh
         ix._notice(f"the search index cannot be updated ({exc.strerror or exc}); "
                    "these results come from the index as it was")
         stats = RefreshStats()
-    ix._open()  # a broken index says so here, before the reload's guard
+    ix._open()  # a broken index not rebuilt (stale) says so here, a SearchError, before the reload's guard
     with contextlib.suppress(ValueError):
         ix._reload()
     ix._seen = head if not ix.stale else ""
     stats.seconds = time.perf_counter() - started
     return stats
+
+
+def _readable(ix: Index) -> bool:
+    """Whether the index the marker calls current opens: :meth:`Index.refresh` comes here too when it cannot read
+    it, and :func:`_update` then rebuilds it, as it builds a missing one."""
+    try:
+        ix._open()
+    except SearchError:
+        return False
+    return True
 
 
 def rebuild(ix: Index, *, vectors: bool, progress: Progress | None, total: Progress | None) -> RefreshStats:
@@ -185,16 +196,35 @@ def _read(ix: Index, path: str, sha: str) -> Memory | DocumentError:
         return exc
 
 
-def _open_for_write(ix: Index) -> Any:
-    """The tantivy index, created when missing and made again from nothing when it cannot be opened."""
+def _open_for_write(ix: Index) -> Any | None:
+    """The tantivy index on disk, or None when there is none or it cannot be opened (a damaged file: a truncated
+    segment, a ``meta.json`` that is not JSON). The caller then builds it whole (:func:`_create`): the state
+    describes the documents of the index that was there, so an update that trusted it would write back only the
+    files that changed and leave every other memory out of search."""
+    if not os.path.isfile(os.path.join(ix._tantivy_dir, "meta.json")):
+        return None  # tantivy would make an empty one here, which the state does not describe either
+    try:
+        index = tantivy.Index(ix._schema, path=ix._tantivy_dir, reuse=True)
+    except ValueError:
+        return None
+    return _writable(ix, index)
+
+
+def _create(ix: Index) -> Any:
+    """An empty tantivy index in place of whatever was there."""
     path = Path(ix._tantivy_dir)
+    shutil.rmtree(path, ignore_errors=True)
     path.mkdir(parents=True, exist_ok=True)
     try:
-        index = tantivy.Index(ix._schema, path=str(path), reuse=True)
-    except ValueError:
-        shutil.rmtree(path, ignore_errors=True)
-        path.mkdir(parents=True, exist_ok=True)
         index = tantivy.Index(ix._schema, path=str(path), reuse=False)
+    except ValueError as exc:  # a folder it cannot write, or the damaged files it could not remove
+        raise SearchError(f"cannot rebuild the search index in {path}: {' '.join(str(exc).split())[:200]}",
+                          "check that this folder can be written, then run gitmem reindex") from None
+    return _writable(ix, index)
+
+
+def _writable(ix: Index, index: Any) -> Any:
+    """``index`` with gitmem's analyzer (its schema names it), as ``ix``'s index from now on."""
     index.register_tokenizer(analysis.TOKENIZER, ix._analyzer)
     ix._index = index
     return index
@@ -206,10 +236,14 @@ def _update(ix: Index, head: str, *, rebuild: bool) -> RefreshStats:
 
     stats = RefreshStats()
     data = None if rebuild else _state_data(ix)
-    if data is None or not os.path.isfile(os.path.join(ix._tantivy_dir, "meta.json")):
+    index = None if data is None else _open_for_write(ix)
+    if data is None or index is None:  # no state of this layout, or no index it describes: all from the files
         data = {"files": {}, "head": "", "files_rule": FILES_RULE}
         ix._index = ix._snap = None
-        shutil.rmtree(ix._tantivy_dir, ignore_errors=True)
+        # an interrupted rebuild must not leave an empty index that the marker calls current
+        Path(ix._head_file).unlink(missing_ok=True)
+        Path(ix._state_file).unlink(missing_ok=True)
+        index = _create(ix)
         stats.rebuilt = True
     state: dict[str, Entry] = data["files"]
     since = str(data.get("head") or "")
@@ -217,7 +251,6 @@ def _update(ix: Index, head: str, *, rebuild: bool) -> RefreshStats:
     # their files changed or not
     outlawed = [] if data.get("files_rule") == FILES_RULE else \
         [p for p, e in state.items() if not docs.memory_file(p) or (e[OK] and not docs.named_by_id(p, e[ID]))]
-    index = _open_for_write(ix)
     git = ix.repo.git
     # Compare the trees of the indexed commit and HEAD (only folders whose SHA moved); walk every file
     # only on a first build or when that commit is gone.

@@ -216,7 +216,11 @@ class Index:
     def _open(self) -> Any:
         """The tantivy index as it is on disk (:mod:`gitmem.search.build` creates it)."""
         if self._index is None:
-            index = tantivy.Index(self._schema, path=self._tantivy_dir, reuse=True)
+            try:
+                index = tantivy.Index(self._schema, path=self._tantivy_dir, reuse=True)
+            except ValueError as exc:  # a damaged file: a truncated segment, a meta.json that is not JSON
+                raise SearchError(f"the search index in {self._tantivy_dir} cannot be read: "
+                                  f"{' '.join(str(exc).split())[:200]}", "run gitmem reindex") from None
             index.register_tokenizer(analysis.TOKENIZER, self._analyzer)
             self._index = index
         return self._index
@@ -236,13 +240,19 @@ class Index:
         before = _signature(files)
         head = self._current_head()
         if self._is_current(head):
-            if self._index is None or self._seen != head:  # another process may have updated it: see its commit
-                self._reload()
-                self._seen = head
-            now = time.time_ns()
-            self._fresh = (files, before) if before is not None and all(settled(m, now) for _i, m, _s in before) \
-                else None
-            return RefreshStats(seconds=time.perf_counter() - started)
+            try:
+                if self._index is None or self._seen != head:  # another process may have updated it: see its commit
+                    self._reload()
+                    self._seen = head
+            except (SearchError, ValueError):
+                # a damaged file: the update below finds it cannot open the index and rebuilds it from the memory
+                # files, as it builds a missing one (derived state is always rebuildable from git)
+                self._index = self._snap = None
+            else:
+                now = time.time_ns()
+                self._fresh = (files, before) \
+                    if before is not None and all(settled(m, now) for _i, m, _s in before) else None
+                return RefreshStats(seconds=time.perf_counter() - started)
         from gitmem.search import build
 
         return build.refresh(self, head, wait, started)
