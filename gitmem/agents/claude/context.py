@@ -119,11 +119,23 @@ class Context:
 
     @property
     def exists(self) -> bool:
-        return os.path.isdir(os.path.join(self.repo_dir, ".git"))
+        """Whether ``repo_dir`` is a gitmem memory repository (``.git`` and ``gitmem.toml``: two stats). Nothing
+        is written into a folder that is not one (its local state, caches or log), not even a git repository: a
+        code project's, say, where observations could be committed."""
+        return toolcall.is_memory_repo(self.repo_dir)
 
     def require_repo(self) -> None:
-        if not self.exists:
-            raise RepoNotFoundError.at(self.repo_dir)
+        """Raise :class:`~gitmem.errors.RepoNotFoundError` unless :attr:`exists` (every event asks before it writes
+        anything: :func:`gitmem.agents.claude.handlers.dispatch`)."""
+        if self.exists:
+            return
+        if os.path.isdir(os.path.join(self.repo_dir, ".git")):  # the message gitmem.store.base.StoredRepo gives
+            raise RepoNotFoundError(
+                f"{self.repo_dir} is a git repository but not a gitmem memory repository "
+                f"(no {toolcall.REPO_CONFIG_NAME})",
+                f"point --repo or GITMEM_REPO at your memory repository (or make this one: gitmem init "
+                f"{self.repo_dir})")
+        raise RepoNotFoundError.at(self.repo_dir)
 
     @property
     def repository(self) -> Repository:

@@ -397,5 +397,9 @@ HANDLERS: dict[str, Callable[[Context, dict[str, Any]], dict[str, Any] | None]] 
 
 
 def dispatch(event: str, ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
-    """Run the handler of ``event`` (a key of :data:`EVENTS`)."""
+    """Run the handler of ``event`` (a key of :data:`EVENTS`), once the memory repository is known to be one: no
+    event writes anything (session entries, observations, caches, its log) into a folder that is not a memory
+    repository, each refuses with :class:`~gitmem.errors.RepoNotFoundError` (one line on stderr, the details in the
+    user's log)."""
+    ctx.require_repo()
     return HANDLERS[event](ctx, payload)

@@ -8,7 +8,8 @@ something a redaction rule must check (each costs the process milliseconds).
 
 :func:`record` answers False when it cannot tell cheaply where and how to write: a ``.memrepo`` file above the
 working directory, a settings file that sets ``repo``, ``project`` or ``extra_patterns``, a working directory whose
-project is not cached yet, no memory repository, an input it cannot read or that is large.
+project is not cached yet, no memory repository (a folder without ``.git`` or without ``gitmem.toml``), an input it
+cannot read or that is large.
 :mod:`gitmem.agents.claude.entry` then runs the general handler
 (:func:`gitmem.agents.claude.handlers.post_tool_use`), which reads the configuration, reports errors and caches the
 project, so the next call in that directory takes this path."""
@@ -33,6 +34,9 @@ FILE_KEYS = ("file_path", "notebook_path", "path")
 #: inputs larger than this take the general path, whose watchdog bounds the time their redaction may take
 MAX_FAST_INPUT = 256 * 1024
 _SETTINGS = (b"repo", b"project", b"extra_patterns")
+#: the file that makes a git repository a gitmem memory repository (``gitmem.config.REPO_CONFIG_NAME``, not imported
+#: from there: the configuration's module costs a tool call's hook ~0.09 s)
+REPO_CONFIG_NAME = "gitmem.toml"
 
 
 def names_a_setting(data: bytes) -> bool:
@@ -71,6 +75,13 @@ def fast_repo(env: Mapping[str, str], home: str, cwd: str, repo_option: str | No
         except OSError:
             return None
     return repo
+
+
+def is_memory_repo(repo: str) -> bool:
+    """Whether the folder ``repo`` is a gitmem memory repository: a git work tree holding ``gitmem.toml`` (two
+    stats, as :func:`gitmem.store.base.is_memory_repo`). Any other folder, a code project's repository say (a wrong
+    ``GITMEM_REPO``), gets nothing written into it by a hook: its files could be committed there."""
+    return os.path.isfile(os.path.join(repo, REPO_CONFIG_NAME)) and os.path.isdir(os.path.join(repo, ".git"))
 
 
 def session_id(value: Any) -> str:
@@ -124,7 +135,7 @@ def record(event: str, data: bytes, *, env: Mapping[str, str], home: str, cwd: s
         return False
     where = working_directory(payload, cwd)
     repo = fast_repo(env, home, where)
-    if repo is None or not os.path.isdir(os.path.join(repo, ".git")):
+    if repo is None or not is_memory_repo(repo):  # the general path refuses it: one line, the user's log
         return False
     local = os.path.join(repo, "local")
     project = observe.cached_project(derived_dir(repo, user_cache_home(env, home)), where)

@@ -271,6 +271,69 @@ def test_no_memory_repo(tmp_path: Path, code: Path, isolated_env: Path) -> None:
     assert "no memory repository" in (isolated_env / ".local" / "state" / "gitmem" / "gitmem.log").read_text()
 
 
+def files_in(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` (``.git`` too) with its bytes."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+#: one payload that every event can read: a session, a tool call with a private output, a prompt stating a rule
+PRIVATE_CALL = {"tool_name": "Bash", "tool_input": {"command": "cat ~/.ssh/config"},
+                "tool_response": {"stdout": "Host prod\n  User deploy"}, "prompt": "Always use uv.",
+                "source": "startup", "reason": "exit"}
+
+
+@pytest.mark.parametrize(("event", "fast"), [
+    *[(name, True) for name in events.CLAUDE_NAMES],
+    ("post-tool-use", False), ("user-prompt-submit", False), ("session-start", False),
+])
+def test_a_git_repository_that_is_no_memory_repository_gets_nothing_written(
+        event: str, fast: bool, tmp_path: Path, code: Path, isolated_env: Path) -> None:
+    """``GITMEM_REPO`` naming a plain git repository (no ``gitmem.toml``: a code project's, say): every event
+    refuses before writing anything there (observations, the session's entry, caches, its log could be committed
+    by the next ``git add -A``), says so in one line and logs it in the user's state folder."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    git(plain, "init", "-q")
+    before = files_in(plain)
+    env = hook_env(plain)
+    result = hook(event, payload("X", code, **PRIVATE_CALL), env, cwd=code, fast=fast)
+    assert result.returncode == 0 and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "not a gitmem memory repository (no gitmem.toml)" in result.stderr
+    assert files_in(plain) == before
+    assert git(plain, "status", "--porcelain", "--untracked-files=all") == ""
+    user_log = isolated_env / ".local" / "state" / "gitmem" / "gitmem.log"
+    assert f"details in {user_log}" in result.stderr
+    assert f"{plain} is a git repository but not a gitmem memory repository" in user_log.read_text()
+
+
+def test_a_tool_call_whose_project_is_cached_in_a_plain_git_repository_is_not_recorded(
+        tmp_path: Path, code: Path, isolated_env: Path) -> None:
+    """The per-tool-call fast path checks for ``gitmem.toml`` too: a project cache left in a plain git repository
+    (by an earlier version) does not make it one to record tool calls in."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    git(plain, "init", "-q")
+    where = os.path.realpath(code)  # the key the hook looks up
+    observe.remember_project(str(plain / ".cache"), where, PROJECT)
+    assert observe.cached_project(str(plain / ".cache"), where) == PROJECT
+    before = files_in(plain)
+    for event in ("pre-tool-use", "post-tool-use"):
+        result = hook(event, payload("X", code, **PRIVATE_CALL), hook_env(plain), cwd=code)
+        assert result.returncode == 0 and result.stdout == ""
+        assert len(result.stderr.strip().splitlines()) == 1 and "no gitmem.toml" in result.stderr
+    assert files_in(plain) == before
+    assert "Host prod" not in (isolated_env / ".local" / "state" / "gitmem" / "gitmem.log").read_text()
+
+
+def test_the_tool_call_hook_knows_the_memory_repositorys_settings_file() -> None:
+    """The fast path names ``gitmem.toml`` itself (importing the configuration costs every tool call)."""
+    from gitmem.agents.claude import toolcall
+    from gitmem.config import REPO_CONFIG_NAME
+
+    assert toolcall.REPO_CONFIG_NAME == REPO_CONFIG_NAME
+
+
 def test_unwritable_local_dir(repo_path: Path, code: Path, env: dict[str, str], isolated_env: Path) -> None:
     (repo_path / "local").write_text("not a directory")  # writes under local/ fail even for root
     result = hook("post-tool-use", payload("PostToolUse", code, tool_name="Bash", tool_input={}), env, cwd=code)
