@@ -172,6 +172,19 @@ def test_a_made_up_query_does_not_find_a_memory_in_another_script(repo: MemoryRe
     assert ids(index.search("credentials storage", k=5, related_only=True))[:1] == ["z2"]
 
 
+def test_a_query_or_a_memory_of_no_word_is_no_vector(repo: MemoryRepo, model: Any) -> None:
+    """Emoji and dashes are unknown tokens to the model, so "🙂" and "🚀🚀🚀" had the same vector: a search for "🙂"
+    or "—" listed "🚀🚀🚀" at a cosine of 1.0, and "🐍 python" put it above the memory about Python."""
+    texts = ["🚀🚀🚀", "Python 3.12 is the minimum for the shop service", "x5"]
+    repo.import_records([{"id": f"e{i}", "text": t} for i, t in enumerate(texts)])
+    index = Index(repo, embedder=model)
+    for query in ("🙂", "—", "🎉🎉"):
+        with pytest.raises(SearchError, match="nothing to search for"):
+            index.search(query, k=5, related_only=True)
+    assert ids(index.search("🐍 python", k=5, related_only=True)) == ["e1"]
+    assert "e0" not in ids(index.search("rocket launch", k=5, mode="vector"))  # no vector at all
+
+
 def test_query_analysis() -> None:
     analyzer = build_analyzer()
     terms = analyze_query("为什么不用 MySQL?", analyzer)
