@@ -120,6 +120,8 @@ class PageIndex:
         self.dir = Path(derived or repo_path / CACHE) / cache_name
         self.reader = reader
         self.recursive = recursive
+        #: how long a refresh waits for another process that is updating the index
+        self.lock_wait = 10.0
 
     # -- freshness -------------------------------------------------------------------------------------
     def _files(self) -> dict[str, tuple[int, int]]:
@@ -179,37 +181,77 @@ class PageIndex:
         removed = [k for k in known if k not in files]
         return changed, removed
 
-    def _open(self, fresh: bool) -> tuple[Any, Any]:
+    def _where(self) -> str:
+        return f"the search index of {self.folder.relative_to(self.repo_path).as_posix()}/ in {self.dir / 'tantivy'}"
+
+    def _open(self) -> tuple[Any, Any]:
+        """The tantivy index as it is on disk (:meth:`refresh` builds it), opened once a process; raises
+        :class:`SearchError` when it cannot be opened (a damaged file: a truncated segment, a ``meta.json`` that is
+        not JSON), which :meth:`refresh` answers by rebuilding it from the page files."""
         import tantivy
 
         from gitmem.search import analysis
 
         cached = _OPEN.get(str(self.dir))
-        if cached is not None and not fresh:
+        if cached is not None:
             return cached
         schema = build_schema()
-        path = self.dir / "tantivy"
-        if fresh:
-            shutil.rmtree(path, ignore_errors=True)
-        path.mkdir(parents=True, exist_ok=True)
         try:
-            index = tantivy.Index(schema, path=str(path), reuse=not fresh)
-        except ValueError:  # an index of another layout: rebuilt
-            shutil.rmtree(path, ignore_errors=True)
-            path.mkdir(parents=True, exist_ok=True)
-            index = tantivy.Index(schema, path=str(path), reuse=False)
+            index = tantivy.Index(schema, path=str(self.dir / "tantivy"), reuse=True)
+        except ValueError as exc:
+            raise SearchError(f"{self._where()} cannot be read: {' '.join(str(exc).split())[:200]}",
+                              "try again: a query rebuilds it from the page files once no other process holds "
+                              "its lock") from None
         index.register_tokenizer(analysis.TOKENIZER, page_analyzer())
         _OPEN[str(self.dir)] = (index, schema)
         return index, schema
 
+    def _damage(self) -> SearchError | None:
+        """Why the index on disk cannot be opened, None when it opens (or there is none yet)."""
+        if not (self.dir / "tantivy" / "meta.json").is_file():
+            return None  # tantivy would make an empty one there, which no state describes: :meth:`refresh` builds it
+        try:
+            self._open()
+        except SearchError as exc:
+            return exc
+        return None
+
+    def _create(self) -> Any:
+        """An empty tantivy index in place of whatever was there (nothing, a damaged index, a file)."""
+        import tantivy
+
+        from gitmem.search import analysis
+
+        _OPEN.pop(str(self.dir), None)
+        path = self.dir / "tantivy"
+        schema = build_schema()
+        try:
+            if path.is_symlink() or (path.exists() and not path.is_dir()):
+                path.unlink()
+            shutil.rmtree(path, ignore_errors=True)
+            path.mkdir(parents=True, exist_ok=True)
+            index = tantivy.Index(schema, path=str(path), reuse=False)
+        except (OSError, ValueError) as exc:  # a folder it cannot write, or damaged files it could not remove
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else ' '.join(str(exc).split())[:200]
+            raise SearchError(f"cannot rebuild {self._where()}: {reason}",
+                              "check that this folder can be written, then try again") from None
+        index.register_tokenizer(analysis.TOKENIZER, page_analyzer())
+        _OPEN[str(self.dir)] = (index, schema)
+        return index
+
     def refresh(self) -> int:
-        """Bring the index up to the files on disk; returns how many files were (re)indexed."""
+        """Bring the index up to the files on disk; returns how many files were (re)indexed. An index that cannot
+        be opened is rebuilt whole from the files, as a missing one is: its state describes the documents of the
+        index that was there, so an update that trusted it would write back only the files that changed and leave
+        every other page out of search. When it cannot be rebuilt now, a :class:`SearchError` says so in one line."""
+        key = str(self.dir)
         stamp = self._stamp()
-        ready = (self.dir / "tantivy" / "meta.json").is_file()
-        if stamp and ready and _STAMPS.get(str(self.dir)) == stamp:
+        damage = self._damage()
+        ready = damage is None and (self.dir / "tantivy" / "meta.json").is_file()
+        if stamp and ready and _STAMPS.get(key) == stamp:
             return 0
         if stamp and ready and _read(self.dir / "stamp") == stamp:
-            _STAMPS[str(self.dir)] = stamp
+            _STAMPS[key] = stamp
             return 0
         files = self._files()
         known = self._state().get("files", {}) if ready else {}
@@ -217,22 +259,33 @@ class PageIndex:
         if changed or removed or not ready:
             self.dir.mkdir(parents=True, exist_ok=True)
             try:
-                with file_lock(self.dir / "lock", 10.0):
+                with file_lock(self.dir / "lock", self.lock_wait):
                     state = self._state()
-                    fresh = not state or not (self.dir / "tantivy" / "meta.json").is_file()
+                    # another process may have rebuilt it while this one waited: look again
+                    usable = (self.dir / "tantivy" / "meta.json").is_file() and self._damage() is None
+                    fresh = not state or not usable
+                    if not fresh:
+                        index = self._open()[0]
+                    else:  # no state of this layout, or no index it describes: all from the files
+                        # an interrupted rebuild must leave no state or stamp that calls its index current
+                        (self.dir / "state.json").unlink(missing_ok=True)
+                        (self.dir / "stamp").unlink(missing_ok=True)
+                        _STAMPS.pop(key, None)
+                        index = self._create()
                     known = {} if fresh else state.get("files", {})
                     changed, removed = self._stale(files, known)
-                    index = self._open(fresh)[0]
                     if changed or removed or fresh:
                         self._write(index, changed, removed, known, fresh)
                         atomic_write(self.dir / "state.json",
                                      json.dumps({"format": layout(), "files": known}).encode())
             except LockTimeout:
+                if damage is not None:  # it cannot be read, and another process holds what would rebuild it
+                    raise damage from None
                 raise SearchError(f"another process is updating {self.dir}", "try the query again") from None
             index.reload()
         if stamp:
             atomic_write(self.dir / "stamp", stamp.encode())
-            _STAMPS[str(self.dir)] = stamp
+            _STAMPS[key] = stamp
         return len(changed)
 
     def _write(self, index: Any, changed: list[str], removed: list[str], known: dict[str, Any], fresh: bool) -> None:
@@ -338,7 +391,7 @@ class PageIndex:
         from gitmem.search import scoring as ranking
 
         self.refresh()
-        index, schema = self._open(False)
+        index, schema = self._open()
         analyzer = page_analyzer()
         terms = analysis.analyze_query(query, analyzer)
         near = self._nearest(embedder, query) if embedder is not None and query.strip() else {}
