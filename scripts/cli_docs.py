@@ -13,6 +13,12 @@ import click
 DOC = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
 
 
+def _context(command: click.Command, name: str, parent: click.Context | None = None) -> click.Context:
+    """The context ``--help`` gets, with the command's own settings (help_option_names: ``-h, --help``)."""
+    return click.Context(command, info_name=name, parent=parent,
+                         **{**command.context_settings, "terminal_width": 100, "max_content_width": 100})
+
+
 def _walk(command: click.Command, ctx: click.Context, path: list[str]) -> list[tuple[str, str]]:
     pages = [(" ".join(path), command.get_help(ctx))]
     if isinstance(command, click.Group):
@@ -20,8 +26,7 @@ def _walk(command: click.Command, ctx: click.Context, path: list[str]) -> list[t
             sub = command.get_command(ctx, name)
             if sub is None or sub.hidden:
                 continue
-            sub_ctx = click.Context(sub, info_name=name, parent=ctx, terminal_width=100, max_content_width=100)
-            pages.extend(_walk(sub, sub_ctx, [*path, name]))
+            pages.extend(_walk(sub, _context(sub, name, ctx), [*path, name]))
     return pages
 
 
@@ -29,7 +34,7 @@ def render() -> str:
     from gitmem.cli.main import cli
 
     root = cli
-    ctx = click.Context(root, info_name="gitmem", terminal_width=100, max_content_width=100)
+    ctx = _context(root, "gitmem")
     parts = ["# Command reference", "", "Generated from `--help` by `python scripts/cli_docs.py`; do not edit by hand.",
              ""]
     for title, text in _walk(root, ctx, ["gitmem"]):

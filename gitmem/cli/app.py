@@ -50,6 +50,10 @@ def fail(message: str, code: int = 1) -> NoReturn:
     sys.exit(code)
 
 
+#: what a group given no subcommand raises (click 8.2 on; older versions print the help and exit 0 themselves)
+_NO_SUBCOMMAND: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
 class GitmemGroup(click.Group):
     """Turns every error into one line on stderr (never a traceback) with a meaningful exit code."""
 
@@ -58,6 +62,9 @@ class GitmemGroup(click.Group):
         try:
             result = super().main(*args, **kwargs)
         except click.UsageError as exc:
+            if isinstance(exc, _NO_SUBCOMMAND) and exc.ctx is not None:  # `gitmem`, `gitmem wiki`: the help, as -h
+                click.echo(exc.ctx.get_help(), color=exc.ctx.color)
+                sys.exit(0)
             where = exc.ctx.command_path if exc.ctx else "gitmem"
             if isinstance(exc, click.NoSuchOption) and exc.ctx is not None and any(
                     isinstance(p, click.Argument) for p in exc.ctx.command.params):

@@ -265,7 +265,9 @@ def restore(state: State, memory_id: str) -> None:
 @pass_state
 def move(state: State, memory_id: str, project: str, to_global: bool, as_json: bool) -> None:
     """Move a memory to another project or make it global (one commit)."""
-    if bool(project) == to_global:
+    if project and to_global:
+        raise ValidationError("--project and --global cannot be combined", "pass either --project ID or --global")
+    if not project and not to_global:
         raise ValidationError("say where to move the memory", "pass either --project ID or --global")
     memory = state.open().move(memory_id, "" if to_global else project)
     if as_json:

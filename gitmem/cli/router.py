@@ -11,6 +11,9 @@ from gitmem.cli.app import State, cli, emit_json, json_option, pass_state, read_
 from gitmem.cli.wiki import project_of
 from gitmem.text.counted import counted
 
+#: what ``--supersede`` stores in place of a conflicting stored memory (:meth:`gitmem.router.route.Router.remember`)
+SUPERSEDES = ("memory", "directive", "project")
+
 
 def remember_auto(state: State, text: str, project: str, *, supersede: bool, dry_run: bool, as_json: bool) -> None:
     """Route ``text`` and print the decision (JSON: surface, reason, and id/page or duplicate_of/conflict)."""
@@ -30,8 +33,13 @@ def remember_auto(state: State, text: str, project: str, *, supersede: bool, dry
     if result.conflict:
         held = result.conflict.get("id") or result.conflict.get("note", "")
         click.echo(f"conflicts with {held}: {result.conflict['text']}")
-        if not result.superseded:
-            click.echo("nothing stored (store it anyway with --supersede)")
+        if dry_run and supersede and "id" in result.conflict and result.surface in SUPERSEDES:
+            click.echo(f"dry run, nothing stored: without --dry-run it would be stored as a {result.surface} and "
+                       f"{held} deprecated (superseded by it)")
+        elif not result.superseded:
+            click.echo("nothing stored (store it anyway with --supersede)" if not supersede else
+                       f"nothing stored (--supersede replaces only a stored memory, and only with a memory, "
+                       f"directive or project note: settle the conflict with {held} by hand)")
     if result.superseded:
         click.echo(f"superseded {result.superseded}")
     if result.stored and result.id:

@@ -105,6 +105,13 @@ def recall(state: State, cwd: Path | None, budget: int | None, k: int | None, qu
 
             click.echo(f"gitmem: {counted(result.more, 'more memory')} of this project and global ones left out; "
                        f"find them with: {left_out_hint(result.project)}", err=True)
+    elif result.left_out:  # there were memories: none fit the budget
+        settings = repo.config.recall
+        bigger = next((n for n in (settings.budget, settings.max_budget) if n > result.budget), None)
+        raise_it = f"raise it with --budget {bigger}" if bigger else \
+            f"{result.budget} tokens is the cap: recall.max_budget in gitmem.toml raises it"
+        click.echo(f"nothing fit the {result.budget}-token budget: {counted(result.left_out, 'memory')} for project "
+                   f"{result.project} left out ({raise_it})", err=True)
     else:
         click.echo(f"no memories for project {result.project} (query: {result.query!r})", err=True)
 
@@ -262,5 +269,10 @@ def model_remove(state: State, name: str) -> None:
     from gitmem.embeddings.install import remove_model
 
     if not remove_model(name, _models_dir(state)):
+        from gitmem.embeddings.runtime import PACKAGED_DEFAULT
+
+        if name == PACKAGED_DEFAULT:
+            raise GitmemError(f"model {name!r} is packaged with gitmem and cannot be removed",
+                              "only installed models can; see: gitmem model list")
         raise GitmemError(f"model {name!r} is not installed", "see: gitmem model list")
     click.echo(f"removed {name}")

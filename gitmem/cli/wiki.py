@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from gitmem.cli.app import State, cli, emit_json, json_option, pass_state, read_text, report_redaction
-from gitmem.errors import DocumentError, GitmemError
+from gitmem.errors import DocumentError, GitmemError, NotFoundError
 
 F = TypeVar("F", bound=Callable[..., Any])
 CATEGORIES = ("architecture", "decision", "pattern", "debugging", "environment", "session-log", "reference",
@@ -259,7 +259,13 @@ def wiki_delete(state: State, page: str, reason: str, project: str, as_json: boo
 @pass_state
 def wiki_log(state: State, page: str | None, limit: int | None, project: str, as_json: bool) -> None:
     """The audit trail of a page (or of the whole wiki), read from git."""
-    entries = _wiki(state, project).log(page, limit=limit)
+    from gitmem.store.wikipage import check_page_name
+
+    book = _wiki(state, project)
+    entries = book.log(page, limit=limit)
+    if page and not entries and not book.exists(check_page_name(page)):  # a deleted page keeps its history
+        raise NotFoundError(f"no wiki page '{check_page_name(page)}' in the history of project {book.project}",
+                            f"list pages with: gitmem wiki list --project {book.project}")
     if as_json:
         emit_json([{"sha": e.sha, "time": datetime.fromtimestamp(e.time, UTC).isoformat(), "subject": e.subject,
                     "op": e.op, "source": e.source, "pages": e.trailers.get("Gitmem-Page", [])} for e in entries])

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.helpers import assert_clean, code_repo, git, hook, hook_env, payload, run_cli
+from tests.helpers import PROJECT, assert_clean, bm25_only, code_repo, git, hook, hook_env, payload, run_cli
 
 #: a GitHub token the redaction rules know (built here so no scanner takes this file for a leak)
 TOKEN = "ghp_" + "1234567890abcdefghijklmnopqrstuvwxyz12"
@@ -219,3 +219,78 @@ def test_resolve_and_status_wording(tmp_path: Path) -> None:
     memory_id = run_cli("--repo", str(mem), "remember", "Nothing to settle", "--scope", "global").out.strip()
     refused = run_cli("--repo", str(mem), "resolve", memory_id)
     assert refused.code == 2 and "not conflicted" in refused.err and "))" not in refused.err
+
+
+def test_a_group_without_a_subcommand_prints_its_help(tmp_path: Path) -> None:
+    """``gitmem``, ``gitmem wiki``, ``gitmem writer character``: the whole usage came wrapped as one error line."""
+    for args in ((), ("wiki",), ("model",), ("writer", "character")):
+        result = run_cli(*args)
+        asked = run_cli(*args, "--help")
+        assert result.code == 0 and result.err == "" and "error" not in result.out
+        assert result.out == asked.out and result.out.startswith(f"Usage: {' '.join(('gitmem', *args))} [OPTIONS]")
+
+
+def test_recall_says_when_nothing_fit_the_budget(tmp_path: Path) -> None:
+    """35 memories, 5 of them about the query: a 10-token budget said "no memories for project …"."""
+    mem = _mem(tmp_path)
+    bm25_only(mem)
+    shop = code_repo(tmp_path)
+    for n in range(30):
+        assert run_cli("--repo", str(mem), "remember", f"The subsystem number {n} keeps its own schema",
+                       cwd=shop).code == 0
+    for n in range(5):
+        assert run_cli("--repo", str(mem), "remember", f"Stripe webhooks rule {n}: verify the signature",
+                       cwd=shop).code == 0
+    args = ("--repo", str(mem), "recall", "--query", "stripe webhooks", "--budget", "10")
+    assert json.loads(run_cli(*args, "--json", cwd=shop).out)["left_out"] == 5
+    tight = run_cli(*args, cwd=shop)
+    assert tight.code == 0 and tight.out == "" and "no memories" not in tight.err
+    assert f"nothing fit the 10-token budget: 5 memories for project {PROJECT} left out (raise it with --budget " \
+           "2000)" in tight.err
+    assert "Stripe webhooks rule" in run_cli(*args[:-1], "2000", cwd=shop).out  # the advice works
+    nothing = run_cli("--repo", str(mem), "recall", "--query", "kubernetes", "--budget", "10", cwd=shop)
+    assert f"no memories for project {PROJECT} (query: 'kubernetes')" in nothing.err
+
+
+def test_wiki_log_of_a_page_that_never_existed_is_an_error(tmp_path: Path) -> None:
+    mem = _mem(tmp_path)
+    missing = run_cli("--repo", str(mem), "wiki", "log", "nope", "--project", "shop")
+    assert missing.code == 1 and missing.out == "" and len(missing.err.strip().splitlines()) == 1
+    assert "no wiki page 'nope' in the history of project shop" in missing.err
+    assert "gitmem wiki list --project shop" in missing.err
+    # a deleted page keeps its history
+    assert run_cli("--repo", str(mem), "wiki", "add", "--title", "Deploy notes", "--project", "shop",
+                   "Deploy with make ship.").code == 0
+    assert run_cli("--repo", str(mem), "wiki", "delete", "deploy-notes", "--reason", "gone", "--project",
+                   "shop").code == 0
+    history = run_cli("--repo", str(mem), "wiki", "log", "deploy-notes", "--project", "shop")
+    assert history.code == 0 and len(history.out.splitlines()) == 2 and "wiki: delete Deploy notes" in history.out
+    assert run_cli("--repo", str(mem), "wiki", "log", "--project", "shop").code == 0  # the whole wiki
+    assert_clean(mem)
+
+
+def test_move_model_remove_and_a_dry_run_supersede_say_what_happened(tmp_path: Path) -> None:
+    mem = _mem(tmp_path)
+    made = json.loads(run_cli("--repo", str(mem), "remember", "We decided to use PostgreSQL instead of MySQL.",
+                              "--json").out)["id"]
+    both = run_cli("--repo", str(mem), "move", made, "--project", "shop", "--global")
+    assert both.code == 2 and "--project and --global cannot be combined" in both.err
+    assert "say where" in run_cli("--repo", str(mem), "move", made).err  # neither: as before
+    packaged = run_cli("--repo", str(mem), "model", "remove", "minilm-l6-int8")
+    assert packaged.code == 1 and "is not installed" not in packaged.err
+    assert "model 'minilm-l6-int8' is packaged with gitmem and cannot be removed" in packaged.err
+    assert "is not installed" in run_cli("--repo", str(mem), "model", "remove", "nosuch").err
+    swapped = ("--repo", str(mem), "remember", "--auto", "We decided to use MySQL instead of PostgreSQL.")
+    dry = run_cli(*swapped, "--dry-run", "--supersede")
+    assert dry.code == 0 and "--supersede" not in dry.out.replace("without --dry-run", "")
+    assert f"dry run, nothing stored: without --dry-run it would be stored as a memory and {made} deprecated" \
+           in dry.out
+    assert "store it anyway with --supersede" in run_cli(*swapped, "--dry-run").out  # not given: the advice
+    assert not json.loads(run_cli("--repo", str(mem), "show", made, "--json").out)["deprecated"]
+    # --supersede given where it replaces nothing (a project note): not told to pass it
+    notes = ("--repo", str(mem), "remember", "--auto", "--project", "shop")
+    assert run_cli(*notes, "Run the tests with pytest -q from the repo root.").code == 0
+    kept = run_cli(*notes, "Run the tests with pytest -x from the repo root.", "--supersede")
+    assert "nothing stored (--supersede replaces only a stored memory" in kept.out
+    assert "store it anyway" not in kept.out
+    assert_clean(mem)
