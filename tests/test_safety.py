@@ -159,6 +159,10 @@ def test_a_damaged_repository_is_named_with_how_to_repair_it(repo: MemoryRepo) -
     assert "Traceback" not in result.err and "internal error" not in result.err
     doctor = run_cli("--repo", str(repo.path), "doctor")
     assert doctor.code == 1 and "is damaged" in doctor.out
+    # a search that must index what HEAD holds says so too ("internal error: KeyError: b'5926…'" before)
+    search = run_cli("--repo", str(repo.path), "search", "memory", "--mode", "bm25")
+    assert search.code == 1 and "is damaged" in search.err and "git -C" in search.err
+    assert "internal error" not in search.err and len(search.err.strip().splitlines()) == 1
 
 
 def test_project_and_instinct_files_that_are_links_are_not_read(repo: MemoryRepo, tmp_path: Path) -> None:

@@ -115,7 +115,7 @@ class GitReader(GitHead):
         from gitmem.git.plumbing import walk_tree
 
         result: dict[str, str] = {}
-        with self.open() as repo:
+        with self.intact(), self.open() as repo:
             tree = self._subtree(repo, self.head(), prefix)
             if tree is not None:
                 walk_tree(repo.object_store, tree, prefix.encode(), result)
@@ -132,8 +132,9 @@ class GitReader(GitHead):
                 old = self._subtree(repo, since.encode(), prefix)
             except KeyError:
                 return None
-            new = self._subtree(repo, self.head(), prefix)
-            changes = diff_trees(repo.object_store, old, new, prefix.encode())
+            with self.intact():  # HEAD's objects must be there: a damaged repository says so
+                new = self._subtree(repo, self.head(), prefix)
+                changes = diff_trees(repo.object_store, old, new, prefix.encode())
         return {path: sha.decode() if sha else None for path, sha in changes.items()}
 
     @staticmethod
