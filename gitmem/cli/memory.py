@@ -205,28 +205,37 @@ def edit(state: State, memory_id: str, draft_path: Path | None) -> None:
     """Edit a memory in $EDITOR; it is validated before anything is committed."""
     from gitmem.cli.editing import again, check_unchanged, discard, edit_draft
     from gitmem.errors import DocumentError
-    from gitmem.store.document import dumps, loads
+    from gitmem.store.document import Memory, dumps, loads
     from gitmem.text.records import replace
 
     repo = state.open()
-    memory = repo.get(memory_id)
-    result = edit_draft(dumps(memory), draft_path)
+    try:
+        memory: Memory | None = repo.get(memory_id)
+    except DocumentError as exc:  # a file doctor names: opened as it is, to be mended, and checked before saving
+        repo.raw(memory_id)  # unless it is no text at all (not UTF-8, a link): that error stands
+        click.echo(f"gitmem: {exc.message}: the file is opened as it is, to be mended", err=True)
+        memory = None
+
+    def current() -> str:
+        return dumps(repo.get(memory_id)) if memory is not None else repo.raw(memory_id)
+
+    result = edit_draft(current(), draft_path)
     if result is None:
         click.echo("no changes")
         return
     edited, draft = result
-    retry = again(["gitmem", "edit", memory.id], draft)
+    retry = again(["gitmem", "edit", memory.id if memory else memory_id], draft)
     try:
         changed = loads(edited, str(draft))
     except DocumentError as exc:
         raise GitmemError(f"not saved: {exc.message}", retry) from None
-    if changed.id != memory.id:
+    if changed.id != (memory.id if memory else memory_id):
         raise GitmemError("not saved: the id cannot be changed", retry)
-    if not memory.name and changed.name == memory.title:
+    if memory is not None and not memory.name and changed.name == memory.title:
         # the name was the text's first line, written for readers: it follows the text, as it did before the edit
         changed = replace(changed, name="")
     with repo.git.locked():  # nothing else writes between the check and the save
-        check_unchanged(draft, dumps(repo.get(memory.id)))
+        check_unchanged(draft, current())
         saved = repo.save(changed)
     discard(draft)
     report_redaction(repo.last_redaction)

@@ -58,16 +58,18 @@ class MemoryRepo(StoredRepo):
                 return candidate
         return None
 
-    def _read(self, path: Path) -> Memory:
+    def _text(self, path: Path) -> str:
         rel = path.relative_to(self.path).as_posix()
         try:
-            text = read_inside(self.path, rel).decode("utf-8")
+            return read_inside(self.path, rel).decode("utf-8")
         except UnicodeDecodeError:
             raise DocumentError(f"{rel}: not UTF-8 text", "re-save it as UTF-8 or restore it from git") from None
         except UnsafePathError as exc:
             raise DocumentError(f"{rel}: {exc.rel} is a symbolic link, which gitmem never follows",
                                 f"remove it: git -C {self.path} rm {exc.rel}") from None
-        return docs.loads(text, rel)
+
+    def _read(self, path: Path) -> Memory:
+        return docs.loads(self._text(path), path.relative_to(self.path).as_posix())
 
     def get(self, memory_id: str) -> Memory:
         """The memory with this id. Raises :class:`NotFoundError` if there is none."""
@@ -75,6 +77,15 @@ class MemoryRepo(StoredRepo):
         if path is None:
             raise NotFoundError(f"no memory with id '{memory_id}'", "list ids with: gitmem list")
         return self._read(path)
+
+    def raw(self, memory_id: str) -> str:
+        """The text of the memory file with this id as it is, for mending one that cannot be read as a memory
+        (``gitmem edit`` of a file ``doctor`` names). Raises :class:`NotFoundError` if there is none, and
+        :class:`DocumentError` when it is no UTF-8 text or a symbolic link."""
+        path = self._find(memory_id)
+        if path is None:
+            raise NotFoundError(f"no memory with id '{memory_id}'", "list ids with: gitmem list")
+        return self._text(path)
 
     def iter_files(self) -> Iterator[tuple[str, Memory | DocumentError]]:
         """Every memory file as (repo-relative path, memory or the error that stops it being read)."""
@@ -362,11 +373,20 @@ class MemoryRepo(StoredRepo):
             found = self._find(memory_id)
             if found is None:
                 raise NotFoundError(f"no memory with id '{memory_id}'", "list ids with: gitmem list")
-            memory = self._read(found)
+            rel = found.relative_to(self.path).as_posix()  # the file as it is, wherever it was put
+            try:
+                memory = self._read(found)
+            except DocumentError as exc:
+                if not purge:  # a deprecation rewrites the file, which cannot be read: say how to be rid of it
+                    raise DocumentError(exc.message, f"{exc.hint}; or delete it: gitmem forget {memory_id} --purge "
+                                        "--reason ...") from None
+                self.commit({rel: None}, f"purge: {rel} (unreadable)", "purge", source, [memory_id],
+                            extra={"Gitmem-Path": rel}, body=f"Reason: {reason}")
+                return replace(docs.make_memory(f"(unreadable file {rel})", id=memory_id), deprecated=True,
+                               deprecated_reason=reason)
             if purge:
-                rel = found.relative_to(self.path).as_posix()  # the file as it is, wherever it was put
                 self.commit({rel: None}, f"purge: {memory.title}", "purge", source, [memory.id],
-                             extra={"Gitmem-Path": rel}, body=f"Reason: {reason}")
+                            extra={"Gitmem-Path": rel}, body=f"Reason: {reason}")
                 return replace(memory, deprecated=True, deprecated_reason=reason)
             if memory.deprecated and not superseded_by:
                 raise ValidationError(f"memory '{memory.id}' is already deprecated",

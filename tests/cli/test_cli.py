@@ -497,6 +497,33 @@ def test_a_kept_draft_is_not_saved_over_a_later_change(tmp_path: Path) -> None:
     assert sorted(Path(os.environ["TMPDIR"]).glob("gitmem-edit-*")) == before
 
 
+def test_a_file_doctor_names_is_mended_with_edit_or_purged(tmp_path: Path) -> None:
+    """A memory file with a bad value (importance 99) could be neither edited nor forgotten: both refused it with
+    the error doctor reports."""
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    r = ["--repo", str(d)]
+    (d / "memories" / "global" / "broken.md").write_text("---\nid: broken\nimportance: 99\n---\nbody\n", "utf-8")
+    (d / "memories" / "global" / "worse.md").write_text("---\nid: [\n---\nbody\n", "utf-8")
+    git(d, "add", "-A")
+    git(d, "commit", "-qm", "by hand")
+    assert run_cli(*r, "doctor").code == 1
+    fix = tmp_path / "fix.py"
+    fix.write_text("import sys\np = sys.argv[1]\ns = open(p).read().replace('importance: 99', 'importance: 3')\n"
+                   "open(p, 'w').write(s)\n")
+    mended = run_cli(*r, "edit", "broken", env={"EDITOR": f"{sys.executable} {fix}"})
+    assert mended.code == 0 and "saved broken" in mended.out and "opened as it is" in mended.err
+    assert json.loads(run_cli(*r, "show", "broken", "--json").out)["importance"] == 3
+    # a deprecation rewrites the file, which cannot be read: the error says how to be rid of it
+    refused = run_cli(*r, "forget", "worse", "--reason", "junk")
+    assert refused.code != 0 and "--purge" in refused.err and len(refused.err.strip().splitlines()) == 1
+    assert run_cli(*r, "forget", "worse", "--purge", "--reason", "junk").code == 0
+    assert not (d / "memories" / "global" / "worse.md").exists()
+    assert run_cli(*r, "doctor").code == 0
+    assert_clean(d)
+    assert git(d, "log", "-1", "--format=%s").strip() == "purge: memories/global/worse.md (unreadable)"
+
+
 def test_an_export_that_leaves_a_file_out_says_so(tmp_path: Path) -> None:
     """A backup silently missing a memory file that could not be read: now named, and the status is 1."""
     d = tmp_path / "mem"
