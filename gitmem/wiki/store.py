@@ -213,7 +213,9 @@ class Wiki:
             changes = self._generated({}, full=True)
             if not changes:
                 return ""
-            return self._commit(changes, f"wiki: regenerate {self.project} index", "update", source, [])
+            # the subject names the generated pages that changed ("… environment" after a project scan)
+            which = " and ".join(sorted(path.rsplit("/", 1)[-1][:-3] for path in changes))
+            return self._commit(changes, f"wiki: regenerate {self.project} {which}", "update", source, [])
 
     # -- generated pages -------------------------------------------------------------------------------
     def _generated(self, changes: dict[str, bytes | None], *, full: bool = False) -> dict[str, bytes | None]:

@@ -501,5 +501,5 @@ def test_environment_page_is_bridged_from_the_project_memory(repo: MemoryRepo) -
 
     add_notes(repo, "shop", ["port 5173 (vite dev server)"])  # the project memory changes: the page follows
     assert "port 5173" in book.read("environment").body
-    assert "wiki: regenerate shop index" in git(repo.path, "log", "-1", "--format=%s")
+    assert git(repo.path, "log", "-1", "--format=%s").strip() == "wiki: regenerate shop environment"
     assert_clean(repo.path)
