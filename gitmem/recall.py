@@ -46,6 +46,7 @@ class RecallResult:
     project: str
     notice: str = ""
     left_out: int = 0
+    """memories chosen for the block that did not fit the budget: Essentials and ranked hits"""
     context: CodeContext | None = field(default=None, repr=False)
     essentials: list[Memory] = field(default_factory=list)
     """the Essentials part (its memories come before the hits in :attr:`text`)"""
@@ -138,8 +139,8 @@ def recall(
     tokens_allowed = effective_budget(repo, text_query, budget)
     derived = Path(repo.config.derived_dir)  # .cache, if this user can write it
     counter = TokenCounter(derived / "token-counts.json")
-    rules, more = find_essentials(repo.path, context.project, derived)
-    first, rules, rule_tokens, opened = render_essentials(rules, context.project, counter, tokens_allowed)
+    chosen, more = find_essentials(repo.path, context.project, derived)
+    first, rules, rule_tokens, opened = render_essentials(chosen, context.project, counter, tokens_allowed)
     index = open_index(repo, embed_missing=embed_missing)
     hits = relevant_hits(index, text_query, project=context.project, k=limit, now=now,
                          exclude={m.id for m in rules})
@@ -154,6 +155,7 @@ def recall(
             bump_usage(repo.path, [m.id for m in rules] + [h.id for h in used], now)
     text = "\n".join(part for part in (first, second) if part)
     return RecallResult(text=text, hits=used, tokens=rule_tokens + tokens, budget=tokens_allowed, query=text_query,
-                        project=context.project, notice=index.notice or "", left_out=left_out, context=context,
+                        project=context.project, notice=index.notice or "",
+                        left_out=left_out + len(chosen) - len(rules), context=context,
                         essentials=rules, more=max(0, more - len(used)), vectors_missing=index.vectors_missing,
                         opened=opened)

@@ -133,6 +133,17 @@ def test_recall_says_how_many_rules_it_left_out_and_how_to_find_them(mem: Reposi
     assert len(json.loads(listed.out)) == 30
 
 
+def test_an_essential_that_did_not_fit_the_budget_is_counted_as_left_out(mem: Repository, code: Path) -> None:
+    """With one rule and a 10-token budget, recall printed "no memories for project …" and counted nothing."""
+    mem.remember("Never deploy on a Friday without a rollback plan", project=PROJECT, category="constraint",
+                 importance=4)
+    shown = json.loads(run_cli("--repo", str(mem.path), "recall", "--cwd", str(code), "--budget", "10",
+                               "--json").out)
+    assert shown["ids"] == [] and shown["left_out"] == 1
+    said = run_cli("--repo", str(mem.path), "recall", "--cwd", str(code), "--budget", "10")
+    assert "nothing fit the 10-token budget: 1 memory" in said.err
+
+
 def test_block_count_is_the_tokenizers_count_and_a_warm_cache_needs_no_tokenizer(mem: Repository,
                                                                                   tmp_path: Path) -> None:
     """The per-line sum equals counting the whole block; a second recall answers every count from the cache."""
