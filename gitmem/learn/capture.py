@@ -82,7 +82,7 @@ TRIGGERS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("preference", re.compile(
         r"\b(?:i|we)\s+(?:really\s+|generally\s+|usually\s+|always\s+)?(?:prefer|like|love|favou?r|tend\s+to|"
         r"would\s+rather|'d\s+rather)\b|\bprefer\b|\b(?:don'?t|do\s+not)\s+use\b|\bavoid\b|"
-        r"我喜欢|我习惯|我更喜欢|我们习惯|偏好|倾向于|不要用|别用|不喜欢", re.IGNORECASE)),
+        r"我们?(?:比较|更|一般|通常|还是)?(?:喜欢|习惯|倾向于?)|偏好|不要用|别用|不喜欢", re.IGNORECASE)),
     ("constraint", re.compile(
         r"\b(?:must|mustn'?t|never|always|cannot|can'?t\s+(?:use|be|have|touch|exceed|change|call|push|commit|"
         r"deploy|merge|modify)|(?:is|are)\s+not\s+allowed|not\s+allowed|limit(?:ed)?\s+(?:\w+\s+){0,3}to|at\s+most|"
@@ -224,6 +224,8 @@ def classify(sentence: str) -> str | None:
                 return None
             return category
     return None
+
+
 
 
 def actionable(sentence: str, category: str) -> str:

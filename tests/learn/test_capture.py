@@ -86,6 +86,9 @@ def test_transcript_reader_takes_only_the_users_text(tmp_path: Path) -> None:
     ("我们改用 pnpm 管理依赖", "decision"),
     ("I prefer small pull requests with one change each", "preference"),
     ("别用 print 调试，用 logging", "preference"),
+    # 比较/一般 between 我 and 喜欢/习惯 hid the preference
+    ("我比较喜欢把 SQL 写在 repository 层，不要散落在 service 里", "preference"),
+    ("我们一般习惯用 ruff 做格式化", "preference"),
     ("All API responses must stay under 200 ms", "constraint"),
     ("生产环境的配置不能提交到仓库", "constraint"),
     ("No, the port should be 8080 instead", "correction"),
