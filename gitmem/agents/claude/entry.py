@@ -203,6 +203,12 @@ def main(argv: list[str] | None = None) -> int:
     ``python -m gitmem.agents.claude.entry <event>``."""
     args = sys.argv[1:] if argv is None else argv
     event = args[0] if args else ""
+    if event in ("-h", "--help"):  # a person at a terminal, not the agent: usage, no stdin read, nothing logged
+        from gitmem.agents.claude.events import CLAUDE_NAMES
+
+        print(f"usage: gitmem-hook EVENT < payload.json\n\nthe command Claude Code runs for each hook event; "
+              f"EVENT is one of: {', '.join(CLAUDE_NAMES)}\n(gitmem install claude writes the settings that run it)")
+        return 0
     data = read_input(event)
     env = dict(os.environ)
     home = env.get("HOME") or os.path.expanduser("~")

@@ -271,6 +271,15 @@ def test_no_memory_repo(tmp_path: Path, code: Path, isolated_env: Path) -> None:
     assert "no memory repository" in (isolated_env / ".local" / "state" / "gitmem" / "gitmem.log").read_text()
 
 
+def test_hook_help_is_usage_for_a_person(tmp_path: Path, code: Path, isolated_env: Path) -> None:
+    """`gitmem-hook --help` was taken for an event: an error logged, which doctor then reported."""
+    for flag in ("--help", "-h"):
+        result = hook(flag, b"", {"GITMEM_REPO": str(tmp_path / "missing")}, cwd=code)
+        assert result.returncode == 0 and result.stdout.startswith("usage: gitmem-hook EVENT")
+        assert "session-start" in result.stdout and result.stderr == ""
+    assert not (isolated_env / ".local" / "state" / "gitmem" / "gitmem.log").exists()
+
+
 def files_in(folder: Path) -> dict[str, bytes]:
     """Every file under ``folder`` (``.git`` too) with its bytes."""
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
