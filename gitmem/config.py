@@ -328,7 +328,7 @@ def _check_patterns(path: Path, patterns: tuple[str, ...]) -> None:
         try:
             compile_pattern(pattern)
         except PatternError as exc:
-            raise ConfigError(f"{path}: {exc.message}", exc.hint) from None
+            raise ConfigError(f"{path}: {exc.message}", f"{exc.hint} in {path.name}") from None
 
 
 def _check_ranking(ranking: RankingConfig, path: Path) -> None:

@@ -60,6 +60,8 @@ def test_bad_config_names_file_key_and_fix(tmp_path: Path, content: str, message
     with pytest.raises(ConfigError) as info:
         discover(env={}, cwd=tmp_path, home=tmp_path / "h")
     assert str(bad) in str(info.value) and message in str(info.value)
+    if "regular expression" in message:  # the hint names the file the pattern is in, not always gitmem.toml
+        assert (info.value.hint or "").endswith("rewrite or remove it in .memrepo")
 
 
 def test_every_environment_variable_the_code_names_is_in_the_one_table() -> None:

@@ -192,7 +192,11 @@ def capture(state: State, transcript: Path | None, session: str, project: str | 
             dry_run: bool, as_json: bool) -> None:
     """Capture decisions, preferences, constraints and corrections as memories (rules; dedup; supersede)."""
     from gitmem.learn.capture import capture as run
+    from gitmem.learn.capture import looks_like_transcript
 
+    if transcript is not None and not looks_like_transcript(transcript):
+        raise ValidationError(f"{transcript} is not a Claude Code transcript: none of its first lines is a JSON record",
+                              "pass the session's .jsonl file (under ~/.claude/projects/)")
     repo = state.open()
     result = run(repo, transcript=transcript, session=session,
                  project=state.project_here() if project is None else project,

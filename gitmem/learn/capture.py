@@ -128,6 +128,26 @@ def transcript_texts(path: Path, skip: int = 0, seen: list[int] | None = None) -
     return (text for text, _session in transcript_messages(path, skip, seen))
 
 
+def looks_like_transcript(path: Path, lines: int = 50) -> bool:
+    """Whether ``path`` may be a Claude Code transcript: empty, or one of its first ``lines`` lines is a JSON
+    object (a transcript's records). A file of something else would be read as holding no message at all."""
+    import stat
+
+    if not stat.S_ISREG(path.stat().st_mode):
+        return False
+    with path.open("r", encoding="utf-8", errors="replace") as fh:
+        read = 0
+        for read, line in enumerate(fh, 1):
+            if read > lines:
+                return False
+            try:
+                if isinstance(json.loads(line), dict):
+                    return True
+            except (ValueError, RecursionError):
+                continue
+    return read == 0
+
+
 def transcript_messages(path: Path, skip: int = 0, seen: list[int] | None = None) -> Iterator[tuple[str, str]]:
     """:func:`transcript_texts` with the session of each message: its record's ``sessionId`` ("" when absent)."""
     import stat

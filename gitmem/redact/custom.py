@@ -44,7 +44,7 @@ def compile_pattern(pattern: str) -> Any:
         reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         raise PatternError(
             f"redaction.extra_patterns: {pattern!r} is not a valid regular expression for RE2 ({reason})",
-            "patterns run on RE2, which has no look-around or back-references; rewrite or remove it in gitmem.toml",
+            "patterns run on RE2, which has no look-around or back-references; rewrite or remove it",
         ) from None
     if regex.search("") is not None:
         raise PatternError(f"redaction.extra_patterns: {pattern!r} matches the empty string",

@@ -294,3 +294,17 @@ def test_move_model_remove_and_a_dry_run_supersede_say_what_happened(tmp_path: P
     assert "nothing stored (--supersede replaces only a stored memory" in kept.out
     assert "store it anyway" not in kept.out
     assert_clean(mem)
+
+
+def test_capture_of_a_file_that_is_no_transcript_says_so(tmp_path: Path) -> None:
+    """A file of anything else was read as a transcript with no message: "nothing to capture", exit 0."""
+    mem = _mem(tmp_path)
+    garbage = tmp_path / "notes.jsonl"
+    garbage.write_text("this is not json\nnor this\n", "utf-8")
+    refused = run_cli("--repo", str(mem), "capture", "--transcript", str(garbage))
+    assert refused.code != 0 and "is not a Claude Code transcript" in refused.err
+    assert len(refused.err.strip().splitlines()) == 1
+    real = tmp_path / "t.jsonl"
+    real.write_text(json.dumps({"type": "user", "message": {"role": "user", "content": "We decided to use "
+                                                                                       "PostgreSQL 16."}}) + "\n")
+    assert run_cli("--repo", str(mem), "capture", "--transcript", str(real), "--dry-run").code == 0

@@ -342,3 +342,4 @@ def test_a_catastrophic_extra_pattern_neither_hangs_remember_nor_the_hook(tmp_pa
     (mem / "gitmem.toml").write_text((mem / "gitmem.toml").read_text().replace("'ACME-[0-9]+'", "'(?<=x)y'"))
     refused = run_cli("--repo", str(mem), "remember", "x", timeout=30)
     assert refused.code != 0 and "extra_patterns" in refused.err and "look-around" in refused.err
+    assert "rewrite or remove it in gitmem.toml" in refused.err  # the file it is in (a user's is config.toml)
