@@ -26,9 +26,11 @@ _CWD = click.option("--cwd", "cwd", type=click.Path(file_okay=False, exists=True
 @click.option("--project", "project_id", default="", help="Project id to use (default: from the code repo).")
 @click.option("--force", is_flag=True, help="Scan even when the last scan is younger than 24 hours.")
 @click.option("--timeout", type=float, default=0.0, help="End after this many seconds (0: no limit).")
+@click.option("--warm", is_flag=True, hidden=True,
+              help="After a commit, compute the next session's recall block for the directory (the hooks' scan).")
 @json_option
 @pass_state
-def project_scan(state: State, cwd: Path | None, project_id: str, force: bool, timeout: float,
+def project_scan(state: State, cwd: Path | None, project_id: str, force: bool, timeout: float, warm: bool,
                  as_json: bool) -> None:
     """Scan the code project (read its files, run nothing) and commit projects/<id>.md when it changed."""
     from gitmem.projects.memory import scan_and_write
@@ -37,8 +39,14 @@ def project_scan(state: State, cwd: Path | None, project_id: str, force: bool, t
         signal.signal(signal.SIGALRM, lambda *_: os._exit(0))  # bounded: never outlive the deadline
         signal.alarm(max(1, int(timeout)))
     repo = state.open()
-    result = scan_and_write(repo, (cwd or Path.cwd()).resolve(), project=project_id or state.config.project,
-                            force=force)
+    where = (cwd or Path.cwd()).resolve()
+    result = scan_and_write(repo, where, project=project_id or state.config.project, force=force)
+    if warm and result.changed:
+        # the commit moved HEAD, which the cached session block depends on: the next session start in this
+        # directory would compute it in its own time (1-2 s with the model to load); the alarm still bounds this
+        from gitmem.cli.hooks import warm_directory
+
+        warm_directory(state, where, 0)
     if as_json:
         emit_json(result.to_dict())
         return

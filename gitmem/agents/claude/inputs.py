@@ -180,7 +180,8 @@ def project_summary(ctx: Context, project: str, avoid: Iterable[str] = ()) -> st
 
     if ctx.env.get("GITMEM_PROJECT_SCAN", "1") != "0" and ctx.in_a_project and \
             projects.needs_scan(ctx.repo, project) and projects.claim_scan(ctx.repo, project):
-        spawn_detached(ctx, ["project", "scan", "--cwd", ctx.cwd, "--project", project, "--timeout", "20"])
+        warm = ["--warm"] if ctx.env.get("GITMEM_WARM", "1") != "0" else []  # the next start finds its block ready
+        spawn_detached(ctx, ["project", "scan", "--cwd", ctx.cwd, "--project", project, "--timeout", "20", *warm])
     text = projects.project_summary(ctx.repo, project, SUMMARY_CHARS)
     terms = list(avoid)
     lines = [line for line in text.splitlines() if not names_any(line, terms)]

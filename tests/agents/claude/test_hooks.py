@@ -820,6 +820,23 @@ def _cached_blocks(repo_path: Path) -> dict[str, Any]:
         if (repo_path / ".cache" / "recall-cache.json").exists() else {}
 
 
+def test_a_scan_that_commits_leaves_the_next_session_s_block_ready(repo_path: Path, code: Path,
+                                                                     env: dict[str, str]) -> None:
+    """The session start's detached project scan commits projects/<id>.md, which moves the memory repository's
+    HEAD: the next session start computed its block in its own time (1-2 s with the model to load)."""
+    assert run_cli("remember", "The shop deploys with fly.io", "--project", PROJECT, env=env).code == 0
+    (code / "pyproject.toml").write_text('[project]\nname = "shop"\ndependencies = ["flask"]\n')
+    scanned = run_cli("project", "scan", "--cwd", str(code), "--warm", env=env)
+    assert scanned.code == 0 and "committed" in scanned.out
+    (block,) = _cached_blocks(repo_path).values()
+    for derived in (repo_path / ".cache").iterdir():  # served from the cache: neither the index nor the model
+        if derived.name != "recall-cache.json":
+            shutil.rmtree(derived) if derived.is_dir() else derived.unlink()
+    result = hook("session-start", payload("SessionStart", code, session="s1"), env, cwd=code)
+    assert block["text"] in context_of(result.stdout) and "fly.io" in block["text"]
+    assert not (repo_path / ".cache" / "search").exists()
+
+
 def test_warm_block_is_served_at_session_start_and_counts_a_use(repo_path: Path, code: Path,
                                                                   env: dict[str, str]) -> None:
     from gitmem.store.usage import read_usage
