@@ -141,11 +141,24 @@ def identifier_words(word: str) -> list[str]:
     return [part.lower() for part in _ident_parts(word) if len(part) > 1]
 
 
+#: the words a rule is worded with, not what it is about: "never use yarn from now on" searched for "never" and
+#: "use" as well, and brought the user's other rules ("never push without asking me"); a prompt of nothing else
+#: keeps them (their search, not the index's stopwords: BEAM's questions about standing rules need them there)
+RULE_WORDS = frozenset(("never", "always", "use", "using", "prefer", "avoid"))
+
+
+def _without_rule_words(text: str) -> str:
+    """``text`` without the words of :data:`RULE_WORDS` (whole words, any case), unless nothing else is left."""
+    kept = [w for w in text.split() if w.strip(".,;:!?'\"()").lower() not in RULE_WORDS]
+    return " ".join(kept) if any(w.strip(".,;:!?'\"()") for w in kept) else text
+
+
 def task_terms(prompt: str) -> str:
-    """``prompt`` as a search text: without a leading conventional-commit type, followed by the words of its
-    code identifiers and the other form of its abbreviations (each added once, and only when the prompt does
-    not have it already, so no word counts twice)."""
-    text = without_commit_type(prompt)
+    """``prompt`` as a search text: without a leading conventional-commit type and the words rules are worded
+    with (:data:`RULE_WORDS`), followed by the words of its code identifiers and the other form of its
+    abbreviations (each added once, and only when the prompt does not have it already, so no word counts
+    twice)."""
+    text = _without_rule_words(without_commit_type(prompt))
     words = scripts.words(text)
     present = {w.lower() for w in words}
     extra: list[str] = []
