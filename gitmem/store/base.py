@@ -38,8 +38,7 @@ class StoredRepo:
             # a code project's repository, say (a wrong --repo or GITMEM_REPO): memories must never land in it
             raise RepoNotFoundError(
                 f"{self.head.repo_dir} is a git repository but not a gitmem memory repository (no {REPO_CONFIG_NAME})",
-                f"point --repo or GITMEM_REPO at your memory repository (or make this one: gitmem init "
-                f"{self.head.repo_dir})")
+                "point --repo or GITMEM_REPO at your memory repository (gitmem init makes one in an empty folder)")
         self._store: GitStore | None = None
         if self.head.interrupted():  # never read files of a write that a killed process left half done
             self.git.recover_if_interrupted()

@@ -131,7 +131,12 @@ def init_repo(path: Path, *, remote: str = "", author: str = "") -> InitResult:
     is_git = (path / ".git").is_dir()
     if not is_git and path.is_dir() and any(path.iterdir()):
         raise GitmemError(f"{path} is not empty and not a git repository",
-                          "choose an empty or new directory, or an existing git repository")
+                          "choose an empty or new directory, or an empty git repository")
+    if is_git and (any(p.name != ".git" for p in path.iterdir()) or GitStore(path).head()):
+        # a code project's repository: gitmem's commits would land on its branch, its files beside the project's
+        raise GitmemError(f"{path} is a git repository with files or commits of its own, not a memory repository",
+                          "a memory repository needs a repository of its own: choose an empty or new directory "
+                          "(the default is ~/.gitmem)")
     branches = GitStore.remote_branches(remote) if remote and not is_git else []
     existed = path.exists()
     try:

@@ -266,6 +266,25 @@ def test_help_lists_every_command() -> None:
         assert command in result.out
 
 
+def test_init_refuses_a_code_project_s_repository(tmp_path: Path) -> None:
+    """`gitmem init` of a code project committed gitmem.toml and memories/ onto the project's own branch."""
+    code = code_repo(tmp_path, "Initial commit")
+    head = git(code, "rev-parse", "HEAD")
+    refused = run_cli("init", str(code))
+    assert refused.code != 0 and "files or commits of its own" in refused.err
+    assert len(refused.err.strip().splitlines()) == 1 and "Traceback" not in refused.err
+    assert git(code, "rev-parse", "HEAD") == head and not (code / "gitmem.toml").exists()
+    assert git(code, "status", "--porcelain") == ""
+    (tmp_path / "unborn").mkdir()  # files but no commit yet: refused too
+    unborn = code_repo(tmp_path / "unborn")
+    (unborn / "app.py").write_text("print('shop')\n")
+    assert run_cli("init", str(unborn)).code != 0 and not (unborn / "gitmem.toml").exists()
+    empty = tmp_path / "empty-git"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(empty)], check=True)
+    assert run_cli("init", str(empty)).code == 0  # a new, empty repository will do
+    assert (empty / "gitmem.toml").is_file()
+
+
 def test_init_clones_a_remote_that_has_memories_and_adopts_an_empty_one(tmp_path: Path) -> None:
     first = tmp_path / "first"
     run_cli("init", str(first))

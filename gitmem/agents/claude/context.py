@@ -133,8 +133,7 @@ class Context:
             raise RepoNotFoundError(
                 f"{self.repo_dir} is a git repository but not a gitmem memory repository "
                 f"(no {toolcall.REPO_CONFIG_NAME})",
-                f"point --repo or GITMEM_REPO at your memory repository (or make this one: gitmem init "
-                f"{self.repo_dir})")
+                "point --repo or GITMEM_REPO at your memory repository (gitmem init makes one in an empty folder)")
         raise RepoNotFoundError.at(self.repo_dir)
 
     @property
