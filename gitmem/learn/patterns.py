@@ -14,7 +14,6 @@ hand-built calls and need no memory repository.
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -41,16 +40,47 @@ class Call:
 
     @property
     def failed(self) -> bool:
-        return bool(_FAILED.search(self.output))
+        """Whether the call failed: an error status, or (for a command that does more than read) an error in its
+        output; `grep error: src`, `git log` of a commit titled "fix: error: …" print the word and fail nothing."""
+        if _FAILED_STATUS.search(self.output):
+            return True
+        return not (self.tool == "Bash" and _READS.match(_first_command(self.command))) and \
+            bool(_FAILED.search(self.output))
 
 
 EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit"}
 READ_TOOLS = {"Read", "NotebookRead"}
 SEARCH_TOOLS = {"Grep", "Glob", "LS"}
 _FIELD = re.compile(r'"(file_path|notebook_path|path|command)":"((?:[^"\\]|\\.)*)"')
-_FAILED = re.compile(r'"is_error":\s*true|exit code:?\s*[1-9]|"exit_code":\s*[1-9]|command not found|'
-                     r"not logged in|not authenticated|\bTraceback\b|\bFAILED\b|\berror:|No such file or directory",
+_FAILED_STATUS = re.compile(r'"is_error":\s*true|exit code:?\s*[1-9]|"exit_code":\s*[1-9]|command not found',
+                            re.IGNORECASE)
+_FAILED = re.compile(r"not logged in|not authenticated|\bTraceback\b|\bFAILED\b|\berror:|No such file or directory",
                      re.IGNORECASE)
+#: commands that only read and print (what they print may hold "error:" and means no failure)
+_READS = re.compile(r"(?:rg|grep|egrep|ag|ack|fd|find|cat|head|tail|less|more|ls|echo|printf|wc|sort|uniq|jq|"
+                    r"git\s+(?:log|show|diff|grep|blame|status|branch|tag))\b")
+#: what may run a command: environment assignments and runners ("FOO=1 uv run pytest", "python -m pytest")
+_RUNNER = re.compile(r"^(?:\w+=\S*\s+)*(?:(?:sudo|time|nice|exec|command)\s+)*"
+                     r"(?:(?:python3?|py)\s+-m\s+|(?:uv|poetry|pipenv|pdm|hatch|rye)\s+run\s+|npx\s+|bunx\s+|"
+                     r"(?:pnpm|yarn)\s+(?:exec|dlx)\s+|bundle\s+exec\s+)?")
+_SEGMENTS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+
+
+def _commands(command: str) -> list[str]:
+    """The commands a shell line runs, each without what runs it (``cd x && FOO=1 uv run pytest -q`` → ``cd x``,
+    ``pytest -q``)."""
+    return [_RUNNER.sub("", part.strip()) for part in _SEGMENTS.split(command.strip()) if part.strip()]
+
+
+def _first_command(command: str) -> str:
+    parts = _commands(command)
+    return parts[0] if parts else ""
+
+
+def _runs(pattern: re.Pattern[str], command: str) -> bool:
+    """Whether ``command`` runs a tool ``pattern`` names (not only mentions it: ``pip install pytest-cov``,
+    ``cat pytest.ini``)."""
+    return any(pattern.match(part) for part in _commands(command))
 
 
 def _fields(summary: str) -> dict[str, str]:
@@ -203,7 +233,7 @@ def _after_edit(pattern: re.Pattern[str]) -> Callable[[list[Call]], tuple[int, i
                 if not dirty:
                     opportunities += 1
                 dirty = True
-            elif call.tool == "Bash" and dirty and pattern.search(call.command):
+            elif call.tool == "Bash" and dirty and _runs(pattern, call.command):
                 support += 1
                 dirty = False
         return support, opportunities
@@ -238,9 +268,18 @@ def _check_after_missing(calls: list[Call]) -> tuple[int, int]:
 
 
 def _retry_unchanged(calls: list[Call]) -> tuple[int, int]:
-    bash = [c for c in calls if c.tool == "Bash" and c.command]
-    failures = sum(c.failed for c in bash)
-    retries = sum(1 for a, b in itertools.pairwise(bash) if a.failed and b.command == a.command)
+    """(failed commands run again with nothing changed since, failed commands): an edit between the failure and
+    the same command again is the fix being tried (fail, edit, re-run), not a blind retry."""
+    failures = retries = 0
+    failed: Call | None = None  # the last failed command, while nothing has been changed since
+    for call in calls:
+        if call.is_edit:
+            failed = None
+        elif call.tool == "Bash" and call.command:
+            if failed is not None and call.command == failed.command:
+                retries += 1
+            failures += call.failed
+            failed = call if call.failed else None
     return retries, failures
 
 

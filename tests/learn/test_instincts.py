@@ -95,6 +95,27 @@ def test_detectors_fire_on_their_pattern_and_not_on_others() -> None:
     assert {d.pattern for d in detect(retry)} == {"no-blind-retry"}
 
 
+def test_the_usual_fix_loop_teaches_nothing_false() -> None:
+    """Fail, edit, re-run counted as blind retries; `grep error:` and `git log` printing "error:" as failures; and
+    `pip install pytest-cov` or `cat pytest.ini` after an edit as a test run."""
+    fixing = calls(("Read", "tests/test_calc.py"), ("Bash", "python -m pytest -q => FAILED tests/test_calc.py"),
+                   ("Read", "src/calc.py"), ("Edit", "src/calc.py"), ("Bash", "python -m pytest -q => 1 passed"),
+                   ("Bash", "ruff check . => error: unused import"), ("Read", "src/util.py"),
+                   ("Edit", "src/util.py"), ("Bash", "ruff check . => All checks passed"))
+    assert "no-blind-retry" not in {d.pattern for d in detect(fixing)}
+    reading = calls(("Bash", "git log --oneline -3 => abc fix: error: handle empty input"),
+                    ("Bash", "git log --oneline -3 => abc fix: error: handle empty input"),
+                    ("Bash", "grep -rn 'error:' src => src/a.py: raise ValueError('error: x')"),
+                    ("Bash", "grep -rn 'error:' src => src/a.py: raise ValueError('error: x')"))
+    assert not detect(reading)
+    mentioned = calls(("Edit", "a.py"), ("Bash", "pip install pytest-cov"), ("Edit", "b.py"),
+                      ("Bash", "cat pytest.ini"), ("Edit", "c.py"), ("Bash", "pip install ruff"))
+    assert not {"test-after-edit", "lint-after-edit"} & {d.pattern for d in detect(mentioned)}
+    ran = calls(("Edit", "a.py"), ("Bash", "cd app && FOO=1 uv run pytest -q"), ("Edit", "b.py"),
+                ("Bash", "npx vitest run"))
+    assert "test-after-edit" in {d.pattern for d in detect(ran)}
+
+
 def test_input_summaries_cut_short_still_give_the_path() -> None:
     rows = [{"session": "s", "phase": "post", "tool": "Edit", "time": "2026-11-01T09:00:00Z",
              "input": '{"file_path":"/x/a.py","old_string":"' + "z" * 480 + "…[+900]", "output": ""}]
