@@ -99,10 +99,13 @@ class EvolveResult:
 
 
 def _rule_line(item: Instinct, group: list[Instinct]) -> str:
-    merged = f"; merged with {len(group) - 1} similar" if len(group) > 1 else ""
+    """One rule of the rules file Claude Code loads in every project: a rule learned in some projects only says
+    which (it was given as everyone's), and the line holds no count that every confirming session would change
+    (the copy in ``~/.claude/rules`` and a commit each time); ``evolved/<domain>.md`` keeps the figures."""
     trigger = item.trigger[:1].upper() + item.trigger[1:] if item.trigger else "Always"
-    return (f"- {trigger}: {item.action} "
-            f"(confidence {item.confidence:.2f}, {counted(item.evidence_count, 'observation')}{merged})")
+    projects = sorted({g.project for g in group if g.project})
+    where = f" (in {', '.join(projects)} only)" if projects and all(g.scope == "project" for g in group) else ""
+    return f"- {trigger}: {item.action}{where}"
 
 
 def render_domain(domain: str, rules: list[tuple[Instinct, list[Instinct]]]) -> str:

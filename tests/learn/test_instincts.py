@@ -289,6 +289,30 @@ def test_evolve_removes_a_domain_file_that_no_longer_qualifies(repo: MemoryRepo,
     assert_clean(repo_path)
 
 
+def test_the_rules_file_names_a_project_s_rules_and_stays_put_as_confidence_grows(repo: MemoryRepo,
+                                                                                     repo_path: Path) -> None:
+    """Claude Code loads the rules file in every project: a rule learned in one project was given as everyone's,
+    and each line's confidence and observation count rewrote the file (and its copy) at every confirming session."""
+    mine = _instinct("read-before-edit", "editing", 0.8, project="github.com-acme-web")
+    shared = [_instinct("test-after-edit", "testing", 0.8, project=p) for p in ("github.com-a-x", "github.com-b-y")]
+    promoted = ins.Instinct(**{**_instinct("status-before-commit", "git", 0.85, project="").__dict__,
+                               "scope": "global"})
+    with repo.git.locked():
+        repo.git.commit({i.path: ins.dumps(i).encode() for i in [mine, *shared, promoted]}, "seed\n",
+                        repo.git.author())
+    assert evolve(repo).commit
+    rules = (repo_path / "rules" / "auto-evolved.md").read_text()
+    assert "Read the file before editing it. (in github.com-acme-web only)" in rules
+    assert "(in github.com-a-x, github.com-b-y only)" in rules
+    assert "Check git status and the diff before committing.\n" in rules  # global: no project named
+    assert "confidence" not in rules.split("\n", 3)[3]  # the header names the threshold; no line has a figure
+    stronger = ins.Instinct(**{**mine.__dict__, "confidence": 0.85, "evidence_count": 99})
+    with repo.git.locked():
+        repo.git.commit({stronger.path: ins.dumps(stronger).encode()}, "confirm\n", repo.git.author())
+    evolve(repo)
+    assert (repo_path / "rules" / "auto-evolved.md").read_text() == rules
+
+
 def test_evolve_without_instincts_writes_nothing(repo: MemoryRepo, repo_path: Path) -> None:
     result = evolve(repo)
     assert not result.commit and not result.changes and not (repo_path / "rules").exists()
