@@ -75,6 +75,18 @@ def instincts_show(state: State, instinct_id: str, as_json: bool) -> None:
         click.echo(f"    {row['time'][:16]}  {conf}  {row['sha'][:8]}  {row['subject']}")
 
 
+@instincts.command("reject")
+@click.argument("instinct_id", metavar="ID")
+@click.option("--reason", required=True, help="Why the rule is wrong.")
+@pass_state
+def instincts_reject(state: State, instinct_id: str, reason: str) -> None:
+    """Deprecate a wrong instinct for good (one commit): new evidence does not revive it; evolve drops its rule."""
+    from gitmem.learn.instincts import reject
+
+    gone = reject(state.open(), instinct_id, reason)
+    click.echo(f"rejected {gone.id}; run gitmem evolve to drop its rule from the rules file")
+
+
 @instincts.command("learn")
 @click.option("--session", "sessions", multiple=True, help="Only this session (repeatable).")
 @click.option("--decay-days", type=click.FloatRange(0), default=None,

@@ -367,6 +367,32 @@ def apply_detection(existing: Instinct | None, found: Detection, project: str, w
                          line=f"{when:%Y-%m-%d} session {session[:12]}: {found.note}")
 
 
+#: how the reason of an instinct the user rejected starts: such an instinct is never revived by new evidence
+REJECTED = "rejected: "
+
+
+def rejected(item: Instinct | None) -> bool:
+    """Whether the user rejected ``item`` (:func:`reject`): what fires its pattern again leaves it deprecated."""
+    return item is not None and item.deprecated and item.deprecated_reason.startswith(REJECTED)
+
+
+def reject(repo: MemoryRepo, instinct: str, reason: str, *, source: str = "cli") -> Instinct:
+    """Deprecate an instinct the user says is wrong, for good (one commit): unlike an instinct deprecated by decay,
+    it is not revived when its pattern shows again, and ``evolve`` drops its rule. Undone by editing the file."""
+    reason = " ".join((reason or "").split())
+    if not reason:
+        raise ValidationError("a reason is required to reject an instinct", 'pass --reason "why it is wrong"')
+    with repo.git.locked():
+        item = get_instinct(repo.path, instinct)
+        if rejected(item):
+            raise ValidationError(f"instinct '{item.id}' is already rejected ({item.deprecated_reason})",
+                                  "nothing to do")
+        gone = replace(item, deprecated=True, deprecated_reason=f"{REJECTED}{reason}", confidence=0.0)
+        commit_changes(repo, [Change(gone, "reject", item.confidence)], f"instincts: reject {item.id}",
+                       "deprecate", source)
+    return gone
+
+
 def apply_finding(existing: Instinct | None, *, pattern: str, trigger: str, action: str, domain: str, project: str,
                   when: datetime, support: int, line: str, source: str = "observation") -> Change:
     """Create (at NEW), confirm (+STEP up to CAP) or revive (at NEW) an instinct for one session's finding."""
@@ -423,6 +449,8 @@ def _promotions(current: dict[str, Instinct], when: datetime) -> list[Change]:
         best = max(items, key=lambda i: (i.confidence, i.evidence_count))
         gid = instinct_id(pattern, "")
         old = current.get(gid)
+        if rejected(old):  # the user rejected the global rule: the projects' own instincts do not bring it back
+            continue
         confidence = best.confidence
         evidence = sum(i.evidence_count for i in items)
         line = f"{when:%Y-%m-%d} promoted: at >= {PROMOTE_AT} in {counted(len(items), 'project')}"
@@ -472,6 +500,8 @@ def learn(repo: MemoryRepo, *, sessions: Iterable[str] | None = None, records: I
                 mine = [c for c in calls if c.project == project]
                 for found in detect(mine, detectors):
                     key = instinct_id(found.pattern, project)
+                    if rejected(current.get(key)):  # the user said it is wrong: new evidence does not revive it
+                        continue
                     change = apply_detection(current.get(key), found, project, when, session)
                     if key in changes:
                         change = Change(change.instinct, changes[key].kind, changes[key].before)

@@ -36,6 +36,7 @@ from gitmem.learn.instincts import (
     commit_changes,
     instinct_id,
     list_instincts,
+    rejected,
 )
 from gitmem.learn.patterns import Call, read_observations, sessions_from
 from gitmem.store import document as docs
@@ -276,12 +277,16 @@ def analyze(repo: MemoryRepo, session: str, *, settings: LearningSettings | None
         current = {i.id: i for i in list_instincts(repo.path)}
         for found in findings:
             key = instinct_id(f"sem-{found['pattern']}", project)
+            if rejected(current.get(key)):  # the user said it is wrong
+                continue
             change = apply_finding(current.get(key), pattern=f"sem-{found['pattern']}", trigger=found["trigger"],
                                    action=found["action"], domain=found["domain"], project=project, when=now,
                                    support=1, line=f"{now:%Y-%m-%d} session {session[:12]}: semantic analysis",
                                    source="semantic")
             current[key] = change.instinct
             result.changes.append(change)
+        if not result.changes:
+            return result
         result.commit = commit_changes(repo, result.changes, f"instincts: {len(result.changes)} from semantic "
                                        f"analysis of {session[:12]}", "update", source,
                                        {"Gitmem-Session": session})

@@ -116,6 +116,26 @@ def test_the_usual_fix_loop_teaches_nothing_false() -> None:
     assert "test-after-edit" in {d.pattern for d in detect(ran)}
 
 
+def test_a_rejected_instinct_stays_rejected_whatever_the_sessions_show(repo_path: Path) -> None:
+    """There was no way to be rid of a wrong instinct: a deprecated one came back at 0.5 when its pattern showed."""
+    env = {"GITMEM_REPO": str(repo_path)}
+    write_obs(repo_path, read_edit_session("s1") + read_edit_session("s2"))
+    assert run_cli("instincts", "learn", env=env).code == 0
+    item = "read-before-edit--github.com-acme-shop"
+    refused = run_cli("instincts", "reject", item, env=env)
+    assert refused.code != 0 and "--reason" in refused.err
+    done = run_cli("instincts", "reject", item, "--reason", "reads are cheap here, not a rule", env=env)
+    assert done.code == 0 and f"rejected {item}" in done.out
+    assert git(repo_path, "log", "-1", "--format=%s").strip() == f"instincts: reject {item}"
+    write_obs(repo_path, read_edit_session("s3") + read_edit_session("s4"))
+    assert run_cli("instincts", "learn", env=env).code == 0
+    shown = json.loads(run_cli("instincts", "show", item, "--json", env=env).out)
+    assert shown["deprecated"] and shown["deprecated_reason"] == "rejected: reads are cheap here, not a rule"
+    assert shown["confidence"] == 0.0
+    assert run_cli("instincts", "reject", item, "--reason", "again", env=env).code != 0
+    assert_clean(repo_path)
+
+
 def test_input_summaries_cut_short_still_give_the_path() -> None:
     rows = [{"session": "s", "phase": "post", "tool": "Edit", "time": "2026-11-01T09:00:00Z",
              "input": '{"file_path":"/x/a.py","old_string":"' + "z" * 480 + "…[+900]", "output": ""}]
