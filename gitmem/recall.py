@@ -154,7 +154,12 @@ def recall(
         with contextlib.suppress(OSError):
             bump_usage(repo.path, [m.id for m in rules] + [h.id for h in used], now)
     text = "\n".join(part for part in (first, second) if part)
-    return RecallResult(text=text, hits=used, tokens=rule_tokens + tokens, budget=tokens_allowed, query=text_query,
+    # the query names the last commit subjects, which may hold a secret: what the result shows and caches (the
+    # hooks' footer, .cache/recall-cache.json, --json) is redacted; the search had the words as they are
+    from gitmem.redact.engine import redact
+
+    shown_query = redact(text_query, extra_patterns=repo.config.redaction.extra_patterns).text
+    return RecallResult(text=text, hits=used, tokens=rule_tokens + tokens, budget=tokens_allowed, query=shown_query,
                         project=context.project, notice=index.notice or "",
                         left_out=left_out + len(chosen) - len(rules), context=context,
                         essentials=rules, more=max(0, more - len(used)), vectors_missing=index.vectors_missing,

@@ -133,6 +133,17 @@ def test_recall_says_how_many_rules_it_left_out_and_how_to_find_them(mem: Reposi
     assert len(json.loads(listed.out)) == 30
 
 
+def test_a_secret_in_a_commit_subject_is_not_in_the_query_shown_or_cached(mem: Repository, code: Path) -> None:
+    """The recall query names the last commit subjects: one holding a key went as it was into `recall --json` and
+    the hooks' cache (.cache/recall-cache.json)."""
+    key = "AKIAIOSFODNN7EXAMPLE"
+    git(code, "commit", "-q", "--allow-empty", "-m", f"Rotate the leaked key {key}")
+    mem.remember("Payment retries back off exponentially", project=PROJECT)
+    shown = json.loads(run_cli("--repo", str(mem.path), "recall", "--cwd", str(code), "--json").out)
+    assert key not in shown["query"] and "[REDACTED:aws-access-key]" in shown["query"]
+    assert "checkout" in shown["query"]  # the other subjects as they are
+
+
 def test_an_essential_that_did_not_fit_the_budget_is_counted_as_left_out(mem: Repository, code: Path) -> None:
     """With one rule and a 10-token budget, recall printed "no memories for project …" and counted nothing."""
     mem.remember("Never deploy on a Friday without a rollback plan", project=PROJECT, category="constraint",
