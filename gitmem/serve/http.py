@@ -129,7 +129,7 @@ class RecallResponse(BaseModel):
     budget: int
     query: str
     project: str
-    ids: list[str]
+    ids: list[str] = Field(description="Every memory in the block: its Essentials, then the relevant memories.")
     left_out: int
 
 

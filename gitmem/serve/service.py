@@ -193,7 +193,7 @@ class MemoryService:
         with self.locked() as repo:
             result = repo.recall(cwd=where, budget=budget, query=query)
         return {"text": result.text, "tokens": result.tokens, "budget": result.budget, "query": result.query,
-                "project": result.project, "ids": [h.id for h in result.hits], "left_out": result.left_out}
+                "project": result.project, "ids": result.ids, "left_out": result.left_out}
 
     def session_block(self, cwd: str, paths: list[str]) -> dict[str, Any]:
         """The session-start block the hook would compute in-process for ``cwd`` and its hot ``paths``

@@ -204,6 +204,7 @@ def test_recall_returns_the_session_block(client: TestClient, tmp_path: Path) ->
     assert block["text"].startswith("## Essentials") and f"Always run the linters before pushing (id: {made['id']})" \
         in block["text"]
     assert block["tokens"] > 0
+    assert made["id"] in block["ids"]  # the Essentials are in the block, so in its ids (only the hits were)
     assert client.get("/recall", params={"cwd": str(tmp_path / "nowhere")}).status_code == 422
 
 
