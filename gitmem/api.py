@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem.config import Config
-from gitmem.errors import RepoNotFoundError
+from gitmem.errors import RepoNotFoundError, ValidationError
 from gitmem.store.memories import MemoryRepo
 
 if TYPE_CHECKING:
@@ -44,6 +44,14 @@ class Repository(MemoryRepo):
         ``include_deprecated``, ``mode`` (``hybrid``, ``bm25``, ``vector``), ``now``. Only memories related to it:
         ones that share a word with it, or whose vector is near enough by the model's measured floor
         (``related_only=False``: the nearest ``k`` whatever they are; see :meth:`Index.search`)."""
+        import inspect
+
+        from gitmem.search.index import Index
+
+        allowed = set(inspect.signature(Index.search).parameters) - {"self", "query", "k", "related_only"}
+        unknown = sorted(set(filters) - allowed)
+        if unknown:  # a TypeError naming Index.search, before
+            raise ValidationError(f"unknown filter(s) {', '.join(unknown)}", f"allowed: {', '.join(sorted(allowed))}")
         return self.index().search(query, k=k, related_only=related_only, **filters)
 
     def recall(self, *, cwd: str | Path | None = None, query: str | None = None, budget: int | None = None,

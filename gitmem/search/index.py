@@ -341,7 +341,8 @@ class Index:
             raise ValidationError(f"unknown type {type!r}", f"use one of: {', '.join(docs.TYPES)}")
         if category is not None and category not in docs.CATEGORIES:
             raise ValidationError(f"unknown category {category!r}", f"use one of: {', '.join(docs.CATEGORIES)}")
-        k = max(1, int(k))
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValidationError(f"k={k!r} is not a positive whole number", "ask for at least one memory, e.g. k=5")
         now = (now or datetime.now(UTC)).astimezone(UTC)
         self.refresh()
         embedder = self.embedder if mode != "bm25" else None

@@ -387,11 +387,14 @@ def make_memory(
     if not body:
         raise ValidationError("the memory text is empty", "put the rule or fact before the Why/How lines")
     project = _as_str(project, "project").strip()
+    if project:  # it names the memory's folder: the surfaces refuse "../x" and the library must as well
+        project = check_name(project, "project")
     scope_value = _choice(scope or ("project" if project else "global"), "scope", SCOPES)
     if scope_value != "global" and not project:
         raise ValidationError(f"scope '{scope_value}' needs a project", "pass --project ID (or use --scope global)")
-    if scope_value == "global":
-        project = ""
+    if scope_value == "global" and project:  # storing would drop the project without a word
+        raise ValidationError(f"scope 'global' and project {project!r} contradict each other",
+                              "pass only one of them")
     default_type = "project" if project else "user"
     created_at = parse_timestamp(created, "created") if created else utcnow()
     updated_at = parse_timestamp(updated, "updated") if updated else created_at

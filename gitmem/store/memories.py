@@ -274,6 +274,12 @@ class MemoryRepo(StoredRepo):
         """The memory ``text`` and ``fields`` describe, redacted (tags as given are redacted before they are
         lower-cased)."""
         self._tag_redaction = []
+        import inspect  # here: only a write pays for it
+
+        allowed = set(inspect.signature(docs.make_memory).parameters) - {"text"}
+        unknown = sorted(set(fields) - allowed)
+        if unknown:  # a TypeError naming an internal function, before
+            raise ValidationError(f"unknown field(s) {', '.join(unknown)}", f"allowed: {', '.join(sorted(allowed))}")
         if "tags" in fields:
             fields = {**fields, "tags": self._raw_tags(fields["tags"])}
         return self._clean(docs.make_memory(text, **fields))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,27 @@ def test_remember_is_one_commit_with_trailers(repo: MemoryRepo) -> None:
     assert git(repo.path, "show", f"HEAD:{memory.path}").count("**Why:** JSON queries are faster") == 1
     assert repo.get(memory.id) == memory
     assert_clean(repo.path)
+
+
+def test_the_library_refuses_what_the_other_surfaces_refuse(repo: MemoryRepo) -> None:
+    """remember() stored a global memory dropping the project it was given, a memory of project "../../evil", and
+    raised TypeError naming make_memory for a misspelt field; search() took k=0 and raised TypeError for a bad
+    filter."""
+    head = git(repo.path, "rev-parse", "HEAD")
+    for fields, says in (({"scope": "global", "project": "shop"}, "contradict each other"),
+                         ({"project": "../../evil"}, "path separator"),
+                         ({"colour": "red"}, "unknown field(s) colour")):
+        with pytest.raises(ValidationError, match=re.escape(says)):
+            repo.remember("a rule", **fields)
+    assert git(repo.path, "rev-parse", "HEAD") == head
+    api = gitmem.open(repo.path)
+    api.remember("Use PostgreSQL for orders", scope="global")
+    for k in (0, -1, "5", True):
+        with pytest.raises(ValidationError, match="not a positive whole number"):
+            api.search("postgresql", k=k, mode="bm25")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="unknown filter"):
+        api.search("postgresql", colour="red")
+    assert [h.memory.text for h in api.search("postgresql", k=1, mode="bm25")] == ["Use PostgreSQL for orders"]
 
 
 def test_list_filters(repo: MemoryRepo) -> None:
