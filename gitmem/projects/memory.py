@@ -397,10 +397,13 @@ def learn_from_session(repo: MemoryRepo, session: str, *, project: str = "", now
                 pf = merge_scan(None, scan(code_context(cwd, name).root), project=name, repo_path=repo.path,
                                 now=moment)
             before = _encode(repo, pf)
+            old_paths = set(pf.sections.get("Hot paths", "").splitlines())
             if notes:
                 pf.sections["Notes"] = merge_notes(pf.sections.get("Notes", ""), notes, observe.now_iso(moment)[:10])
             pf.sections["Directives"] = directive_refs(repo.path, name)
-            pf.sections["Hot paths"] = hot_paths_section(repo.path, name, str(pf.meta.get("root", "")))
+            hot = hot_paths_section(repo.path, name, str(pf.meta.get("root", "")))
+            if set(hot.splitlines()) != old_paths:  # the same paths in another order are no news worth a commit
+                pf.sections["Hot paths"] = hot
             after = _encode(repo, pf)
             if after != before or folded:
                 changes[project_path(name)] = after

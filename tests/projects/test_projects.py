@@ -276,6 +276,23 @@ def test_learning_from_tool_output(repo_path: Path, pyproj: Path) -> None:
     touched = git(repo_path, "log", "-1", "--format=%H", "--", "projects/billing.md")
     run_cli("learn-session", "--session", "s-42", "--project", "billing", env={"GITMEM_REPO": str(repo_path)})
     assert git(repo_path, "log", "-1", "--format=%H", "--", "projects/billing.md") == touched
+
+    # a session that only reads the hot files again, in another order of use, is no news: no commit (a session
+    # with one `ls` made a "notes" commit whose whole diff was the hot paths reordered)
+    def reads(session: str, names: list[str]) -> None:
+        for n, name in enumerate(names):
+            subprocess.run([sys.executable, "-m", "gitmem.agents.claude.entry", "post-tool-use"],
+                           input=post(session, pyproj, "Read", {"file_path": str(pyproj / name)},
+                                      {"file": {"content": "x"}}, 100 + n).encode(),
+                           env=env, capture_output=True, cwd=pyproj, timeout=60, check=True)
+        run_cli("learn-session", "--session", session, "--project", "billing", env={"GITMEM_REPO": str(repo_path)})
+
+    reads("s-43", ["pyproject.toml"])  # a new hot path: written
+    listed = (repo_path / "projects" / "billing.md").read_text()
+    assert "- `pyproject.toml`" in listed
+    touched = git(repo_path, "log", "-1", "--format=%H", "--", "projects/billing.md")
+    reads("s-44", ["src/billing/invoice_service.py"] * 4)  # the same paths, now in another order of use
+    assert git(repo_path, "log", "-1", "--format=%H", "--", "projects/billing.md") == touched
     assert_clean(repo_path)
 
 
