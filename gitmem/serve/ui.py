@@ -37,6 +37,12 @@ STATIC_PATH = "/ui/static"
 MAX_INSTINCT_CHARTS = 50
 
 
+
+def id_in_path(memory_id: str) -> str:
+    """A memory id as one segment of a link: every "/" encoded too ("../../escape" as ``..%2F..%2Fescape``), or a
+    browser would resolve the id's own dot segments and slashes as the URL's and open another page."""
+    return quote(memory_id, safe="")
+
 def sparkline(values: list[float], width: int = 120, height: int = 28) -> str:
     """An SVG polyline of ``values`` (confidences 0..1, oldest first) as the ``points`` attribute; the vertical
     scale spans the values' range, at least 0.2 wide, so a rise from 0.5 to 0.6 is visible without making noise
@@ -116,7 +122,7 @@ def page_blocks(body: str) -> list[tuple[str, str]]:
 def mount_ui(app: FastAPI, service: MemoryService) -> None:
     """Add the viewer's pages under ``/ui`` and its stylesheet under ``/ui/static``."""
     templates = Jinja2Templates(directory=str(HERE / "templates"))
-    templates.env.globals.update(types=TYPES, categories=CATEGORIES, quote=quote, age=age)
+    templates.env.globals.update(types=TYPES, categories=CATEGORIES, quote=id_in_path, age=age)
     templates.env.filters["diff_lines"] = diff_lines
     templates.env.filters["inline_markdown"] = inline_markdown
     templates.env.filters["page_blocks"] = page_blocks
@@ -193,7 +199,7 @@ def mount_ui(app: FastAPI, service: MemoryService) -> None:
             service.forget(memory_id, reason, source="ui")
         except GitmemError as exc:
             return _memory_page(request, memory_id, str(exc), 422)
-        return RedirectResponse(f"/ui/memory/{quote(memory_id)}", status_code=303)
+        return RedirectResponse(f"/ui/memory/{id_in_path(memory_id)}", status_code=303)
 
     @router.post("/memory/{memory_id:path}/restore", response_model=None)
     def restore(request: Request, memory_id: str) -> Response:
@@ -203,7 +209,7 @@ def mount_ui(app: FastAPI, service: MemoryService) -> None:
             service.restore(memory_id, source="ui")
         except GitmemError as exc:
             return _memory_page(request, memory_id, str(exc), 422)
-        return RedirectResponse(f"/ui/memory/{quote(memory_id)}", status_code=303)
+        return RedirectResponse(f"/ui/memory/{id_in_path(memory_id)}", status_code=303)
 
     @router.get("/conflicts", response_class=HTMLResponse)
     def conflicts(request: Request) -> HTMLResponse:

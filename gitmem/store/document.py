@@ -212,6 +212,8 @@ def check_id(memory_id: str, *, new: bool = True) -> str:
     value = unicodedata.normalize("NFC", memory_id.strip())
     if len(value) > 200 or any(unicodedata.category(ch).startswith("C") for ch in value):
         raise ValidationError(f"'id' is not usable: {memory_id[:60]!r}", "use up to 200 printable characters")
+    if new and value in (".", ".."):  # a link to it would name the page above (the viewer, any URL)
+        raise ValidationError(f"'id' is not usable: {value!r}", "use a name with a letter or digit in it")
     return value
 
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from urllib.parse import quote
 
+import pytest
 from fastapi.testclient import TestClient
 
 from gitmem.config import Config
+from gitmem.errors import ValidationError
 from gitmem.serve.http import create_app
 from gitmem.serve.service import MemoryService
 from gitmem.serve.ui import page_blocks, sparkline
@@ -119,6 +122,20 @@ def test_a_value_that_does_not_fit_a_page_is_answered_with_a_page(repo: MemoryRe
     assert api.status_code == 422 and api.headers["content-type"] == "application/problem+json"
 
 
+def test_a_link_to_an_id_with_dot_segments_opens_that_memory(repo: MemoryRepo) -> None:
+    """The list linked "../../escape" as /ui/memory/../../escape, which a browser resolves to another page."""
+    repo.remember("with id dots", id="../../escape")
+    repo.remember("with a slash", id="/etc/x")
+    client = TestClient(create_app(MemoryService(repo), ui=True))  # type: ignore[arg-type]
+    listing = client.get("/ui/").text
+    for memory_id, text in (("../../escape", "with id dots"), ("/etc/x", "with a slash")):
+        link = f'/ui/memory/{quote(memory_id, safe="")}'
+        assert f'href="{link}"' in listing
+        assert text in client.get(link).text
+    with pytest.raises(ValidationError):
+        repo.remember("a dot", id="..")
+
+
 def test_a_form_post_to_an_id_ending_in_a_verb_changes_nothing(repo: MemoryRepo) -> None:
     """Ids may hold "/": /ui/memory/r%2Frestore names memory "r/restore" and must not act on memory "r"."""
     for memory_id in ("r", "r/restore", "q", "q/deprecate"):
@@ -134,7 +151,7 @@ def test_a_form_post_to_an_id_ending_in_a_verb_changes_nothing(repo: MemoryRepo)
     assert shown.status_code == 200 and "Memory r/restore" in shown.text
     # the forms of the memories' pages still work, those of the ids with a slash too
     page = client.get("/ui/memory/q/deprecate").text
-    assert 'action="/ui/memory/q/deprecate/deprecate"' in page
+    assert 'action="/ui/memory/q%2Fdeprecate/deprecate"' in page
     done = client.post("/ui/memory/q/deprecate/deprecate", data={"reason": "gone"}, follow_redirects=False)
     assert done.status_code == 303 and repo.get("q/deprecate").deprecated and not repo.get("q").deprecated
     assert client.post("/ui/memory/r/restore", follow_redirects=False).status_code == 303

@@ -97,10 +97,13 @@ def test_different_ids_never_share_a_file(ids: list[str]) -> None:
 
 
 def test_traversal_ids_stay_inside_their_folder() -> None:
-    for bad in ("../../etc/passwd", "/abs", "CON", "a/b", "..", "x.md"):
+    for bad in ("../../etc/passwd", "/abs", "CON", "a/b", "x.md", "x/.."):
         memory = docs.make_memory("x", id=bad)
         assert memory.path.count("/") == 2 and "/../" not in memory.path
         assert memory.path.startswith("memories/global/")
+    for dots in (".", ".."):  # kept safe on disk, but a link to it names the page above: refused when new
+        with pytest.raises(ValidationError, match="not usable"):
+            docs.make_memory("x", id=dots)
 
 
 printable = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=40)
