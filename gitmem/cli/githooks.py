@@ -49,9 +49,17 @@ def git_hooks() -> None:
               help="Code repository (default: the one containing the working directory).")
 def git_hooks_install(code_dir: Path | None) -> None:
     """Install the post-commit hook (respects core.hooksPath; chains an existing hook; idempotent)."""
-    from gitmem.git.coderepo import hooks_dir
+    from gitmem.git.coderepo import hooks_dir, tracks_files_in
 
-    hooks = hooks_dir(_code_root(code_dir))
+    root = _code_root(code_dir)
+    hooks = hooks_dir(root)
+    if tracks_files_in(root, hooks):
+        # core.hooksPath names a folder of the project's tracked files (husky, a team's hooks): installing would
+        # change them, commit gitmem's paths into them and leave the team's hook as an untracked copy
+        raise GitmemError(f"git runs this repository's hooks from {hooks}, a folder of the project's own files "
+                          "(core.hooksPath); gitmem leaves it alone",
+                          f"add this line to {hooks / 'post-commit'} yourself: "
+                          f"{_gitmem_executable()} extract --commit HEAD --deadline 60 --quiet >/dev/null 2>&1 &")
     action = install_hook(hooks, _gitmem_executable())
     click.echo(f"{action} {hooks / 'post-commit'}")
 

@@ -107,6 +107,17 @@ def code_repo_root(start: Path) -> Path | None:
     return next((d for d in (start, *start.parents) if (d / ".git").exists()), None)
 
 
+def tracks_files_in(root: Path, folder: Path) -> bool:
+    """Whether the code repository at ``root`` tracks a file in ``folder`` (a hooks folder that is the project's
+    own, such as ``.husky``: a team's hooks, under version control)."""
+    top, where = root.resolve(), folder.resolve()
+    if not where.is_relative_to(top) or ".git" in where.relative_to(top).parts:
+        return False
+    prefix = where.relative_to(top).as_posix().encode() + b"/"
+    with _open_code(root) as repo:
+        return any(path.startswith(prefix) for path in repo.open_index())
+
+
 def hooks_dir(root: Path) -> Path:
     """Where git looks for hooks in the code repository at ``root`` (``core.hooksPath`` when set)."""
     import os

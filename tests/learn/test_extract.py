@@ -230,6 +230,22 @@ def test_core_hooks_path_is_respected(code: Path, repo_path: Path) -> None:
     assert not (code / ".githooks" / "post-commit").exists()
 
 
+def test_a_tracked_hooks_folder_is_left_alone(code: Path) -> None:
+    """With core.hooksPath at a folder under version control (husky), install rewrote the team's tracked hook and
+    left it as an untracked .pre-gitmem copy: every clone lost it, and gitmem's absolute path was committed."""
+    team = code / ".husky"
+    team.mkdir()
+    (team / "post-commit").write_text("#!/bin/sh\necho team hook\n")
+    (team / "post-commit").chmod(0o755)
+    git(code, "config", "core.hooksPath", ".husky")
+    git(code, "add", "-A")
+    git(code, "commit", "-q", "-m", "team hooks")
+    refused = run_cli("git-hooks", "install", "--repo", str(code))
+    assert refused.code != 0 and "project's own files" in refused.err and "extract --commit HEAD" in refused.err
+    assert (team / "post-commit").read_text() == "#!/bin/sh\necho team hook\n"
+    assert git(code, "status", "--porcelain") == ""
+
+
 def test_memory_repo_commits_never_trigger_extraction(repo_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GITMEM_REPO", str(repo_path))
     assert run_cli("git-hooks", "install", "--repo", str(repo_path)).code == 0
