@@ -487,8 +487,13 @@ def learn(repo: MemoryRepo, *, sessions: Iterable[str] | None = None, records: I
         current = {i.id: i for i in list_instincts(repo.path)}
         changes: dict[str, Change] = {}
         for session, calls in calls_by_session.items():
-            if (wanted is not None and session not in wanted) or session in done or not calls:
+            if (wanted is not None and session not in wanted) or not calls:
                 continue
+            if session in done:  # learned already: only calls made since count (a session resumed later)
+                learned = _stamp(str(done[session] or ""), now)
+                calls = [c for c in calls if _stamp(c.time, learned) > learned]
+                if not calls:
+                    continue
             when = max((_stamp(c.time, now) for c in calls), default=now)
             ended = isinstance(known.get(session), dict) and bool(known[session].get("ended"))
             if wanted is None and not ended and (now - when).total_seconds() < min_idle:

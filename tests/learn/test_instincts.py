@@ -136,6 +136,21 @@ def test_a_rejected_instinct_stays_rejected_whatever_the_sessions_show(repo_path
     assert_clean(repo_path)
 
 
+def test_a_resumed_session_s_later_calls_are_learned(repo: MemoryRepo, repo_path: Path) -> None:
+    """A session learned at its end and resumed later (`claude --resume`, the same session id) was never learned
+    from again: its id was in the learned list."""
+    write_obs(repo_path, read_edit_session("s1", when=T0) + read_edit_session("s1b", when=T0))
+    first = ins.learn(repo, now=T0 + timedelta(hours=1))
+    assert sorted(first.sessions) == ["s1", "s1b"]
+    assert ins.get_instinct(repo_path, "read-before-edit--github.com-acme-shop").confidence == 0.55
+    assert ins.learn(repo, now=T0 + timedelta(hours=2)).sessions == []  # nothing new: nothing learned
+    later = T0 + timedelta(days=1)
+    write_obs(repo_path, read_edit_session("s1", when=later))  # the same session, resumed
+    again = ins.learn(repo, now=later + timedelta(hours=1))
+    assert again.sessions == ["s1"]
+    assert ins.get_instinct(repo_path, "read-before-edit--github.com-acme-shop").confidence == 0.6
+
+
 def test_input_summaries_cut_short_still_give_the_path() -> None:
     rows = [{"session": "s", "phase": "post", "tool": "Edit", "time": "2026-11-01T09:00:00Z",
              "input": '{"file_path":"/x/a.py","old_string":"' + "z" * 480 + "…[+900]", "output": ""}]
