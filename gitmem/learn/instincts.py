@@ -28,8 +28,9 @@ Detectors (:data:`gitmem.learn.patterns.DETECTORS`) run over one session's tool 
 detector fires *creates* the project's instinct at :data:`NEW` or *confirms* it (+:data:`STEP`, capped at
 :data:`CAP`); an instinct not seen for ``decay_days`` loses :data:`STEP` per period and is deprecated below
 :data:`FLOOR`. The same pattern at ≥ :data:`PROMOTE_AT` in :data:`PROMOTE_PROJECTS` or more projects is promoted to
-a global instinct. Every change is one commit whose message carries the evidence counts; sessions already learned
-from are kept in ``local/instincts-state.json`` so a session is never counted twice.
+a global instinct. Every change is one commit whose message carries the evidence counts; when each session was
+learned from is kept in ``local/instincts-state.json``, so its calls are never counted twice and a session resumed
+later is learned from for its new calls only.
 """
 
 from __future__ import annotations
