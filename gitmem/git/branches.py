@@ -275,6 +275,19 @@ def merge_changes(store: GitStore, local: bytes, other: bytes, merge: FileMerger
         return _three_way(repo, local, other, merge, moves=moves, clean=redaction(store))
 
 
+def adopt_same_tree(store: GitStore, target: bytes) -> bool:
+    """Move the local branch to ``target`` when the two hold the same files (a review branch squash-merged: the
+    remote branch holds every local change in a commit of its own). Its local commits would otherwise count as
+    ahead for good and come back in the next review branch. False when the trees differ or nothing is to move.
+    The caller holds :meth:`GitStore.locked`."""
+    with store.open() as repo:
+        local = _head(repo)
+        if local is None or local == target or _tree_of(repo, local) != _tree_of(repo, target):
+            return False
+        store.move_to(repo, local, target, {})  # the same files: only the branch moves
+    return True
+
+
 def merge_into_branch(store: GitStore, remote_sha: bytes, *, merge: FileMerger,
                       message: Callable[[Mapping[str, bytes | None]], str], author: str,
                       moves: Moves | None = None) -> MergeOutcome:

@@ -26,6 +26,7 @@ from gitmem.errors import RepoError
 from gitmem.git.branches import (
     FileMerger,
     Moves,
+    adopt_same_tree,
     ahead_behind,
     forget_tracking_branch,
     is_ancestor,
@@ -234,6 +235,9 @@ def _sync(store: GitStore, *, author: str, branch: str, remote: str, mode: str, 
                     result.changed = sorted({*result.changed, *step.changed})
                     result.conflicts.extend(c for c in step.conflicts if c not in result.conflicts)
                     result.conflicted_ids = sorted({*result.conflicted_ids, *step.conflicted_ids})
+                if mode == "review" and adopt_same_tree(store, remote_sha):
+                    # what this machine proposed was squash-merged: the remote branch is where it goes on from
+                    result.action = "fast-forward"
             local = store.head()
         result.head = local.decode() if local else ""
         if remote_sha is not None and push_changes:

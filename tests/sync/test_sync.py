@@ -370,6 +370,12 @@ def test_review_mode_proposes_a_branch_and_cleans_it_up(machines: tuple[MemoryRe
     assert_clean(a.path)
     assert a.get(added.id) and a.get(gone).deprecated
     assert git(a.path, "rev-parse", "HEAD^{tree}") == git(remote, "rev-parse", "main^{tree}")
+    # this machine goes on from main: after a squash its own commits counted as ahead for good and came back in the
+    # next proposal ("5 commits" for one new memory)
+    assert git(a.path, "rev-parse", "HEAD") == git(remote, "rev-parse", "main")
+    a.remember("One more rule after the merge")
+    again = json.loads(run_cli("--repo", str(a.path), "propose", "--json", "--no-gh").out)
+    assert git(remote, "rev-list", "--count", f"main..{again['branch']}").strip() == "1"
 
 
 def test_pull_request_urls() -> None:
