@@ -337,6 +337,11 @@ class Index:
             raise SearchError("the search query is empty", 'say what to look for, e.g. gitmem search "database choice"')
         if mode not in ("hybrid", "bm25", "vector"):
             raise ValidationError(f"unknown search mode {mode!r}", "use hybrid, bm25 or vector")
+        if project and ("/" in project or "\\" in project or ".." in project):
+            # "../../etc" named no memory's project and found nothing, where every write refuses it (the full
+            # check, gitmem.store.document.check_name, would load unicodedata into the prompt hook)
+            raise ValidationError(f"project {project!r} contains a path separator or '..'",
+                                  "use a project id as gitmem list --json shows them, e.g. github.com-acme-shop")
         if type is not None and type not in docs.TYPES:
             raise ValidationError(f"unknown type {type!r}", f"use one of: {', '.join(docs.TYPES)}")
         if category is not None and category not in docs.CATEGORIES:

@@ -116,6 +116,9 @@ def test_retrieve_ranks_and_cuts_to_the_token_budget(client: TestClient) -> None
     assert cut["tokens"] <= first and cut["left_out"] >= 1
     assert [m["id"] for m in cut["memories"]][:1] == [full["memories"][0]["id"]]
     assert "explanation" not in cut["memories"][0]
+    # a project no write accepts is refused here too (it found nothing, with no word why)
+    odd = client.get("/memory/retrieve", params={"query": "database", "project": "../../x"})
+    assert odd.status_code == 422 and "path separator" in odd.json()["detail"]
 
 
 
