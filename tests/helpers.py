@@ -5,12 +5,13 @@ Fixtures live in ``conftest.py`` files; everything a test imports lives here (``
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -159,3 +160,28 @@ def design_note() -> str:
     paragraphs.append("Outgoing mail waits in a Redis queue that the mail worker drains every minute; a bounced "
                       "address is suppressed for thirty days.")
     return "\n\n".join(paragraphs)
+
+
+def damage_tantivy(folder: Path, how: str) -> None:
+    """Break the tantivy index in ``folder`` the ways a tester did, so tantivy raises when it opens or reads it:
+    ``meta`` (its ``meta.json`` no JSON) or ``terms`` (every term file cut to nothing)."""
+    if how == "meta":
+        (folder / "meta.json").write_text("{garbage\n", "utf-8")
+        return
+    terms = list(folder.glob("*.term"))
+    assert terms
+    for term in terms:
+        term.write_bytes(b"")
+
+
+@contextlib.contextmanager
+def lock_held(path: Path) -> Iterator[None]:
+    """``path``'s file lock held as another process would hold it, for the block's duration."""
+    from filelock import FileLock
+
+    lock = FileLock(str(path), thread_local=False)
+    lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()

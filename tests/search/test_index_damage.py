@@ -9,27 +9,18 @@ import time
 from pathlib import Path
 
 import pytest
-from filelock import FileLock
 
 from gitmem.config import Config
 from gitmem.errors import SearchError
 from gitmem.search.index import Index
 from gitmem.store.memories import MemoryRepo
-from tests.helpers import assert_clean, run_cli
+from tests.helpers import assert_clean, damage_tantivy, lock_held, run_cli
 
 MEMORIES = 60
 
 
 def _damage(repo: Path, how: str) -> None:
-    """Break the index on disk the ways a tester did: tantivy then raises when it opens or reads it."""
-    tantivy = repo / ".cache" / "search" / "tantivy"
-    if how == "meta":
-        (tantivy / "meta.json").write_text("{garbage\n", "utf-8")
-    else:
-        terms = list(tantivy.glob("*.term"))
-        assert terms
-        for term in terms:
-            term.write_bytes(b"")
+    damage_tantivy(repo / ".cache" / "search" / "tantivy", how)
 
 
 def _found(repo: Path, query: str) -> list[str]:
@@ -83,16 +74,12 @@ def test_the_library_rebuilds_a_damaged_index_whole(indexed: Path, how: str) -> 
 
 def test_a_damaged_index_that_cannot_be_rebuilt_says_to_reindex(indexed: Path) -> None:
     _damage(indexed, "terms")
-    lock = FileLock(str(indexed / ".cache" / "search.lock"), thread_local=False)
-    lock.acquire()  # another process is updating it: this search cannot rebuild it now
-    try:
+    with lock_held(indexed / ".cache" / "search.lock"):  # another process is updating it: no rebuild now
         with pytest.raises(SearchError, match="run gitmem reindex"):
             Index(MemoryRepo(Config(repo=indexed)), embedder=None, lock_wait=0.2).search("widget7", mode="bm25")
         started = time.perf_counter()
         done = run_cli("--repo", str(indexed), "search", "widget7", "--mode", "bm25")
         assert time.perf_counter() - started < 30
-    finally:
-        lock.release()
     assert done.code == 1 and done.out == ""
     lines = done.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("gitmem: error: the search index in ")

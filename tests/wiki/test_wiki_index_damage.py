@@ -9,13 +9,12 @@ import time
 from pathlib import Path
 
 import pytest
-from filelock import FileLock
 
 from gitmem.config import Config
 from gitmem.errors import SearchError
 from gitmem.store.memories import MemoryRepo
 from gitmem.wiki.store import Wiki
-from tests.helpers import assert_clean, run_cli
+from tests.helpers import assert_clean, damage_tantivy, lock_held, run_cli
 
 PAGES = 8
 
@@ -29,15 +28,7 @@ def _tantivy(repo: Path) -> Path:
 
 
 def _damage(repo: Path, how: str) -> None:
-    """Break the wiki index on disk the ways a tester did: tantivy then raises when it opens it."""
-    tantivy = _tantivy(repo)
-    if how == "meta":
-        (tantivy / "meta.json").write_text("{garbage\n", "utf-8")
-    else:
-        terms = list(tantivy.glob("*.term"))
-        assert terms
-        for term in terms:
-            term.write_bytes(b"")
+    damage_tantivy(_tantivy(repo), how)
 
 
 def _query(repo: Path, text: str) -> list[str]:
@@ -107,16 +98,12 @@ def test_a_damaged_wiki_index_that_cannot_be_rebuilt_yet_says_so(indexed: Path) 
     _damage(indexed, "terms")
     index = _wiki(indexed)._index()
     index.lock_wait = 0.2
-    lock = FileLock(str(indexed / ".cache" / "wiki" / "shop" / "lock"), thread_local=False)
-    lock.acquire()  # another process is updating it: this query cannot rebuild it now
-    try:
+    with lock_held(indexed / ".cache" / "wiki" / "shop" / "lock"):  # another process is updating it
         with pytest.raises(SearchError, match=r"cannot be read: .*\(try again: a query rebuilds it"):
             index.search("widget3")
         started = time.perf_counter()
         done = run_cli("--repo", str(indexed), "wiki", "query", "--project", "shop", "widget3")
         assert time.perf_counter() - started < 30
-    finally:
-        lock.release()
     assert done.code == 1 and done.out == ""
     lines = done.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("gitmem: error: the search index of wiki/shop/ in ")
