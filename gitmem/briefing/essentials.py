@@ -144,9 +144,9 @@ def is_essential(memory: Memory) -> bool:
     return memory.category in RULES or (len(memory.text) <= RULE_CHARS and bool(detect_directives(memory.text)))
 
 
-def settle(memories: Iterable[Memory]) -> list[Memory]:
+def settle(memories: Iterable[Memory], limit: int | None = None) -> list[Memory]:
     """Order by importance then recency, drop repeats of the same rule (written again, or in nearly the same
-    words: :data:`NEAR_DUPLICATE`), and resolve contradictions.
+    words: :data:`NEAR_DUPLICATE`), and resolve contradictions; at most ``limit`` memories (all when None).
 
     Two memories of the same scope contradict when one says not to use a word that the other names (and does not
     itself rule out). The memories are weighed in order of precedence (corrections first, then the newer; at the
@@ -161,15 +161,23 @@ def settle(memories: Iterable[Memory]) -> list[Memory]:
             return False
         return names_any(b.text, negated[a.id] - negated[b.id]) or names_any(a.text, negated[b.id] - negated[a.id])
 
-    winners: list[Memory] = []
+    # only memories of one scope can contradict, and only when one of them says "not": a memory saying no "not"
+    # is weighed against the winners that do (thousands of rules of importance 5 are otherwise millions of pairs)
+    winners: dict[str, list[Memory]] = {}
+    negating: dict[str, list[Memory]] = {}
     for memory in sorted(ordered, key=lambda m: (m.category == "correction", m.updated, bool(negated[m.id])),
                          reverse=True):
-        if not any(contradict(memory, winner) for winner in winners):
-            winners.append(memory)
-    standing = {m.id for m in winners}
+        rivals = (winners if negated[memory.id] else negating).get(memory.project, [])
+        if not any(contradict(memory, winner) for winner in rivals):
+            winners.setdefault(memory.project, []).append(memory)
+            if negated[memory.id]:
+                negating.setdefault(memory.project, []).append(memory)
+    standing = {m.id for scope in winners.values() for m in scope}
     kept: list[Memory] = []
     keys: set[str] = set()
     for memory in ordered:
+        if len(kept) == limit:  # the near-duplicate check compares pairs: never past what is shown
+            break
         key = directive_key(memory.text)
         if key in keys or memory.id not in standing:
             continue
@@ -187,5 +195,5 @@ def essentials(repo_path: Path, project: str, cache_dir: Path | None = None) -> 
     if project:
         mine, count = folder_memories(repo_path, project, is_essential, cache_dir)
         pool, total = pool + mine, total + count
-    chosen = settle(pool)[:LIMIT]
+    chosen = settle(pool, LIMIT)
     return chosen, total - len(chosen)
