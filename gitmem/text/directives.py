@@ -192,6 +192,8 @@ _LEAD_TEXT = LazyPattern(r"(?i)^(?:(?:from\s+now\s+on|going\s+forward|henceforth
                          r"(?:记住|牢记|注意)\s*[，,：:]\s*|切记\s*(?=不|别|要|[，,：:]))+")
 #: what a rule's sentence may end with that is no part of the rule: thanks, and the particles of spoken Chinese
 #: ("都用 pnpm 哈", "提交信息都用英文写，谢谢") with their punctuation, or exclamation marks (a full stop stays)
+#: the last characters of a sentence :data:`_TAIL_TEXT` may cut from (besides "thanks"): punctuation, 谢, particles
+_TAIL_ENDS = "，,。.!！~～谢吧哦哈啊呀啦噢哟嗯"
 _TAIL_TEXT = LazyPattern(r"(?i)(?:[\s，,。.!！~～]*(?:谢谢(?:你|啦|了)?|多谢|thanks|thank\s+you|thx|"
                          r"[吧哦哈啊呀啦噢哟嗯]))+[\s，,。.!！~～]*$|[\s!！~～]+$")
 
@@ -202,7 +204,10 @@ def _rule_text(text: str) -> str:
     simple = text.translate(_SIMPLIFIED)  # one character for one: the matches' places hold in ``text``
     lead = _LEAD_TEXT.match(simple)
     start = lead.end() if lead else 0
-    tail = _TAIL_TEXT.search(simple, start)
+    # compiled only for a rule that may end in thanks, a particle or "!": most do not
+    end = simple.rstrip()[-1:]
+    ends_so = bool(end) and (end in _TAIL_ENDS or simple.rstrip().lower().endswith(("thanks", "thank you", "thx")))
+    tail = _TAIL_TEXT.search(simple, start) if ends_so else None
     rule = text[start:tail.start() if tail else len(text)].strip() or text
     return rule[0].upper() + rule[1:] if rule[0].isascii() else rule
 
@@ -220,7 +225,7 @@ def _priority(text: str) -> str | None:
     if _HIGH_EN.match(text) or _HIGH_CN.match(text):
         return "high"
     if _NORMAL_EN.match(text) or _NORMAL_CN.match(text) or _FROM_NOW_ON_EN.match(text) or \
-            _FROM_NOW_ON_CN.match(text) or _REMEMBER_CN.match(text):
+            _FROM_NOW_ON_CN.match(text) or ("记" in text and _REMEMBER_CN.match(text)):
         return "normal"
     return None
 
@@ -232,12 +237,14 @@ def _priority_cn(clause: str) -> str | None:
 
 def classify(sentence: str) -> Directive | None:
     """The standing instruction in one sentence, or None (also for a task worded like a rule)."""
-    original = _POLITE_TAIL.sub("", _strip(sentence))
+    original = _strip(sentence)
+    if original.rstrip("？? ").endswith(("吗", "好不好", "行不行")):  # the polite tail's pattern, only when it may hold
+        original = _POLITE_TAIL.sub("", original)
     text = original.translate(_SIMPLIFIED)  # the rules read simplified characters; the rule keeps the user's
     if len(text) < 6 or len(text) > MAX_DIRECTIVE_CHARS or not _may_hold_rule(text) or _NOT_EN.match(text):
         return None
     strong = bool(_STANDING.search(text))
-    standing = strong or bool(_WEAK_STANDING.search(text))
+    standing = strong or (("每次" in text or "你" in text) and bool(_WEAK_STANDING.search(text)))
     if _is_question(text, strong):
         return None
     if (not standing and _CODE.search(text)) or (not strong and _TASK.search(text)):
