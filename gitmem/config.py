@@ -19,6 +19,7 @@ import os
 
 from gitmem.errors import ConfigError
 from gitmem.files.places import CACHE, derived_dir, user_cache_home, user_config_file
+from gitmem.files.places import REPO_CONFIG_NAME as REPO_CONFIG_NAME
 from gitmem.text.records import Record, replace
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hooks read the configuration on every prompt
@@ -56,7 +57,6 @@ def env_table() -> str:
     return "\n".join(["| variable | what it does |", "|---|---|", *rows]) + "\n"
 
 
-REPO_CONFIG_NAME = "gitmem.toml"
 MEMREPO_NAME = ".memrepo"
 
 

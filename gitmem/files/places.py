@@ -1,6 +1,7 @@
 """Where things are, found without loading the configuration: the user's settings file (the per-tool-call hook
 looks for it on every call: a file there may name settings that change where memories go; :mod:`gitmem.config`
-reads it) and the folder a memory repository's derived state goes to (:func:`derived_dir`)."""
+reads it), what makes a folder a memory repository (:func:`is_memory_repo`) and the folder a memory repository's
+derived state goes to (:func:`derived_dir`)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,17 @@ def user_cache_home(env: Mapping[str, str], home: str | os.PathLike[str]) -> str
     """gitmem's folder in the user's cache: ``$XDG_CACHE_HOME/gitmem``, else ``~/.cache/gitmem``
     (:attr:`gitmem.config.Config.cache_home`, which the hooks' settings snapshot needs before the settings)."""
     return os.path.join(env.get("XDG_CACHE_HOME") or os.path.join(home, ".cache"), "gitmem")
+
+
+#: the file that makes a git repository a gitmem memory repository (its settings, committed with the memories)
+REPO_CONFIG_NAME = "gitmem.toml"
+
+
+def is_memory_repo(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a gitmem memory repository: a git work tree holding :data:`REPO_CONFIG_NAME` (two
+    stats: every hook asks, the per-tool-call one too, before it writes anything there; a code project's
+    repository, a wrong ``GITMEM_REPO``, gets nothing written into it)."""
+    return os.path.isdir(os.path.join(path, ".git")) and os.path.isfile(os.path.join(path, REPO_CONFIG_NAME))
 
 
 #: the folder, under a memory repository, of what is derived from it (search index, vectors, caches): ignored by

@@ -6,21 +6,14 @@ the index without importing the memory API (redaction rules, documents, layout c
 
 from __future__ import annotations
 
-import os
-
-from gitmem.config import REPO_CONFIG_NAME
 from gitmem.errors import RepoNotFoundError
+from gitmem.files.places import REPO_CONFIG_NAME
+from gitmem.files.places import is_memory_repo as is_memory_repo
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the prompt hook opens the index without importing typing
 if TYPE_CHECKING:
     from gitmem.config import Config, StrPath
     from gitmem.git.store import GitStore
-
-
-def is_memory_repo(path: StrPath) -> bool:
-    """Whether ``path`` is a gitmem memory repository: a git work tree holding ``gitmem.toml`` (``os.path`` only:
-    every hook that opens the repository asks)."""
-    return os.path.isdir(os.path.join(path, ".git")) and os.path.isfile(os.path.join(path, REPO_CONFIG_NAME))
 
 
 class StoredRepo:

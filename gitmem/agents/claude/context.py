@@ -12,7 +12,7 @@ import os
 
 from gitmem.agents.claude import toolcall
 from gitmem.errors import GitmemError, RepoNotFoundError
-from gitmem.files.places import user_config_file
+from gitmem.files.places import REPO_CONFIG_NAME, is_memory_repo, user_config_file
 from gitmem.store import local as observe
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every tool call's hook process
@@ -122,7 +122,7 @@ class Context:
         """Whether ``repo_dir`` is a gitmem memory repository (``.git`` and ``gitmem.toml``: two stats). Nothing
         is written into a folder that is not one (its local state, caches or log), not even a git repository: a
         code project's, say, where observations could be committed."""
-        return toolcall.is_memory_repo(self.repo_dir)
+        return is_memory_repo(self.repo_dir)
 
     def require_repo(self) -> None:
         """Raise :class:`~gitmem.errors.RepoNotFoundError` unless :attr:`exists` (every event asks before it writes
@@ -132,7 +132,7 @@ class Context:
         if os.path.isdir(os.path.join(self.repo_dir, ".git")):  # the message gitmem.store.base.StoredRepo gives
             raise RepoNotFoundError(
                 f"{self.repo_dir} is a git repository but not a gitmem memory repository "
-                f"(no {toolcall.REPO_CONFIG_NAME})",
+                f"(no {REPO_CONFIG_NAME})",
                 "point --repo or GITMEM_REPO at your memory repository (gitmem init makes one in an empty folder)")
         raise RepoNotFoundError.at(self.repo_dir)
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import os
 
-from gitmem.files.places import derived_dir, user_cache_home, user_config_file
+from gitmem.files.places import REPO_CONFIG_NAME as REPO_CONFIG_NAME
+from gitmem.files.places import derived_dir, is_memory_repo, user_cache_home, user_config_file
 from gitmem.store import local as observe
 from gitmem.text import quickjson
 
@@ -34,9 +35,6 @@ FILE_KEYS = ("file_path", "notebook_path", "path")
 #: inputs larger than this take the general path, whose watchdog bounds the time their redaction may take
 MAX_FAST_INPUT = 256 * 1024
 _SETTINGS = (b"repo", b"project", b"extra_patterns")
-#: the file that makes a git repository a gitmem memory repository (``gitmem.config.REPO_CONFIG_NAME``, not imported
-#: from there: the configuration's module costs a tool call's hook ~0.09 s)
-REPO_CONFIG_NAME = "gitmem.toml"
 
 
 def names_a_setting(data: bytes) -> bool:
@@ -75,13 +73,6 @@ def fast_repo(env: Mapping[str, str], home: str, cwd: str, repo_option: str | No
         except OSError:
             return None
     return repo
-
-
-def is_memory_repo(repo: str) -> bool:
-    """Whether the folder ``repo`` is a gitmem memory repository: a git work tree holding ``gitmem.toml`` (two
-    stats, as :func:`gitmem.store.base.is_memory_repo`). Any other folder, a code project's repository say (a wrong
-    ``GITMEM_REPO``), gets nothing written into it by a hook: its files could be committed there."""
-    return os.path.isfile(os.path.join(repo, REPO_CONFIG_NAME)) and os.path.isdir(os.path.join(repo, ".git"))
 
 
 def session_id(value: Any) -> str:
