@@ -13,7 +13,7 @@ from typing import Any
 
 from gitmem.config import Config
 from gitmem.errors import DocumentError, NotFoundError, ValidationError
-from gitmem.files.atomic import UnsafePathError, read_inside
+from gitmem.files.atomic import read_text_inside
 from gitmem.git.messages import LogEntry, format_message
 from gitmem.git.store import GitStore
 from gitmem.redact.engine import redact, redact_value
@@ -59,14 +59,7 @@ class MemoryRepo(StoredRepo):
         return None
 
     def _text(self, path: Path) -> str:
-        rel = path.relative_to(self.path).as_posix()
-        try:
-            return read_inside(self.path, rel).decode("utf-8")
-        except UnicodeDecodeError:
-            raise DocumentError(f"{rel}: not UTF-8 text", "re-save it as UTF-8 or restore it from git") from None
-        except UnsafePathError as exc:
-            raise DocumentError(f"{rel}: {exc.rel} is a symbolic link, which gitmem never follows",
-                                f"remove it: git -C {self.path} rm {exc.rel}") from None
+        return read_text_inside(self.path, path.relative_to(self.path).as_posix())
 
     def _read(self, path: Path) -> Memory:
         return docs.loads(self._text(path), path.relative_to(self.path).as_posix())
