@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gitmem.config import Config
-from gitmem.learn.oncommit import install_hook
+from gitmem.learn.oncommit import install_hooks
 from gitmem.store import document as docs
 from gitmem.store.layout import init_repo
 from gitmem.store.memories import MemoryRepo
@@ -71,7 +71,7 @@ def hook_cost(root: Path, commits: int, memory: Path) -> dict[str, float]:
 
     run("warmup", 0)
     without = run("plain", 0.2)
-    install_hook(git_hooks_dir(code), EXE)
+    install_hooks(git_hooks_dir(code), EXE)
     with_hook = run("hook", 1.0)
     base, hooked = statistics.median(without), statistics.median(with_hook)
     return {"commit_ms": ms(base), "commit_with_hook_ms": ms(hooked), "added_ms": ms(hooked - base),

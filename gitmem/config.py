@@ -45,8 +45,8 @@ ENV_FLAGS: dict[str, str] = {
     "GITMEM_PROJECT_SCAN": "`0`: session start does not scan the project when its memory is stale",
     "GITMEM_SERVER_TIMEOUT": "seconds a hook waits for a running `gitmem serve` to answer (default 2)",
     "GITMEM_TOKEN": "bearer token of `gitmem serve` (the server requires it, the hooks send it)",
-    "GITMEM_NO_EXTRACT": "set: the post-commit hook does nothing",
-    "GITMEM_BIN": "the `gitmem` the post-commit hook runs (default: the one that installed it)",
+    "GITMEM_NO_EXTRACT": "set: the post-commit and post-rewrite hooks do nothing",
+    "GITMEM_BIN": "the `gitmem` the git hooks run (default: the one that installed it)",
     "GITMEM_TEST_CRASH": "`step[:n]`: the process exits at the n-th pass of a write step (crash tests only)",
 }
 

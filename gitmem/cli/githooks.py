@@ -1,5 +1,5 @@
-"""CLI commands for extraction on commit: ``git-hooks install|uninstall`` (the post-commit hook in code
-repositories) and ``extract`` (decisions and constraints from code commits into memories)."""
+"""CLI commands for extraction on commit: ``git-hooks install|uninstall`` (the post-commit and post-rewrite hooks
+in code repositories) and ``extract`` (decisions and constraints from code commits into memories)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ import click
 from gitmem.cli.app import State, cli, emit_json, json_option, pass_state
 from gitmem.errors import GitmemError
 from gitmem.learn.oncommit import (
-    install_hook,
+    HOOK_NAMES,
+    install_hooks,
     set_deadline,
     skip_reason,
     store_findings,
-    uninstall_hook,
+    uninstall_hooks,
 )
 from gitmem.text.counted import counted
 
@@ -41,14 +42,15 @@ def _code_root(code_dir: Path | None) -> Path:
 
 @cli.group("git-hooks")
 def git_hooks() -> None:
-    """The post-commit hook that learns decisions from code commits."""
+    """The hooks that learn decisions from code commits (post-commit; post-rewrite for amends and rebases)."""
 
 
 @git_hooks.command("install")
 @click.option("--repo", "code_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Code repository (default: the one containing the working directory).")
 def git_hooks_install(code_dir: Path | None) -> None:
-    """Install the post-commit hook (respects core.hooksPath; chains an existing hook; idempotent)."""
+    """Install the post-commit and post-rewrite hooks (respects core.hooksPath; chains existing hooks;
+    idempotent)."""
     from gitmem.git.coderepo import hooks_dir, tracks_files_in
 
     root = _code_root(code_dir)
@@ -60,22 +62,23 @@ def git_hooks_install(code_dir: Path | None) -> None:
                           "(core.hooksPath); gitmem leaves it alone",
                           f"add this line to {hooks / 'post-commit'} yourself: "
                           f"{_gitmem_executable()} extract --commit HEAD --deadline 60 --quiet >/dev/null 2>&1 &")
-    action = install_hook(hooks, _gitmem_executable())
-    click.echo(f"{action} {hooks / 'post-commit'}")
+    for name, action in install_hooks(hooks, _gitmem_executable()).items():
+        click.echo(f"{action} {hooks / name}")
 
 
 @git_hooks.command("uninstall")
 @click.option("--repo", "code_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Code repository (default: the one containing the working directory).")
 def git_hooks_uninstall(code_dir: Path | None) -> None:
-    """Remove the post-commit hook and restore the hook it chained."""
+    """Remove gitmem's hooks and restore the hooks they chained."""
     from gitmem.git.coderepo import hooks_dir
 
     hooks = hooks_dir(_code_root(code_dir))
-    if uninstall_hook(hooks):
-        click.echo(f"removed {hooks / 'post-commit'}")
-    else:
-        click.echo(f"gitmem's post-commit hook is not installed in {hooks}")
+    removed = uninstall_hooks(hooks)
+    for name in removed:
+        click.echo(f"removed {hooks / name}")
+    if not removed:
+        click.echo(f"gitmem's hooks ({', '.join(HOOK_NAMES)}) are not installed in {hooks}")
 
 
 @cli.command("extract")
@@ -83,14 +86,18 @@ def git_hooks_uninstall(code_dir: Path | None) -> None:
 @click.option("--commit", "rev", metavar="REV", help="One commit (default: HEAD when --range is not given).")
 @click.option("--repo", "code_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Code repository (default: the one containing the working directory).")
+@click.option("--rewritten", type=click.Choice(["amend", "rebase"]),
+              help="Read git's post-rewrite input ('OLD NEW' commit lines) on stdin: what the old commits taught "
+                   "moves to the new ones, or is deprecated when they no longer say it.")
 @click.option("--project", default="", help="Project id (default: from the code repository's remote).")
 @click.option("--dry-run", is_flag=True, help="Print the findings, store nothing.")
 @click.option("--deadline", type=click.FloatRange(0.1), help="Stop after this many seconds (the hook uses 60).")
 @click.option("--quiet", is_flag=True, help="No output (the hook's background run).")
 @json_option
 @pass_state
-def extract_command(state: State, rev_range: str | None, rev: str | None, code_dir: Path | None, project: str,
-                    dry_run: bool, deadline: float | None, quiet: bool, as_json: bool) -> None:
+def extract_command(state: State, rev_range: str | None, rev: str | None, rewritten: str | None,
+                    code_dir: Path | None, project: str, dry_run: bool, deadline: float | None, quiet: bool,
+                    as_json: bool) -> None:
     """Learn decisions and constraints from code commits (message and diff) into memories of that project."""
     from gitmem.git.coderepo import code_commit, code_range, count_range
     from gitmem.learn.commits import KnownTexts, reverted_sha, take_back
@@ -99,8 +106,11 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, code_d
     from gitmem.redact.engine import redact
     from gitmem.store.base import is_memory_repo
 
-    if rev and rev_range:  # one would be ignored: say so rather than extract something the user did not ask for
-        raise click.UsageError("--commit and --range cannot be combined", click.get_current_context())
+    if sum(bool(x) for x in (rev, rev_range, rewritten)) > 1:
+        # one would be ignored: say so rather than extract something the user did not ask for
+        raise click.UsageError("--commit, --range and --rewritten cannot be combined", click.get_current_context())
+    if rewritten and dry_run:
+        raise click.UsageError("--rewritten changes memories; it has no dry run", click.get_current_context())
     set_deadline(deadline)
     root = _code_root(code_dir)
     if is_memory_repo(root):
@@ -110,6 +120,9 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, code_d
     project = project or code_context(root).project
     repo = None if dry_run else state.open()
     if repo is not None and Path(repo.path).resolve() == root.resolve():
+        return
+    if rewritten:
+        _carry_over(repo, root, project, rewritten, quiet=quiet, as_json=as_json)
         return
     known = KnownTexts(repo, project) if repo is not None else None
     report: list[dict[str, Any]] = []
@@ -168,3 +181,43 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, code_d
                + "".join(f", {undid.count(w)} {w}" for w in ("deprecated", "restored") if w in undid)
                + f" to project {project}"
                + (" (dry run)" if dry_run else ""), err=True)
+
+
+def _carry_over(repo: Any, root: Path, project: str, kind: str, *, quiet: bool, as_json: bool) -> None:
+    """``extract --rewritten``: git's post-rewrite lines on stdin, what they carry over or deprecate printed."""
+    from gitmem.errors import RepoError
+    from gitmem.git.coderepo import code_commit
+    from gitmem.learn.commits import carry_over
+    from gitmem.learn.extract import interesting
+
+    rewrites = []
+    for number, line in enumerate(sys.stdin.read().splitlines(), 1):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) < 2 or not all(_is_sha(f) for f in fields[:2]):
+            raise GitmemError(f"line {number} of the input is not 'OLD NEW' commit SHAs: {line[:80]!r}",
+                              "give the lines git passes to a post-rewrite hook")
+        try:
+            old = code_commit(root, fields[0], interesting)
+        except RepoError:
+            old = None  # gone already (gc): what its memories say is judged by the new commit alone
+        rewrites.append((fields[0].lower(), old, code_commit(root, fields[1], interesting)))
+    moved, gone = carry_over(repo, project, kind, rewrites) if rewrites else ([], [])
+    if quiet:
+        return
+    if as_json:
+        emit_json({"project": project, "rewritten": kind, "commits": len(rewrites),
+                   "moved": [{"id": m.id, "source_ref": m.source_ref} for m in moved],
+                   "deprecated": [m.id for m in gone]})
+        return
+    for memory in moved:
+        click.echo(f"moved       {memory.id}  {memory.text}  → {memory.source_ref.rpartition('@')[2][:10]}")
+    for memory in gone:
+        click.echo(f"deprecated  {memory.id}  {memory.text}")
+    click.echo(f"{counted(len(rewrites), 'commit')} rewritten by {kind}: {counted(len(moved), 'memory')} moved, "
+               f"{len(gone)} deprecated in project {project}", err=True)
+
+
+def _is_sha(text: str) -> bool:
+    return 7 <= len(text) <= 64 and all(c in "0123456789abcdefABCDEF" for c in text)

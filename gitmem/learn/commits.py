@@ -6,6 +6,10 @@ extract``.
   :func:`take_back` deprecates the memories extracted from that commit (a revert of a revert restores what the
   first revert deprecated), in one memory-repo commit. :class:`KnownTexts` lets a later commit that lands the
   reverted change again learn it anew.
+- **Rewrites**: ``git commit --amend`` and ``git rebase`` replace commits; :func:`carry_over` moves what a replaced
+  commit taught to the commit that replaced it (``source_ref`` re-pointed, so a later revert of the new commit
+  finds it) when the new commit still says it, and deprecates it when the new commit no longer does (an amended
+  message that dropped or changed the statement, a commit dropped in a squash).
 - **Folding**: :func:`owners` decides which file findings a message finding explains. Besides a package the
   message names, a dependency finding is folded when its package name holds a word of the message (``memcached``
   → ``pymemcache``), or when it is the one package added to a manifest beside the one removed from it and the
@@ -34,6 +38,8 @@ _REVERT_SUBJECT = re.compile(r'^(?:(?:Revert|Reapply) ".*"|revert(?:\([^)]*\))?!
 _REVERTS = re.compile(r"^This reverts commit ([0-9a-f]{7,64})\b", re.MULTILINE | re.IGNORECASE)
 #: how :func:`take_back` words a deprecation; a later revert of the revert finds its memories by it
 REVERT_REASON = "reverted by commit "
+#: how :func:`carry_over` words a deprecation; such a text is not known to later commits (an amend back to it)
+REWRITE_REASON = "rewritten as commit "
 _REVERTED_BY = re.compile(re.escape(REVERT_REASON) + r"([0-9a-f]{7,64})")
 
 
@@ -96,7 +102,8 @@ class KnownTexts:
 
     A text whose memories a revert deprecated (and nothing else holds) is known only to the commit it was extracted
     from: a backfill run twice stores nothing twice, and a later commit that lands the reverted change again (a
-    cherry-pick, the same change redone) is learned anew rather than skipped as known."""
+    cherry-pick, the same change redone) is learned anew rather than skipped as known. A text whose memories an
+    amend or rebase deprecated is not known at all: the commit it came from is gone from the branch."""
 
     def __init__(self, repo: Any, project: str) -> None:
         self.texts: set[str] = set()  # what every commit skips
@@ -121,6 +128,8 @@ class KnownTexts:
             key = normalise(memory.text)
             if revert_deprecated(memory):
                 self._reverted.setdefault(memory.source_ref.rpartition("@")[2], set()).add(key)
+            elif memory.deprecated and memory.deprecated_reason.startswith(REWRITE_REASON):
+                continue  # its commit is gone from the branch: the next commit saying it again is learned anew
             elif key:
                 self._holders[key] += 1
                 self.texts.add(key)
@@ -134,6 +143,78 @@ class KnownTexts:
             key = normalise(memory.text)
             self._holders[key] += 1
             self.texts.add(key)
+
+
+# -- rewrites -------------------------------------------------------------------------------------------
+
+
+def _finding_keys(repo: Any, commit: Any) -> set[str]:
+    """The normalised texts ``commit``'s findings are stored with (secrets redacted)."""
+    from gitmem.learn.extract import findings_for_commit, normalise
+    from gitmem.learn.oncommit import skip_reason
+    from gitmem.redact.engine import redact
+
+    if skip_reason(commit) or reverted_sha(commit.message):
+        return set()
+    patterns = repo.config.redaction.extra_patterns
+    return {normalise(redact(f.text, extra_patterns=patterns).text) for f in findings_for_commit(commit.message,
+                                                                                                   commit.files)}
+
+
+def carry_over(repo: Any, project: str, kind: str, rewrites: Sequence[tuple[str, Any, Any]]
+               ) -> tuple[list[Any], list[Any]]:
+    """After ``git commit --amend`` or ``git rebase`` (``kind``): for each (old sha, old commit or None when git
+    no longer has it, new commit), ``project``'s active memories extracted from the old commit move to the new
+    one (``source_ref`` re-pointed) when the new commit's findings still say them, or when the memory no longer
+    reads as the old commit's finding (edited by hand: the user's wording is kept); the others are deprecated
+    with a reason naming the new commit. One memory-repo commit (``Gitmem-Commit`` trailers naming the new
+    commits). Returns (moved, deprecated)."""
+    from gitmem.learn.extract import normalise
+    from gitmem.store import document as docs
+    from gitmem.text.counted import counted
+
+    says: dict[str, set[str]] = {}  # commit sha → keys of its findings
+    for _old_sha, old, new in rewrites:
+        for commit in (old, new):
+            if commit is not None and commit.sha not in says:
+                says[commit.sha] = _finding_keys(repo, commit)
+    now = docs.utcnow()
+    changed = []
+    read_from: dict[str, str] = {}  # memory id → its source_ref when read
+    for memory in repo.list(project=project):
+        ref_project, _, ref_sha = memory.source_ref.rpartition("@")
+        if memory.source != "commit" or ref_project != project:
+            continue
+        pair = next(((old, new) for old_sha, old, new in rewrites if _same_commit(old_sha, ref_sha)), None)
+        if pair is None or _same_commit(pair[1].sha, ref_sha):
+            continue
+        old, new = pair
+        read_from[memory.id] = memory.source_ref
+        key = normalise(memory.text)
+        if key in says[new.sha] or (old is not None and key not in says[old.sha]):
+            changed.append(replace(memory, source_ref=f"{project}@{new.sha}"))
+        else:
+            subject = new.message.strip().splitlines()[0].strip() if new.message.strip() else ""
+            changed.append(replace(memory, deprecated=True, updated=now,
+                                   deprecated_reason=f"{REWRITE_REASON}{new.sha[:12]} ({kind}: {subject[:150]})"))
+    if not changed:
+        return [], []
+
+    def merge(current: Any, wanted: Any) -> Any:
+        # applied to the file as it is under the lock: not if it was deprecated or moved meanwhile
+        if current.deprecated or current.source_ref != read_from[wanted.id]:
+            return None
+        return replace(current, source_ref=wanted.source_ref, deprecated=wanted.deprecated,
+                       deprecated_reason=wanted.deprecated_reason, updated=wanted.updated)
+
+    gone = [m for m in changed if m.deprecated]
+    news = sorted({new.sha for _o, _old, new in rewrites})
+    title = changed[0].title if len(changed) == 1 else counted(len(changed), "memory")
+    _sha, written = repo.commit_batch(
+        changed, subject=f"{kind}: {title}", op="deprecate" if gone else "update",
+        source=f"commit:{project}@{news[0]}", trailers={"Gitmem-Commit": news},
+        body=f"{counted(len(rewrites), 'commit')} of {project} rewritten by git {kind}", merge=merge)
+    return [m for m in written if not m.deprecated], [m for m in written if m.deprecated]
 
 
 # -- folding --------------------------------------------------------------------------------------------

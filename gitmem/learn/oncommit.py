@@ -1,6 +1,7 @@
-"""Extraction on commit, the library side: the post-commit hook script a code repository runs, its install and
-uninstall (chaining a hook that was there), which commits are skipped, storing a commit's findings as memories, and
-the deadline a background run keeps. ``gitmem git-hooks`` and ``gitmem extract`` print around these."""
+"""Extraction on commit, the library side: the hook scripts a code repository runs (post-commit, and post-rewrite
+after an amend or a rebase), their install and uninstall (chaining a hook that was there), which commits are
+skipped, storing a commit's findings as memories, and the deadline a background run keeps. ``gitmem git-hooks``
+and ``gitmem extract`` print around these."""
 
 from __future__ import annotations
 
@@ -10,58 +11,82 @@ from typing import Any
 from gitmem.errors import GitmemError
 from gitmem.files.atomic import atomic_write
 
-#: the hook installed into code repositories: ships once, as package data (``git-hooks/post-commit`` in the
-#: source tree is a copy that a test keeps identical)
-HOOK_SCRIPT = (Path(__file__).parents[1] / "data" / "post-commit").read_text(encoding="utf-8")
-HOOK_MARKER = "# gitmem post-commit hook"
+#: the hooks installed into code repositories: post-commit learns from each new commit, post-rewrite carries what
+#: an amended or rebased commit taught over to the commit that replaced it. Each ships once, as package data
+#: (``git-hooks/`` in the source tree holds copies that a test keeps identical)
+HOOK_NAMES = ("post-commit", "post-rewrite")
 CHAINED_SUFFIX = ".pre-gitmem"
 _BIN_LINE = 'GITMEM_BIN="${GITMEM_BIN:-gitmem}"'
 
 
-def hook_text(executable: str) -> str:
-    """The post-commit hook script, running ``executable`` (a bare ``gitmem`` is looked up on PATH)."""
+def hook_script(name: str) -> str:
+    """The packaged script of hook ``name`` (one of :data:`HOOK_NAMES`)."""
+    return (Path(__file__).parents[1] / "data" / name).read_text(encoding="utf-8")
+
+
+def hook_marker(name: str) -> str:
+    """The line that says a hook file is gitmem's."""
+    return f"# gitmem {name} hook"
+
+
+def hook_text(executable: str, name: str = "post-commit") -> str:
+    """The script of hook ``name``, running ``executable`` (a bare ``gitmem`` is looked up on PATH)."""
     import shlex
 
-    return HOOK_SCRIPT.replace(_BIN_LINE, f'GITMEM_BIN="${{GITMEM_BIN:-{shlex.quote(executable)}}}"'
-                               if executable != "gitmem" else _BIN_LINE)
+    script = hook_script(name)
+    return script.replace(_BIN_LINE, f'GITMEM_BIN="${{GITMEM_BIN:-{shlex.quote(executable)}}}"'
+                          if executable != "gitmem" else _BIN_LINE)
 
 
-def install_hook(hooks: Path, executable: str) -> str:
-    """Install the post-commit hook in ``hooks``; an existing foreign hook is kept and chained.
+def _is_ours(path: Path, name: str) -> bool:
+    return path.is_file() and hook_marker(name) in path.read_text("utf-8", "replace")
 
-    Returns ``installed``, ``updated`` or ``unchanged``."""
+
+def install_hooks(hooks: Path, executable: str) -> dict[str, str]:
+    """Install gitmem's hooks in ``hooks``; an existing foreign hook is kept and chained (renamed with
+    :data:`CHAINED_SUFFIX`, run first by gitmem's). Nothing is changed when one of them cannot be installed.
+
+    Returns hook name → ``installed``, ``updated`` or ``unchanged``."""
     import os
 
+    for name in HOOK_NAMES:  # check every hook before changing any
+        target, chained = hooks / name, hooks / (name + CHAINED_SUFFIX)
+        if not _is_ours(target, name) and (target.exists() or target.is_symlink()) and (
+                chained.exists() or chained.is_symlink()):
+            raise GitmemError(f"both {target} and {chained} exist", f"remove or merge {chained} first")
     hooks.mkdir(parents=True, exist_ok=True)
-    target = hooks / "post-commit"
-    chained = hooks / ("post-commit" + CHAINED_SUFFIX)
-    text = hook_text(executable)
-    if target.is_file() and HOOK_MARKER in target.read_text("utf-8", "replace"):
-        if target.read_text("utf-8", "replace") == text:
-            return "unchanged"
-        action = "updated"
-    else:
-        if target.exists() or target.is_symlink():
-            if chained.exists() or chained.is_symlink():
-                raise GitmemError(f"both {target} and {chained} exist", f"remove or merge {chained} first")
-            os.rename(target, chained)
-        action = "installed"
-    atomic_write(target, text.encode("utf-8"), mode=0o755)
-    return action
+    actions: dict[str, str] = {}
+    for name in HOOK_NAMES:
+        target, chained = hooks / name, hooks / (name + CHAINED_SUFFIX)
+        text = hook_text(executable, name)
+        if _is_ours(target, name):
+            if target.read_text("utf-8", "replace") == text:
+                actions[name] = "unchanged"
+                continue
+            actions[name] = "updated"
+        else:
+            if target.exists() or target.is_symlink():
+                os.rename(target, chained)
+            actions[name] = "installed"
+        atomic_write(target, text.encode("utf-8"), mode=0o755)
+    return actions
 
 
-def uninstall_hook(hooks: Path) -> bool:
-    """Remove gitmem's hook and put back the one it chained. False when gitmem's hook is not installed."""
+def uninstall_hooks(hooks: Path) -> list[str]:
+    """Remove gitmem's hooks and put back the ones they chained. Returns the names of the hooks removed (none
+    when gitmem's hooks are not installed)."""
     import os
 
-    target = hooks / "post-commit"
-    chained = hooks / ("post-commit" + CHAINED_SUFFIX)
-    if not target.is_file() or HOOK_MARKER not in target.read_text("utf-8", "replace"):
-        return False
-    target.unlink()
-    if chained.exists() or chained.is_symlink():
-        os.rename(chained, target)
-    return True
+    removed = []
+    for name in HOOK_NAMES:
+        target, chained = hooks / name, hooks / (name + CHAINED_SUFFIX)
+        if not _is_ours(target, name):
+            continue
+        target.unlink()
+        if chained.exists() or chained.is_symlink():
+            os.rename(chained, target)
+        removed.append(name)
+    return removed
 
 
 def skip_reason(commit: Any) -> str:

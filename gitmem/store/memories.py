@@ -296,7 +296,7 @@ class MemoryRepo(StoredRepo):
         subject: str,
         op: str,
         source: str,
-        trailers: Mapping[str, str] | None = None,
+        trailers: Mapping[str, str | builtins.list[str]] | None = None,
         body: str = "",
         merge: Callable[[Memory, Memory], Memory | None] | None = None,
         remove: Iterable[Memory] = (),

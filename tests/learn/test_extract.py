@@ -12,7 +12,7 @@ import pytest
 
 from gitmem.config import Config
 from gitmem.learn.extract import dependencies, findings_for_commit, from_message, interesting, license_name
-from gitmem.learn.oncommit import HOOK_SCRIPT, hook_text
+from gitmem.learn.oncommit import HOOK_NAMES, hook_script, hook_text
 from gitmem.store import document as docs
 from gitmem.store.memories import MemoryRepo
 from tests.helpers import ROOT, assert_clean, code_repo, git, run_cli
@@ -143,12 +143,13 @@ def test_tooling_docker_license() -> None:
 
 
 # -- the hook in a real code repository -----------------------------------------------------------------
-def test_shipped_hook_is_the_installed_text() -> None:
-    # the script ships once, as package data; the design's git-hooks/ folder holds an identical copy
-    packaged = (ROOT / "gitmem" / "data" / "post-commit").read_text()
-    assert packaged == HOOK_SCRIPT == hook_text("gitmem")
-    assert (ROOT / "git-hooks" / "post-commit").read_text() == packaged
-    assert os.access(ROOT / "git-hooks" / "post-commit", os.X_OK)
+@pytest.mark.parametrize("name", HOOK_NAMES)
+def test_shipped_hook_is_the_installed_text(name: str) -> None:
+    # each script ships once, as package data; the design's git-hooks/ folder holds an identical copy
+    packaged = (ROOT / "gitmem" / "data" / name).read_text()
+    assert packaged == hook_script(name) == hook_text("gitmem", name)
+    assert (ROOT / "git-hooks" / name).read_text() == packaged
+    assert os.access(ROOT / "git-hooks" / name, os.X_OK)
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from gitmem.learn.commits import related, restates, reverted_sha, sentence
 from gitmem.learn.extract import findings_for_commit, from_message
 from gitmem.store import document as docs
 from gitmem.store.memories import MemoryRepo
+from gitmem.text.records import replace
 from tests.helpers import PROJECT, assert_clean, code_repo, git, run_cli
 
 SWITCH = "Switch cache from Redis to memcached: Redis eviction broke sessions"
@@ -166,6 +167,105 @@ def test_the_post_commit_hook_takes_back_a_revert(code: Path, repo_path: Path) -
     assert [(m.text, m.deprecated) for m in _memories(repo_path)] == [(SWITCH, True)]
 
 
+# -- 1b. an amended or rebased commit hands what it taught to the commit that replaced it ----------------
+def _head(code: Path) -> str:
+    return git(code, "rev-parse", "HEAD").strip()
+
+
+def _rewritten(code: Path, kind: str, pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    result = run_cli("extract", "--repo", str(code), "--json", "--rewritten", kind,
+                     stdin="".join(f"{old} {new}\n" for old, new in pairs))
+    assert result.code == 0, result.err
+    data: dict[str, Any] = json.loads(result.out)
+    return data
+
+
+def _settled(repo_path: Path, check: Any, seconds: float = 30) -> list[docs.Memory]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not check(_memories(repo_path)):
+        time.sleep(0.1)
+    time.sleep(0.5)  # anything else the background runs would store lands by now
+    return _memories(repo_path)
+
+
+def test_an_amend_that_rewords_the_decision_deprecates_the_old_wording(code: Path, repo_path: Path) -> None:
+    """The user's way, through the hooks: the decision first committed is amended; the discarded commit's memory
+    must not stay active beside the amended one's."""
+    assert run_cli("git-hooks", "install", "--repo", str(code)).code == 0
+    first = _switch_cache(code)
+    _settled(repo_path, lambda found: len(found) == 1)
+    reworded = "Switch cache from Redis to memcached: Redis eviction broke carts"
+    git(code, "commit", "-q", "--amend", "-m", reworded)
+    amended = _head(code)
+    found = _settled(repo_path, lambda found: len(found) == 2 and any(m.deprecated for m in found))
+    state = sorted((m.text, m.deprecated, m.source_ref) for m in found)
+    assert state == [(reworded, False, f"{PROJECT}@{amended}"), (SWITCH, True, f"{PROJECT}@{first}")]
+    (old,) = [m for m in found if m.deprecated]
+    assert old.deprecated_reason.startswith(f"rewritten as commit {amended[:12]} (amend: ")
+    assert_clean(repo_path)
+
+
+def test_an_amend_that_keeps_the_message_moves_the_memory_so_a_revert_still_finds_it(code: Path,
+                                                                                    repo_path: Path) -> None:
+    assert run_cli("git-hooks", "install", "--repo", str(code)).code == 0
+    _switch_cache(code)
+    _settled(repo_path, lambda found: len(found) == 1)
+    (code / "README.md").write_text("forgot this\n")
+    git(code, "add", "README.md")
+    git(code, "commit", "-q", "--amend", "--no-edit")
+    amended = _head(code)
+    (memory,) = _settled(repo_path, lambda found: found[0].source_ref.endswith(amended))
+    assert (memory.text, memory.deprecated, memory.source_ref) == (SWITCH, False, f"{PROJECT}@{amended}")
+    git(code, "revert", "--no-edit", "HEAD")  # reverting the amended commit takes the decision back
+    (memory,) = _settled(repo_path, lambda found: found[0].deprecated)
+    assert memory.deprecated and memory.deprecated_reason.startswith("reverted by commit")
+
+
+def test_a_rebase_that_squashes_keeps_what_the_squashed_message_says(code: Path, repo_path: Path) -> None:
+    switched = _switch_cache(code)
+    (code / "Dockerfile").write_text("FROM python:3.12-slim\n")
+    git(code, "add", "Dockerfile")
+    git(code, "commit", "-q", "-m", "Containerise the shop")
+    docker = _head(code)
+    assert _extract(code, "--range", "HEAD~2..HEAD")["added"] == 2
+    # squash both into one commit with the first message (a fixup): the Dockerfile is still in its diff
+    git(code, "reset", "-q", "--soft", "HEAD~2")
+    git(code, "commit", "-q", "-m", SWITCH)
+    squashed = _head(code)
+    data = _rewritten(code, "rebase", [(switched, squashed), (docker, squashed)])
+    assert len(data["moved"]) == 2 and data["deprecated"] == []
+    assert {(m.deprecated, m.source_ref) for m in _memories(repo_path)} == {(False, f"{PROJECT}@{squashed}")}
+    # a reword that drops the decision: its memory goes, the Dockerfile's stays
+    git(code, "commit", "-q", "--amend", "-m", "wip")
+    data = _rewritten(code, "amend", [(squashed, _head(code))])
+    found = {m.text: m for m in _memories(repo_path)}
+    assert found[SWITCH].deprecated and data["deprecated"] == [found[SWITCH].id]
+    assert not found["Docker base image python:3.12-slim (Dockerfile)"].deprecated
+    assert _rewritten(code, "amend", [(squashed, _head(code))]) == {**data, "moved": [], "deprecated": []}
+    git(code, "commit", "-q", "--amend", "-m", SWITCH)  # and back: the decision is learned again
+    assert _extract(code)["added"] == 1
+    assert sorted(m.deprecated for m in _memories(repo_path) if m.text == SWITCH) == [False, True]
+    assert_clean(repo_path)
+
+
+def test_a_memory_edited_by_hand_keeps_the_users_wording_through_an_amend(code: Path, repo_path: Path) -> None:
+    first = _switch_cache(code)
+    _extract(code)
+    (memory,) = _memories(repo_path)
+    repo = MemoryRepo(Config(repo=repo_path))
+    repo.save(replace(memory, text="Cache is memcached; Redis eviction broke sessions"))
+    git(code, "commit", "-q", "--amend", "-m", "Switch cache to memcached")
+    data = _rewritten(code, "amend", [(first, _head(code))])
+    (memory,) = _memories(repo_path)
+    assert data["deprecated"] == [] and not memory.deprecated and memory.source_ref == f"{PROJECT}@{_head(code)}"
+
+
+@pytest.mark.parametrize("given", ["not a sha line\n", "abc123\n"])
+def test_rewritten_input_that_is_not_gits_is_refused(code: Path, repo_path: Path, given: str) -> None:
+    result = run_cli("extract", "--repo", str(code), "--rewritten", "amend", stdin=given)
+    assert result.code == 1 and "is not 'OLD NEW' commit SHAs" in result.err and "Traceback" not in result.err
+
+
 # -- 2. a BREAKING CHANGE footer restating the ! subject is one finding ---------------------------------
 def test_breaking_footer_subsumes_the_bang_subject() -> None:
     (finding,) = from_message("\n\n".join(BREAKING))
@@ -295,5 +395,5 @@ def test_commit_and_range_cannot_be_combined(code: Path, repo_path: Path) -> Non
     result = run_cli("extract", "--commit", "HEAD", "--range", "HEAD~1..HEAD", "--repo", str(code))
     assert result.code == 2 and result.out == ""
     (line,) = result.err.splitlines()
-    assert "--commit and --range cannot be combined" in line
+    assert "--commit, --range and --rewritten cannot be combined" in line
     assert _memories(repo_path) == []
