@@ -6,8 +6,9 @@ returns the memories the agent picked, ``memory_history`` their commits. Writes 
 calls as the CLI (validation, redaction, one commit each); ``memory_remember`` defaults to the project of the
 folder the server was started in, as ``gitmem remember`` does, and a retried call returns the memory it stored.
 A :class:`~gitmem.errors.GitmemError` becomes a tool error carrying the CLI's one-line message and hint, arguments
-that do not fit a tool's schema one naming each argument and what is wrong with it (as the HTTP API says it);
-anything else is logged and reported without a traceback.
+that do not fit a tool's schema one naming each argument and what is wrong with it (as the HTTP API says it), an
+argument the tool does not take one naming it and the arguments the tool takes; anything else is logged and
+reported without a traceback.
 """
 
 from __future__ import annotations
@@ -60,16 +61,23 @@ READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_h
 
 
 class _Server(MCPServer):
-    """The SDK's server, with arguments that do not fit a tool's schema reported in one line.
+    """The SDK's server, with arguments that do not fit a tool's schema reported in one line, and arguments a tool
+    does not take refused.
 
     The SDK validates the arguments with the tool's pydantic model and raises a :class:`ToolError` whose text is
     pydantic's multi-line dump (the model's name, the rejected value, a link to pydantic's documentation) and
     whose ``__cause__`` is the :class:`pydantic.ValidationError`. :meth:`call_tool` is the SDK's public entry
     for every call (its request handler and in-process callers go through it), so the text is replaced there;
-    the cause is kept, so the SDK still logs only the rejected fields' names."""
+    the cause is kept, so the SDK still logs only the rejected fields' names. The model ignores a key it has no
+    field for, so a misspelt filter (``projet``) or another tool's name for an argument (``limit`` for ``k``)
+    ran as if it were absent; such keys are refused there too, before the tool runs, against the properties of
+    the input schema the client lists (the context the SDK injects is not one of them)."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
                         ) -> CallToolResult | InputRequiredResult:
+        accepted = await self._accepted_arguments(name)
+        if accepted is not None and (unknown := [key for key in arguments if key not in accepted]):
+            raise ToolError(f"Error executing tool {name}: {unknown_arguments(unknown, accepted)}")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -77,6 +85,22 @@ class _Server(MCPServer):
             if isinstance(exc, UnexpectedToolError) or not isinstance(cause, pydantic.ValidationError):
                 raise
             raise ToolError(f"Error executing tool {name}: {argument_problems(cause)}") from cause
+
+    async def _accepted_arguments(self, name: str) -> list[str] | None:
+        """The arguments tool ``name`` takes, in the order it declares them, as its listed input schema names
+        them; None for a tool the server does not have (the SDK reports it)."""
+        for tool in await self.list_tools():
+            if tool.name == name:
+                return list(tool.input_schema.get("properties") or {})
+        return None
+
+
+def unknown_arguments(unknown: list[str], accepted: list[str]) -> str:
+    """The arguments a tool does not take and those it does, on one line, as the HTTP API refuses a field it does
+    not take (``unknown argument(s) 'limit' (accepted: query, k, ...)``); a name is quoted as Python would, so
+    one holding a line break stays on the line."""
+    names = ", ".join(repr(key) for key in sorted(set(unknown)))
+    return f"unknown argument(s) {names} (accepted: {', '.join(accepted) or 'none'})"
 
 
 def argument_problems(error: pydantic.ValidationError) -> str:

@@ -260,6 +260,56 @@ def test_argument_errors_are_one_line_naming_the_argument(repo_path: Path) -> No
         assert "\n" not in text and "pydantic" not in text and "Arguments" not in text
 
 
+def test_an_argument_a_tool_does_not_take_is_refused_naming_the_ones_it_does(repo_path: Path) -> None:
+    """A misspelt filter (`projet`) or another tool's name for an argument (`limit` for `k`) ran as if it were
+    absent: the agent believed it had filtered or limited the search."""
+    assert run_cli("--repo", str(repo_path), "remember", "Deploy the shop with make ship").code == 0
+    assert run_cli("--repo", str(repo_path), "remember", "Deploy infra through Atlantis").code == 0
+    seen: dict[str, Any] = {}
+
+    async def body(session: ClientSession) -> None:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        seen["accepted"] = {name: list(t.input_schema["properties"]) for name, t in tools.items()}
+        for name in tools:  # every tool, before its own arguments are checked (none is given here)
+            result = await session.call_tool(name, {"bogus": 1})
+            assert result.is_error, name
+            seen[name] = result.content[0].text  # type: ignore[union-attr]
+        for key, arguments in (("typo", {"query": "deploy", "projet": "foo"}),
+                               ("limit", {"query": "deploy", "limit": 1}),
+                               ("several", {"query": "deploy", "projet": "foo", "limit": 1, "k": 1}),
+                               ("both", {"query": "deploy", "k": 0, "limit": 1}),
+                               ("line", {"query": "deploy", "a\nb": 1})):
+            result = await session.call_tool("memory_search", arguments)
+            assert result.is_error, key
+            seen[key] = result.content[0].text  # type: ignore[union-attr]
+        written = await session.call_tool("memory_remember", {"text": "Pin the CI image", "tag": "ci"})
+        assert written.is_error
+        seen["remember"] = written.content[0].text  # type: ignore[union-attr]
+        seen["known"] = await call(session, "memory_search", query="deploy", k=1, project="*")
+
+    head = git(repo_path, "rev-parse", "HEAD").strip()
+    with_session(repo_path, body)
+    accepted = seen["accepted"]
+    assert accepted["memory_search"] == ["query", "k", "type", "category", "tags", "project", "include_deprecated"]
+    search = "Error executing tool memory_search: unknown argument(s) {} (accepted: " + \
+        ", ".join(accepted["memory_search"]) + ")"
+    assert seen["typo"] == search.format("'projet'")
+    assert seen["limit"] == search.format("'limit'")
+    assert seen["several"] == search.format("'limit', 'projet'")
+    assert seen["both"] == search.format("'limit'")  # refused before the values are checked
+    assert seen["line"] == search.format("'a\\nb'")
+    for name, names in accepted.items():
+        assert seen[name] == (f"Error executing tool {name}: unknown argument(s) 'bogus' "
+                              f"(accepted: {', '.join(names)})")
+    assert seen["remember"] == ("Error executing tool memory_remember: unknown argument(s) 'tag' (accepted: "
+                                "text, type, category, importance, tags, project, scope, name, why, how)")
+    for text in (seen[key] for key in (*accepted, "typo", "limit", "several", "both", "line", "remember")):
+        assert "\n" not in text and "ctx" not in text and "context" not in text
+    assert len(seen["known"]["results"]) == 1  # k and project, spelt right, still count
+    assert git(repo_path, "rev-parse", "HEAD").strip() == head  # the refused write wrote nothing
+    assert_clean(repo_path)
+
+
 def test_remember_takes_importance_as_an_integer_only_and_a_scope_or_a_project(repo_path: Path) -> None:
     """true is not importance 1 (pydantic would take it for 1 before the library could refuse it), and a global
     scope with a project is refused in the words the HTTP API uses: the shared service says it for both."""
