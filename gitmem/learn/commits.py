@@ -60,29 +60,58 @@ def _same_commit(one: str, other: str) -> bool:
 def take_back(repo: Any, project: str, commit: Any, reverted: str) -> tuple[list[Any], list[Any]]:
     """What ``commit`` (a code commit in git's revert form) undoes in ``project``'s memories: those extracted from
     ``reverted`` (their ``source_ref`` is ``<project>@<sha>``) are deprecated with a reason naming the revert;
-    those ``reverted`` deprecated, when it was a revert itself, are restored. One memory-repo commit
-    (``Gitmem-Commit: <revert sha>``, ``Gitmem-Reverts: <reverted sha>``). Returns (deprecated, restored)."""
+    those ``reverted`` deprecated, when it was a revert itself, are restored. What a ``gitmem compact`` summary
+    holds of ``reverted`` is taken out of it: the summary is rewritten from its other members, or retired with
+    its one member left active again. One memory-repo commit (``Gitmem-Commit: <revert sha>``,
+    ``Gitmem-Reverts: <reverted sha>``). Returns (deprecated, restored)."""
     from gitmem.store import document as docs
+    from gitmem.store.lifecycle import compacted_members, refold
     from gitmem.text.counted import counted
 
     subject = commit.message.strip().splitlines()[0].strip()
     reason = f"{REVERT_REASON}{commit.sha[:12]} ({subject[:150]})"
     now = docs.utcnow()
     changed = []
-    for memory in repo.list(project=project, deprecated=True):
-        if memory.source != "commit":
-            continue
+    everything = repo.list(project=project, deprecated=True)
+
+    def taught_by_reverted(memory: Any) -> bool:
         ref_project, _, ref_sha = memory.source_ref.rpartition("@")
+        return memory.source == "commit" and ref_project == project and _same_commit(ref_sha, reverted)
+
+    for memory in everything:
         by = _REVERTED_BY.match(memory.deprecated_reason or "")
-        if not memory.deprecated and ref_project == project and _same_commit(ref_sha, reverted):
+        if not memory.deprecated and taught_by_reverted(memory):
             changed.append(replace(memory, deprecated=True, deprecated_reason=reason, updated=now))
-        elif memory.deprecated and by and _same_commit(by.group(1), reverted):
+        elif memory.deprecated and memory.source == "commit" and by and _same_commit(by.group(1), reverted):
             changed.append(replace(memory, deprecated=False, deprecated_reason="", superseded_by="", updated=now))
+    # what a compaction summary holds of the reverted commit: taken out of the summary (rewritten with the rest of
+    # its members), or, when one member or none is left, the summary retired and that member active again
+    exact: dict[str, Any] = {}  # id → the memory as read: written only if unchanged under the lock
+    summaries = {m.id: m for m in everything if not m.deprecated}
+    for summary_id, members in compacted_members(everything).items():
+        taken = [m for m in members if taught_by_reverted(m)]
+        summary = summaries.get(summary_id)
+        if not taken or summary is None:
+            continue
+        left = [m for m in members if not taught_by_reverted(m)]
+        rewritten = refold(summary, left, now=now)
+        updates = [replace(m, deprecated_reason=reason, superseded_by="", updated=now) for m in taken]
+        if rewritten is not None:
+            updates.append(rewritten)
+        else:
+            updates.append(replace(summary, deprecated=True, updated=now,
+                                   deprecated_reason=f"what it held was taken back ({reason})"))
+            updates += [replace(m, deprecated=False, deprecated_reason="", superseded_by="", updated=now)
+                        for m in left]
+        exact.update((m.id, next(o for o in everything if o.id == m.id)) for m in updates)
+        changed += updates
     if not changed or repo.log(source=f"commit:{project}@{commit.sha}", limit=1):
         return [], []  # nothing to undo, or undone already: a backfill run twice commits nothing twice
 
     def merge(old: Any, new: Any) -> Any:
         # applied to the file as it is under the lock: only the deprecation moves, and not if it moved meanwhile
+        if new.id in exact:
+            return new if old == exact[new.id] else None
         if old.deprecated == new.deprecated:
             return None
         return replace(old, deprecated=new.deprecated, deprecated_reason=new.deprecated_reason,
@@ -94,7 +123,8 @@ def take_back(repo: Any, project: str, commit: Any, reverted: str) -> tuple[list
         changed, subject=f"revert: {title}", op="deprecate" if gone else "restore",
         source=f"commit:{project}@{commit.sha}", trailers={"Gitmem-Commit": commit.sha, "Gitmem-Reverts": reverted},
         body=f"From {project}@{commit.sha[:10]}: {subject}", merge=merge)
-    return [m for m in written if m.deprecated], [m for m in written if not m.deprecated]
+    return ([m for m in written if m.deprecated],
+            [m for m in written if not m.deprecated and m.id not in summaries])  # a rewritten summary: neither
 
 
 class KnownTexts:

@@ -351,6 +351,32 @@ def compact(repo: MemoryRepo, *, tag_limit: int = TAG_LIMIT, token_limit: int = 
     return result
 
 
+def compacted_members(memories: Iterable[Memory]) -> dict[str, list[Memory]]:
+    """Summary id → the memories :func:`compact` folded into it, among ``memories`` (deprecated ones included)."""
+    held: dict[str, list[Memory]] = {}
+    for memory in memories:
+        if memory.deprecated and memory.superseded_by and memory.deprecated_reason == compacted_into(
+                memory.superseded_by):
+            held.setdefault(memory.superseded_by, []).append(memory)
+    return held
+
+
+def refold(summary: Memory, members: list[Memory], *, now: datetime | None = None) -> Memory | None:
+    """``summary`` (written by :func:`compact`) rewritten to hold only ``members``, the others having been taken
+    out of it (what a reverted commit taught): same id, its text, name, importance and expiry those of a summary
+    of ``members``. None when that is not one summary of them all (fewer than two left, or no longer fitting):
+    the caller then restores ``members`` as they were and retires the summary."""
+    if len(members) < 2 or not summary.source_ref.startswith("compact:"):
+        return None
+    cluster = summarise(Cluster(summary.source_ref.removeprefix("compact:"), summary.project,
+                                sorted(members, key=_priority)))
+    if len(cluster.parts) != 1 or cluster.kept:
+        return None
+    (part, _group), = cluster.parts
+    return replace(summary, text=part.text, name=part.name, importance=part.importance, expires=part.expires,
+                   updated=now or docs.utcnow())
+
+
 # -- the index file -------------------------------------------------------------------------------------
 def render_memory_md(memories: Iterable[Memory], max_lines: int = MEMORY_MD_LINES) -> str:
     active = sorted((m for m in memories if not m.deprecated), key=_priority)

@@ -167,6 +167,59 @@ def test_the_post_commit_hook_takes_back_a_revert(code: Path, repo_path: Path) -
     assert [(m.text, m.deprecated) for m in _memories(repo_path)] == [(SWITCH, True)]
 
 
+def _decisions(code: Path, messages: list[str]) -> list[str]:
+    shas = []
+    for number, message in enumerate(messages):
+        (code / f"notes{number}.txt").write_text(message)
+        git(code, "add", ".")
+        git(code, "commit", "-q", "-m", message)
+        shas.append(git(code, "rev-parse", "HEAD").strip())
+    return shas
+
+
+DECISIONS = ["Switch the queue from Celery to RQ", "Use ruff instead of flake8", "Adopt uv for installs"]
+
+
+def test_a_revert_takes_its_decision_out_of_a_compaction_summary(code: Path, repo_path: Path) -> None:
+    """``gitmem compact`` folded the commits' decisions into one summary; reverting one of the commits left its
+    decision active in the summary (the revert found only its deprecated memory)."""
+    first = git(code, "rev-parse", "HEAD").strip()
+    shas = _decisions(code, DECISIONS)
+    _extract(code, "--range", f"{first}..HEAD")
+    assert run_cli("compact", "--min-size", "2").code == 0
+    (before,) = [m for m in _memories(repo_path) if not m.deprecated]
+    assert all(text in before.text for text in DECISIONS)
+    git(code, "revert", "--no-edit", shas[1])
+    data = _extract(code)
+    found = {m.id: m for m in _memories(repo_path)}
+    (summary,) = [m for m in found.values() if not m.deprecated]
+    assert summary.id == before.id and "Use ruff instead of flake8" not in summary.text
+    assert DECISIONS[0] in summary.text and DECISIONS[2] in summary.text
+    assert summary.text.startswith("Summary of 2 memories")
+    (ruff,) = [m for m in found.values() if m.text == DECISIONS[1]]
+    assert ruff.deprecated and ruff.deprecated_reason.startswith("reverted by commit") and not ruff.superseded_by
+    assert data["deprecated"] == 1 and data["restored"] == 0
+    # reverting the revert: the decision is back, on its own (the summary does not hold it again)
+    git(code, "revert", "--no-edit", "HEAD")
+    assert _extract(code)["restored"] == 1
+    active = sorted(m.text.splitlines()[0] for m in _memories(repo_path) if not m.deprecated)
+    assert active == ["Summary of 2 memories about commit:", DECISIONS[1]]
+    assert_clean(repo_path)
+
+
+def test_a_revert_that_leaves_one_member_retires_the_summary(code: Path, repo_path: Path) -> None:
+    first = git(code, "rev-parse", "HEAD").strip()
+    shas = _decisions(code, DECISIONS)
+    _extract(code, "--range", f"{first}..HEAD")
+    assert run_cli("compact", "--min-size", "2").code == 0
+    for sha in shas[:2]:
+        git(code, "revert", "--no-edit", sha)
+        _extract(code)
+    state = sorted((m.text.splitlines()[0], m.deprecated) for m in _memories(repo_path))
+    assert state == [("Adopt uv for installs", False), ("Summary of 2 memories about commit:", True),
+                     ("Switch the queue from Celery to RQ", True), ("Use ruff instead of flake8", True)]
+
+
 # -- 1b. an amended or rebased commit hands what it taught to the commit that replaced it ----------------
 def _head(code: Path) -> str:
     return git(code, "rev-parse", "HEAD").strip()
