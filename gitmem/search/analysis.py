@@ -76,9 +76,15 @@ def build_analyzer(stem: bool = True) -> Any:
     return builder.build()
 
 
-def normalise(text: str) -> str:
-    """NFKC (full-width letters and digits become ASCII), applied to documents and queries alike."""
+def nfkc(text: str) -> str:
+    """NFKC: full-width letters and digits become ASCII (what the embedding model reads of a query)."""
     return unicodedata.normalize("NFKC", text)
+
+
+def normalise(text: str) -> str:
+    """NFKC, and traditional Chinese characters in their simplified forms (:func:`gitmem.text.scripts.simplified`),
+    applied to documents and queries alike: 部署規則 finds 部署规则 and the other way round."""
+    return scripts.simplified(unicodedata.normalize("NFKC", text))
 
 
 class QueryTerms:

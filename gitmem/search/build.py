@@ -304,7 +304,7 @@ def _update(ix: Index, head: str, *, rebuild: bool) -> RefreshStats:
             ctx = "\n".join(m.text for m in map(memory, neighbours) if m is not None)
             entry = entries[path]
             # one string, not a tuple: marshal reads and writes 10k strings far faster than 10k tuples
-            entry[TOKS] = " ".join(sorted(set(ix._analyzer.analyze(idoc.body(mem)))))
+            entry[TOKS] = " ".join(sorted(set(ix._analyzer.analyze(analysis.normalise(idoc.body(mem))))))
             for doc in idoc.documents(mem, path, entry[SHA], idoc.grp_hash(entry[GROUP]), seq, ctx):
                 writer.add_document(doc)
         writer.commit()

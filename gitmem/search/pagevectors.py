@@ -194,6 +194,6 @@ class PageVectors:
         wanted = {page: groups[page] for page in pages if page in groups}
         if matrix is None or not wanted:
             return {}
-        qv = embedder.embed_query(analysis.normalise(query))
+        qv = embedder.embed_query(analysis.nfkc(query))
         sims = np.einsum("ij,j->i", matrix, qv).tolist()  # not matrix @ qv: see semantic.nearest
         return {page: {part: sims[row] for part, row in rows.items()} for page, rows in wanted.items()}

@@ -27,7 +27,7 @@ _MEMORY_NAMES = tuple(f.name for f in docs.MEMORY_FIELDS)
 _TIMES = docs.TIME_FIELDS
 #: bump when the schema, the analyzer or what goes into a field changes: the index is then rebuilt (it also
 #: changes by itself with the fields of Memory, which the stored documents list in order)
-FORMAT = "10." + blake2b(",".join(_MEMORY_NAMES).encode(), digest_size=4).hexdigest()
+FORMAT = "11." + blake2b(",".join(_MEMORY_NAMES).encode(), digest_size=4).hexdigest()
 #: bump when the text given to the embedding model changes: vectors are then recomputed (3: a memory in a script
 #: the model does not cover is stored as a zero vector, see :func:`gitmem.embeddings.runtime.covers`; 4: a long memory's
 #: chunks instead of its sentences; 5: sentence and chunk vectors pooled from the memory's own model pass; 6: the

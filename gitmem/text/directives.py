@@ -18,18 +18,10 @@ from __future__ import annotations
 
 from gitmem.text.lazyre import LazyPattern
 from gitmem.text.records import Record
+from gitmem.text.scripts import simplified
 
 #: longest sentence taken as a directive (longer ones are usually explanations, not rules)
 MAX_DIRECTIVE_CHARS = 300
-
-#: the traditional forms of the characters the Chinese rules below are written with (別用, 以後, 必須, 絕不要, 請):
-#: a sentence is read through this table, one character for one, so what a rule matched is cut from the
-#: sentence as the user wrote it
-_SIMPLIFIED = str.maketrans(
-    "請後從現開記還並這個項裡裏倉庫終遠絕對決萬別須務總許準優盡寧處緊氣著擔嗎麼該應為換麼錯樣統復幫問題實構報敗"
-    "說時讓動寫測試碼當經過與齊",
-    "请后从现开记还并这个项里里仓库终远绝对决万别须务总许准优尽宁处紧气着担吗么该应为换么错样统复帮问题实构报败"
-    "说时让动写测试码当经过与齐")
 
 # the Chinese ends are kept (captured) for what they say: a sentence that ended in ？ is a question
 _SENTENCES = LazyPattern(r"(?<=[.!?;])\s+|([\n\r。！？；]+)")
@@ -140,7 +132,7 @@ def _fold(text: str) -> str:
     """``text`` lower-cased as the rules' re.IGNORECASE reads it, with each run of whitespace one space (and the
     traditional characters of the rules' words in their simplified form)."""
     text = " ".join(text.split())
-    return text.lower() if text.isascii() else text.translate(_FOLD).translate(_SIMPLIFIED).lower()
+    return text.lower() if text.isascii() else simplified(text.translate(_FOLD)).lower()
 
 
 def _may_hold_rule(text: str) -> bool:
@@ -201,7 +193,7 @@ _TAIL_TEXT = LazyPattern(r"(?i)(?:[\s，,。.!！~～]*(?:谢谢(?:你|啦|了)?
 def _rule_text(text: str) -> str:
     """The instruction without lead words ("From now on, never…" → "Never…", 记住：… → …) and without the
     thanks or particles it ends with ("…，谢谢", "…哈")."""
-    simple = text.translate(_SIMPLIFIED)  # one character for one: the matches' places hold in ``text``
+    simple = simplified(text)  # one character for one: the matches' places hold in ``text``
     lead = _LEAD_TEXT.match(simple)
     start = lead.end() if lead else 0
     # compiled only for a rule that may end in thanks, a particle or "!": most do not
@@ -240,7 +232,7 @@ def classify(sentence: str) -> Directive | None:
     original = _strip(sentence)
     if original.rstrip("？? ").endswith(("吗", "好不好", "行不行")):  # the polite tail's pattern, only when it may hold
         original = _POLITE_TAIL.sub("", original)
-    text = original.translate(_SIMPLIFIED)  # the rules read simplified characters; the rule keeps the user's
+    text = simplified(original)  # the rules read simplified characters; the rule keeps the user's
     if len(text) < 6 or len(text) > MAX_DIRECTIVE_CHARS or not _may_hold_rule(text) or _NOT_EN.match(text):
         return None
     strong = bool(_STANDING.search(text))

@@ -36,6 +36,23 @@ CJK_CHAR = LazyPattern(f"[{CJK}]")
 CJK_RUN = LazyPattern(f"[{CJK}]+")
 
 
+_SIMPLIFIED: dict[int, int] = {}
+
+
+def simplified(text: str) -> str:
+    """``text`` with traditional Chinese characters written in their simplified forms, one character for one (so
+    positions hold): 請別用 npm → 请别用 npm. Search indexes and queries read text through it, so a memory
+    written in either form is found by a question in the other; directive detection reads rules through it. The
+    table (OpenCC's, :mod:`gitmem.text.hantable`) is loaded on the first text that is not ASCII."""
+    if text.isascii():
+        return text
+    if not _SIMPLIFIED:
+        from gitmem.text.hantable import SIMPLIFIED, TRADITIONAL
+
+        _SIMPLIFIED.update(str.maketrans(TRADITIONAL, SIMPLIFIED))
+    return text.translate(_SIMPLIFIED)
+
+
 def is_cjk(text: str) -> bool:
     """Whether ``text`` holds at least one Chinese, Japanese or Korean character."""
     if text.isascii():  # most prompts and memories: no need to compile the 64k-entry class

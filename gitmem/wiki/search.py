@@ -45,7 +45,8 @@ if TYPE_CHECKING:
     from gitmem.embeddings.runtime import Embedder
     from gitmem.search.pagevectors import Page
 
-FORMAT = 3  # 2: one document per chunk of a long page beside the page's own; 3: each file's vector key in the state
+FORMAT = 4  # 2: one document per chunk of a long page beside the page's own; 3: each file's vector key in the state;
+# 4: traditional Chinese characters indexed in their simplified forms
 #: the share of a page's fused score that comes from its cosine (``scoring.fuse``, convex), chosen on the development
 #: parts of ``bench/wiki_longdoc.py`` (docs/search.md, "Wiki pages and writer notes")
 VECTOR_WEIGHT = 0.4

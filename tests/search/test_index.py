@@ -113,6 +113,18 @@ def test_a_chinese_rule_s_time_marker_is_no_topic(repo: MemoryRepo) -> None:
         assert found[0] == "p2" and "p0" not in found, query
 
 
+def test_traditional_and_simplified_characters_find_each_other(repo: MemoryRepo) -> None:
+    """A team writing traditional characters (Taiwan, Hong Kong) and a question in simplified ones, or the other way
+    round: the same words in two forms shared no token, and the memory was not found at all."""
+    texts = ["上線前必須經過運維審批", "数据库连接池设为 20", "我家的猫很淘气", "部署前先跑测试"]
+    repo.import_records([{"id": f"p{i}", "text": t} for i, t in enumerate(texts)])
+    index = Index(repo, embedder=None)
+    assert ids(index.search("运维审核", k=2))[0] == "p0"  # simplified question, traditional memory
+    assert ids(index.search("數據庫", k=2))[0] == "p1"  # traditional question, simplified memory
+    (hit,) = index.search("運維", k=1)
+    assert hit.memory.text == texts[0]  # the memory is stored and shown as it was written
+
+
 def test_an_english_model_stays_out_of_chinese(filled: tuple[MemoryRepo, str], model: Any) -> None:
     """The packaged model reads Latin script only: for a Chinese question, and for a memory written in Chinese, its
     cosines are noise, so BM25 alone ranks them (found on DuLeMon: hybrid fell ~0.2 below BM25 before)."""

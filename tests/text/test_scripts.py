@@ -46,8 +46,8 @@ def test_every_user_keeps_a_cjk_letter_as_a_word(ch: str) -> None:
     # slugs and file-name-safe ids keep it
     assert ch in documents.slugify(f"deploy {ch}")
     assert documents.is_safe_id(f"{ch}-notes")
-    # a search question searches it as its own unit
-    assert ch in analysis.analyze_query(f"deploy {ch}", _ANALYZER).chars
+    # a search question searches it as its own unit (a traditional character in its simplified form)
+    assert scripts.simplified(ch) in analysis.analyze_query(f"deploy {ch}", _ANALYZER).chars
     # capture, the router and the essentials compare statements by it
     assert overlap.similarity(f"use {ch}{ch}", f"{ch}{ch}") > 0
     # the tantivy analyzer writes the ranges in Rust regex syntax and indexes one token per character
@@ -68,3 +68,21 @@ def test_no_user_counts_other_characters_as_cjk(ch: str) -> None:
 @given(st.text())
 def test_words_are_the_runs_of_word_characters(text: str) -> None:
     assert scripts.words(text) == re.findall(r"\w+", text)
+
+
+def test_simplified_changes_traditional_han_one_character_for_one() -> None:
+    from gitmem.text import hantable
+
+    assert scripts.simplified("請別用 npm，記著") == "请别用 npm，记着"
+    assert scripts.simplified("deploy rules") == "deploy rules"
+    assert scripts.simplified("部署规则 データベース 데이터") == "部署规则 データベース 데이터"  # nothing else moves
+    pairs = list(zip(hantable.TRADITIONAL, hantable.SIMPLIFIED, strict=True))
+    assert len(pairs) > 4000 and all(a != b for a, b in pairs)
+    han = re.compile(f"[{scripts.HAN}]")
+    assert all(han.fullmatch(a) and han.fullmatch(b) for a, b in pairs)
+
+
+@given(st.text())
+def test_simplified_keeps_every_position(text: str) -> None:
+    # directive detection cuts the rule from the text as written at the places it matched in the simplified text
+    assert len(scripts.simplified(text)) == len(text)
