@@ -5,8 +5,10 @@ its first 256 tokens only).
 A text is split at Markdown headings and blank lines first (sections, paragraphs), then a paragraph too long for
 one chunk at sentence ends; the pieces are packed in order into chunks of about :data:`CHUNK_TOKENS` tokens, and
 each chunk after the first starts with the last sentence of the one before (the overlap), so an answer spanning
-a boundary is whole in one of them. A chunk of a section repeats the section's heading. Texts of up to
-:data:`LONG_TOKENS` stay one piece: most memories are a few sentences and are searched whole, as before.
+a boundary is whole in one of them. A chunk of a section repeats the section's heading. A piece too small to be
+a chunk's only content (:data:`SMALL_TOKENS`: a title line, a one-line section) is packed with what follows it,
+a section that small into the next section's first chunk, which then repeats the small section's heading. Texts
+of up to :data:`LONG_TOKENS` stay one piece: most memories are a few sentences and are searched whole, as before.
 
 :func:`locate` finds where each chunk (or sentence) stands in the text it was cut from: the model's vector of a
 chunk is pooled from those characters of the text's own pass (:func:`gitmem.embeddings.runtime.embed_with_spans`).
@@ -32,6 +34,11 @@ LONG_TOKENS = 240
 #: :func:`~gitmem.search.rerank.sentences` takes up to 30 characters before a colon: 15 one-letter words and their
 #: spaces; a section heading, which a chunk of the section follows)
 LABEL_WORDS = 15
+#: a chunk holding less than this beyond its overlap sentence (a title, a short first line) takes the next piece
+#: too, and a section holding less opens the next section's first chunk: no chunk is a title alone when text
+#: follows. Every word is at least one estimated token, so such a section is at most :data:`LABEL_WORDS` words,
+#: which :func:`locate` finds before the rest of the chunk it opens.
+SMALL_TOKENS = LABEL_WORDS + 1
 
 _HEADING = LazyPattern(r"(?m)^#{1,6}\s+\S.*$")
 _PARAGRAPH = LazyPattern(r"\n\s*\n")
@@ -64,9 +71,15 @@ def labelled_chunks(text: str, target: int = CHUNK_TOKENS, long: int = LONG_TOKE
     if len(text) * WORD_TOKENS <= long or size(text) <= long:
         return []
     out: list[tuple[str, str]] = []
-    for heading, section in _sections(text):
-        pieces = [s for p in _PARAGRAPH.split(section) for s in _split(p.strip(), target) if s]
-        out.extend((heading, chunk) for chunk in _pack(pieces, target))
+    sections = _sections(text)
+    label = ""
+    carried: list[str] = []  # the pieces of a section too small for a chunk of its own, ``label`` its heading
+    for n, (heading, section) in enumerate(sections):
+        pieces = carried + [s for p in _PARAGRAPH.split(section) for s in _split(p.strip(), target) if s]
+        label = label if carried else heading
+        carried = pieces if n + 1 < len(sections) and pieces and size(" ".join(pieces)) < SMALL_TOKENS else []
+        if not carried:
+            out.extend((label if i == 0 else heading, chunk) for i, chunk in enumerate(_pack(pieces, target)))
     return [(heading, chunk) for heading, chunk in out if heading.strip() or chunk.strip()]
 
 
@@ -134,19 +147,21 @@ def _split(paragraph: str, target: int) -> list[str]:
 
 def _pack(pieces: list[str], target: int) -> list[str]:
     """Pieces packed in order into chunks of about ``target`` tokens, each after the first starting with the
-    last piece of the previous one."""
+    last piece of the previous one; a chunk adding less than :data:`SMALL_TOKENS` to that takes the next piece
+    too, past the target."""
     out: list[str] = []
     current: list[str] = []
-    weight = 0.0
+    weight = fresh = 0.0  # fresh: the chunk's size beyond its overlap
     for piece in pieces:
         piece_size = size(piece)
-        if current and weight + piece_size > target:
+        if current and weight + piece_size > target and fresh >= SMALL_TOKENS:
             out.append(" ".join(current))
             # overlap: the last sentence again, unless it alone fills half a chunk
             current = [current[-1]] if len(current) > 1 and size(current[-1]) <= target / 2 else []
-            weight = sum(size(p) for p in current)
+            weight, fresh = sum(size(p) for p in current), 0.0
         current.append(piece)
         weight += piece_size
+        fresh += piece_size
     if current:
         out.append(" ".join(current))
     return out

@@ -31,8 +31,8 @@ FORMAT = "11." + blake2b(",".join(_MEMORY_NAMES).encode(), digest_size=4).hexdig
 #: bump when the text given to the embedding model changes: vectors are then recomputed (3: a memory in a script
 #: the model does not cover is stored as a zero vector, see :func:`gitmem.embeddings.runtime.covers`; 4: a long memory's
 #: chunks instead of its sentences; 5: sentence and chunk vectors pooled from the memory's own model pass; 6: the
-#: subject a standing rule names, embedded alone)
-VECTOR_RECIPE = 6
+#: subject a standing rule names, embedded alone; 7: a title or one-line section packed with the text after it)
+VECTOR_RECIPE = 7
 GLOBAL_PROJECT = ranking.GLOBAL_PROJECT
 TEXT_FIELDS = ("name", "description", "body", "tags", "ctx")
 

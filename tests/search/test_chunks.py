@@ -3,10 +3,12 @@ and a long memory found by a passage deep inside it, with that passage as the sn
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from gitmem.search.chunks import CHUNK_TOKENS, LONG_TOKENS, WORD_TOKENS, chunks, size
+from gitmem.search.chunks import CHUNK_TOKENS, LONG_TOKENS, SMALL_TOKENS, WORD_TOKENS, chunks, labelled_chunks, size
 from gitmem.search.index import Index
 from gitmem.store.memories import MemoryRepo
 
@@ -55,6 +57,63 @@ def test_chunks_lose_no_word(text: str) -> None:
         # nothing is lost (heading marks aside) and no chunk is empty
         assert set(text) - set(" \n#") <= set(joined)
         assert all(p.strip() for p in parts)
+
+
+# one paragraph of 159.9 estimated tokens: a chunk of its own, with no room for a title line before it
+WHOLE = " ".join((FILLER.split() * 10)[:122]) + " done."
+
+
+def test_a_title_line_is_packed_with_what_follows() -> None:
+    """A long note's first chunk was its title alone ("Release checklist", 标题, a title over one short line): a
+    vector and a snippet with nothing in them. The title opens the chunk of what follows it."""
+    from gitmem.search.chunks import locate
+
+    steps = "## Steps\n\n" + FILLER * 10 + "\n\n## Afterwards\n\n" + FILLER * 5
+    owned = "Owned by the platform team."
+    cases = {
+        "Release checklist\n\n" + WHOLE + "\n\n" + WHOLE: ("", "Release checklist"),
+        "Release checklist\n\n" + steps: ("", "Release checklist"),
+        f"# Deploy runbook\n\n{owned}\n\n" + steps: ("Deploy runbook", owned),
+        "标题\n\n## 准备\n\n" + "部署前需要运维审批，审批通过后才能发布。发布时每台机器依次重启，确保队列不中断。" * 4
+        + "\n\n## 回滚\n\n" + "回滚使用上一个镜像标签，并通知值班工程师。" * 6: ("", "标题"),
+    }
+    for text, (heading, title) in cases.items():
+        parts = labelled_chunks(text)
+        assert parts[0][0] == heading and parts[0][1].startswith(title + " "), parts[0]
+        assert all(size(chunk) >= SMALL_TOKENS for _heading, chunk in parts[:-1]), parts
+        # the first chunk is found from where the title stands in the text
+        span = locate(text, [parts[0][1]])[0]
+        assert span is not None and span[0][0] == text.index(title)
+    # the sections after keep their headings on their chunks
+    parts = labelled_chunks(next(iter(cases)).replace(WHOLE, steps, 1))
+    assert {heading for heading, _chunk in parts} == {"", "Steps", "Afterwards"}
+    assert parts[1][0] == "Steps" and parts[-1][0] == "Afterwards"
+
+
+_WORDS = st.sampled_from(["the", "queue", "workers", "restart", "deploy", "a", "部署", "审批", "v2"])
+_PARAGRAPHS = st.lists(st.lists(_WORDS, min_size=1, max_size=30).map(lambda words: " ".join(words) + "."),
+                       min_size=1, max_size=8).map(" ".join)
+
+
+@given(title=st.lists(_WORDS, min_size=1, max_size=4).map(" ".join), mark=st.sampled_from(["", "# "]),
+       parts=st.lists(st.tuples(st.booleans(), st.lists(_PARAGRAPHS, max_size=4)), min_size=1, max_size=5))
+@example(title="Release checklist", mark="", parts=[(False, [" ".join(["deploy"] * 122) + "."] * 2)])
+@example(title="Deploy runbook", mark="# ", parts=[(False, ["v2."]), (True, ["The queue restarts. " * 60])])
+def test_no_chunk_is_a_title_or_tiny_piece_alone(title: str, mark: str, parts: list[tuple[bool, list[str]]]) -> None:
+    """A title line (plain or a ``#`` heading), then paragraphs and sections: the first chunk holds more than a
+    title, and a chunk smaller than SMALL_TOKENS only ends its section (nothing of that section follows it to
+    pack it with). Every chunk is found where it stands in the text."""
+    from gitmem.search.chunks import locate
+
+    text = f"{mark}{title}\n\n" + "\n\n".join(
+        (f"## Part {n}\n\n" if titled else "") + "\n\n".join(body) for n, (titled, body) in enumerate(parts))
+    found = labelled_chunks(text)
+    if not found:
+        return
+    assert len(found) == 1 or size(found[0][1]) >= SMALL_TOKENS, found[0]
+    for (heading, chunk), (after, _next) in pairwise(found):
+        assert size(chunk) >= SMALL_TOKENS or heading != after, (heading, chunk)
+    assert None not in locate(text, [chunk for _heading, chunk in found])
 
 
 def test_a_long_memory_is_found_by_a_passage_deep_inside(repo: MemoryRepo) -> None:
