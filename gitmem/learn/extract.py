@@ -5,11 +5,12 @@ repository layer (:func:`gitmem.git.coderepo.code_commit`) and store what comes 
 
 From the **message** (English and Chinese): "switch to", "replace X with Y", "migrate", "drop", "adopt",
 "use X instead of Y", "deprecate", "BREAKING CHANGE", a conventional-commit ``!``, rule words ("must", "never",
-"always", "do not"), 决定/改用/弃用/迁移/替换/采用/不再/禁止/必须. The conventional-commit type becomes a tag. The body
-is read sentence by sentence, its wrapped lines joined first. A subject that describes rather than decides is read
-more strictly: a bug fix's ("fix: crash introduced in #123", "fix: don't crash on an empty cart") decides only in so
-many words ("switch to", "replace X with Y", "never log tokens"); documentation, tests and style ("docs: explain
-why we never cache tokens") decide nothing in their subject.
+"always", "do not"), 决定/改用/弃用/迁移/替换/采用/不再/禁止/必须; traditional characters are read as
+simplified (棄用 as 弃用, 修復： as 修复：), the finding keeping the text as written. The conventional-commit type
+becomes a tag. The body is read sentence by sentence, its wrapped lines joined first. A subject that describes
+rather than decides is read more strictly: a bug fix's ("fix: crash introduced in #123", "fix: don't crash on an
+empty cart") decides only in so many words ("switch to", "replace X with Y", "never log tokens"); documentation,
+tests and style ("docs: explain why we never cache tokens") decide nothing in their subject.
 
 From the **files**: dependencies added, removed or moved a major version in ``package.json``, ``pyproject.toml``,
 ``requirements*.txt``, ``Cargo.toml``, ``go.mod``, ``Gemfile``, ``pom.xml``; lint/format/test/CI configuration
@@ -33,6 +34,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from gitmem.learn.commits import owners, restates, reverted_sha, sentence
+from gitmem.text.scripts import simplified
 
 MANIFESTS = ("package.json", "pyproject.toml", "Cargo.toml", "go.mod", "Gemfile", "pom.xml")
 MAX_TEXT = 400
@@ -95,7 +97,7 @@ def _clip(text: str, limit: int = MAX_TEXT) -> str:
 
 
 def _key(text: str) -> str:
-    return "msg:" + re.sub(r"\W+", " ", text.lower()).strip()
+    return "msg:" + normalise(text)
 
 
 def _paragraphs(lines: list[str]) -> list[str]:
@@ -116,7 +118,9 @@ def _paragraphs(lines: list[str]) -> list[str]:
 
 
 def from_message(message: str) -> list[Finding]:
-    """Decisions and constraints stated in a commit message: its subject, then each sentence of its body."""
+    """Decisions and constraints stated in a commit message: its subject, then each sentence of its body. The
+    patterns read a text's simplified form (:func:`simplified`, one character for one, so a match's places hold in
+    the text as written); a finding's text is cut from the text as written."""
     lines = [line.strip() for line in message.strip().splitlines()]
     if not lines or _NOISE.match(lines[0]):
         return []
@@ -124,12 +128,12 @@ def from_message(message: str) -> list[Finding]:
     tags: list[str] = ["commit"]
     breaking = False
     kind = subject.split(None, 1)[0].lower().rstrip(":") if subject.split() else ""
-    match = _CONVENTIONAL.match(subject)
+    match = _CONVENTIONAL.match(simplified(subject))
     if match:
         kind = _CN_TYPES.get(match.group("type"), match.group("type").lower())
         tags.append(kind)
         breaking = bool(match.group("bang"))
-        subject = match.group("rest").strip()
+        subject = subject[match.start("rest"):match.end("rest")].strip()
     findings: list[Finding] = []
     footers: list[Finding] = []
     seen: set[str] = set()
@@ -146,9 +150,10 @@ def from_message(message: str) -> list[Finding]:
     def read(text: str, importance: int, fix: bool = False) -> None:
         """Each sentence of ``text`` that states a constraint or a decision."""
         for said in filter(None, (part.strip() for part in _SENTENCE_END.split(text))):
-            if (_FIX_CONSTRAINT_EN if fix else _CONSTRAINT_EN).search(said) or _CONSTRAINT_ZH.search(said):
+            simple = simplified(said)
+            if (_FIX_CONSTRAINT_EN if fix else _CONSTRAINT_EN).search(simple) or _CONSTRAINT_ZH.search(simple):
                 add(said, "constraint", 3)
-            elif (_FIX_DECISION_EN if fix else _DECISION_EN).search(said) or _DECISION_ZH.search(said):
+            elif (_FIX_DECISION_EN if fix else _DECISION_EN).search(simple) or _DECISION_ZH.search(simple):
                 add(said, "decision", importance)
 
     if breaking:
@@ -492,7 +497,9 @@ def findings_for_commit(message: str, files: Mapping[str, tuple[str | None, str 
     found = from_files(files, subject)
     result: list[Finding] = []
     folded: dict[int, list[str]] = {}
-    for finding, owner in zip(found, owners(said, found), strict=True):
+    # the message's findings as the patterns read them ("從 redis 遷移到 memcached" as 从…迁移到…)
+    simple = [replace(finding, text=simplified(finding.text)) for finding in said]
+    for finding, owner in zip(found, owners(simple, found), strict=True):
         if owner is None:
             result.append(finding)
         else:
@@ -517,5 +524,6 @@ def _unique(findings: Iterable[Finding]) -> list[Finding]:
 
 
 def normalise(text: str) -> str:
-    """The form two findings are compared in for deduplication."""
-    return re.sub(r"\W+", " ", text.lower()).strip()
+    """The form two findings are compared in for deduplication: lower case, words only, traditional characters in
+    their simplified form (棄用舊接口 and 弃用旧接口 are one finding)."""
+    return re.sub(r"\W+", " ", simplified(text).lower()).strip()

@@ -291,12 +291,13 @@ def detect_correction(prompt: str) -> str | None:
 
 
 def directive_key(text: str) -> str:
-    """A key equal for the same instruction written with other case, spacing, punctuation or lead words."""
+    """A key equal for the same instruction written with other case, spacing, punctuation or lead words, in
+    traditional or simplified characters (絕不能 and 绝不能: one directive, one memory id)."""
     import hashlib
     import re
     import unicodedata
 
-    normal = unicodedata.normalize("NFKC", text).lower()
+    normal = simplified(unicodedata.normalize("NFKC", text)).lower()
     normal = re.sub(r"^(?:(?:please|pls|ok(?:ay)?|also|and|from now on|going forward|请|以后|今后|从现在开始)\W*)+",
                     "", normal)
     normal = re.sub(r"[\W_]+", "", normal)

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from gitmem.config import Config
-from gitmem.learn.extract import dependencies, findings_for_commit, from_message, interesting, license_name
+from gitmem.learn.extract import dependencies, findings_for_commit, from_message, interesting, license_name, normalise
 from gitmem.learn.oncommit import HOOK_NAMES, hook_script, hook_text
 from gitmem.store import document as docs
 from gitmem.store.memories import MemoryRepo
+from gitmem.text.scripts import simplified
 from tests.helpers import ROOT, assert_clean, code_repo, git, run_cli
 
 
@@ -36,6 +37,32 @@ from tests.helpers import ROOT, assert_clean, code_repo, git, run_cli
 def test_message_patterns(message: str, category: str) -> None:
     (finding,) = from_message(message)
     assert finding.category == category and finding.text == message.rstrip(".")
+
+
+@pytest.mark.parametrize("message, statement", [
+    ("棄用舊的支付接口", "棄用舊的支付接口"), ("遷移日誌到 structlog", "遷移日誌到 structlog"),
+    ("採用 pnpm 管理依賴", "採用 pnpm 管理依賴"), ("必須先跑測試才能合併", "必須先跑測試才能合併"),
+    ("務必在部署前備份資料庫", "務必在部署前備份資料庫"), ("切換到 Vite 構建", "切換到 Vite 構建"),
+    ("修復：切換到 httpx 以避免掛起", "切換到 httpx 以避免掛起"),
+    ("重構：遷移日誌到 structlog", "遷移日誌到 structlog"),
+    ("功能（api）：採用 gRPC 取代 REST", "採用 gRPC 取代 REST"),
+])
+def test_traditional_characters_are_read_as_simplified(message: str, statement: str) -> None:
+    """Traditional characters hid the Chinese keywords (棄用, 遷移, 必須) and type words (修復：, 重構：): the
+    finding is the simplified message's, its text as the user wrote it."""
+    (finding,) = findings_for_commit(message, {})
+    (simple,) = findings_for_commit(simplified(message), {})
+    assert finding.text == statement
+    assert (finding.category, finding.importance, finding.tags) == (simple.category, simple.importance, simple.tags)
+    assert normalise(finding.text) == normalise(simple.text) and finding.key == simple.key  # one known text
+
+
+def test_a_traditional_message_folds_its_dependencies_as_the_simplified_one() -> None:
+    files = {"requirements.txt": ("requests==2\n", "httpx==0.27\n")}
+    (finding,) = findings_for_commit("從 requests 遷移到新的客戶端", files)
+    assert finding.text == "從 requests 遷移到新的客戶端"
+    assert finding.why == "requirements.txt: +httpx; requirements.txt: -requests"
+    assert [f.why for f in findings_for_commit("从 requests 迁移到新的客户端", files)] == [finding.why]
 
 
 @pytest.mark.parametrize("message", ["Fix typo in README", "Bump version", "Merge branch 'dev' into main",
@@ -283,6 +310,17 @@ def test_backfill_range_deduplicates(code: Path, repo_path: Path) -> None:
     assert again["commits"] == 4
     assert again["added"] == 0  # known findings are not stored twice
     assert len(MemoryRepo(Config(repo=repo_path)).log(op="extract")) == 3
+    assert_clean(repo_path)
+
+
+def test_a_decision_in_traditional_characters_is_known_in_simplified(code: Path, repo_path: Path) -> None:
+    """The same decision in both forms is one memory, its text as first written."""
+    first = git(code, "rev-parse", "HEAD").strip()
+    for message in ("采用 pnpm 管理依赖", "採用 pnpm 管理依賴", "切換到 Vite 構建"):
+        git(code, "commit", "-q", "--allow-empty", "-m", message)
+    data = json.loads(run_cli("extract", "--range", f"{first}..HEAD", "--repo", str(code), "--json").out)
+    assert data["commits"] == 3 and data["added"] == 2
+    assert sorted(m.text for m in _memories(repo_path)) == ["切換到 Vite 構建", "采用 pnpm 管理依赖"]
     assert_clean(repo_path)
 
 

@@ -23,6 +23,7 @@ from gitmem.agents.claude import events
 from gitmem.agents.claude import handlers as hooks
 from gitmem.agents.claude.context import recent_errors
 from gitmem.agents.claude.settings import HOOK_EVENTS, install, is_gitmem_command, merge, uninstall
+from gitmem.briefing.directives import directive_id
 from gitmem.store import hotpaths
 from gitmem.store import local as observe
 from gitmem.text.directives import detect_correction, detect_directives, directive_key
@@ -364,6 +365,21 @@ def test_a_repository_whose_local_state_cannot_be_written_still_gives_its_memori
     prompt = hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="write the changelog entry"), env,
                   cwd=code)
     assert prompt.returncode == 0 and text in context_of(prompt.stdout, "UserPromptSubmit"), prompt.stderr
+
+
+def test_a_directive_in_traditional_and_simplified_characters_is_one_memory(repo_path: Path, code: Path,
+                                                                             env: dict[str, str]) -> None:
+    """絕不能刪除生產數據庫 in one session and 绝不能删除生产数据库 in another were two directives: the id is the
+    simplified form's (an English or simplified directive's id is as before), the text the one written first."""
+    for session, prompt in (("sess-1", "絕不能刪除生產數據庫"), ("sess-2", "绝不能删除生产数据库")):
+        hook("user-prompt-submit", payload("UserPromptSubmit", code, session, prompt=prompt), env, cwd=code)
+        (item,) = observe.get_session(repo_path / "local", session)["pending"]
+        assert item["key"] == directive_key("绝不能删除生产数据库")
+        hook("stop", payload("Stop", code, session), env, cwd=code)
+    listed = json.loads(run_cli("list", "--tag", "directive", "--json", env=env).out)
+    assert [(m["id"], m["text"]) for m in listed] == [
+        (directive_id(PROJECT, directive_key("绝不能删除生产数据库")), "絕不能刪除生產數據庫")]
+    assert_clean(repo_path)
 
 
 def test_locked_repo_keeps_the_directives_for_later(repo_path: Path, code: Path, env: dict[str, str]) -> None:
