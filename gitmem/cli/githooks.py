@@ -3,6 +3,7 @@ in code repositories) and ``extract`` (decisions and constraints from code commi
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,10 @@ from gitmem.cli.app import State, cli, emit_json, json_option, pass_state
 from gitmem.errors import GitmemError
 from gitmem.learn.oncommit import (
     HOOK_NAMES,
+    extracting,
     install_hooks,
+    note_rewritten,
+    rewritten_to,
     set_deadline,
     skip_reason,
     store_findings,
@@ -52,17 +56,26 @@ def git_hooks_install(code_dir: Path | None) -> None:
     """Install the post-commit and post-rewrite hooks (respects core.hooksPath; chains existing hooks;
     idempotent)."""
     from gitmem.git.coderepo import hooks_dir, tracks_files_in
+    from gitmem.learn.oncommit import is_husky
 
     root = _code_root(code_dir)
     hooks = hooks_dir(root)
+    exe = _gitmem_executable()
+    lines = (f"post-commit: {exe} extract --commit HEAD --deadline 60 --quiet >/dev/null 2>&1 &  "
+             f"post-rewrite: printf '%s\\n' \"$(cat)\" | {exe} extract --rewritten \"$1\" --deadline 60 --quiet "
+             ">/dev/null 2>&1 &")
     if tracks_files_in(root, hooks):
         # core.hooksPath names a folder of the project's tracked files (husky, a team's hooks): installing would
         # change them, commit gitmem's paths into them and leave the team's hook as an untracked copy
         raise GitmemError(f"git runs this repository's hooks from {hooks}, a folder of the project's own files "
                           "(core.hooksPath); gitmem leaves it alone",
-                          f"add this line to {hooks / 'post-commit'} yourself: "
-                          f"{_gitmem_executable()} extract --commit HEAD --deadline 60 --quiet >/dev/null 2>&1 &")
-    for name, action in install_hooks(hooks, _gitmem_executable()).items():
+                          f"add these lines to the hooks of that name in {hooks} yourself: {lines}")
+    if is_husky(hooks):
+        # husky 9 runs the project's .husky/<hook> from a script named after the hook: renamed to chain it, it
+        # looked for .husky/<hook>.pre-gitmem and the team's hook stopped running; `husky` also rewrites the folder
+        raise GitmemError(f"husky manages the hooks in {hooks}; gitmem leaves them alone",
+                          f"add these lines to the hooks of that name in {hooks.parent} yourself: {lines}")
+    for name, action in install_hooks(hooks, exe).items():
         click.echo(f"{action} {hooks / name}")
 
 
@@ -99,8 +112,9 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, rewrit
                     code_dir: Path | None, project: str, dry_run: bool, deadline: float | None, quiet: bool,
                     as_json: bool) -> None:
     """Learn decisions and constraints from code commits (message and diff) into memories of that project."""
+    from gitmem.errors import RepoError
     from gitmem.git.coderepo import code_commit, code_range, count_range
-    from gitmem.learn.commits import KnownTexts, reverted_sha, take_back
+    from gitmem.learn.commits import KnownTexts, carry_over, finding_keys, revert_chain, reverted_sha, take_back
     from gitmem.learn.extract import findings_for_commit, interesting
     from gitmem.projects.identity import code_context
     from gitmem.redact.engine import redact
@@ -121,17 +135,25 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, rewrit
     repo = None if dry_run else state.open()
     if repo is not None and Path(repo.path).resolve() == root.resolve():
         return
-    if rewritten:
-        _carry_over(repo, root, project, rewritten, quiet=quiet, as_json=as_json)
-        return
-    known = KnownTexts(repo, project) if repo is not None else None
+    rewrites = _read_rewrites(root) if rewritten else []
     report: list[dict[str, Any]] = []
     added = 0
     undone: dict[str, list[tuple[str, str]]] = {}  # commit → (deprecated | restored, text): what its revert undid
+    moved: list[Any] = []
+    dropped: list[Any] = []
 
-    def handle(commit: Any) -> None:
+    def read(sha: str) -> Any:
+        try:
+            return code_commit(root, sha, interesting)
+        except RepoError:
+            return None  # gone (gc) or never fetched
+
+    def handle(commit: Any, known: KnownTexts | None) -> None:
         nonlocal added
         reason = skip_reason(commit)
+        if not reason and rev and repo is not None and rewritten_to(repo, commit.sha):
+            # amended or rebased away before this background run started: the rewrite's run learns the new commit
+            reason = f"rewritten as {rewritten_to(repo, commit.sha)[:10]}"
         # a revert teaches nothing of its own (its diff undoes the reverted one's): it takes back what that taught
         reverted = "" if reason else reverted_sha(commit.message)
         findings = [] if reason else findings_for_commit(commit.message, commit.files)  # [] for a revert
@@ -140,7 +162,10 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, rewrit
         back: list[Any] = []
         if known is not None:  # None exactly when nothing is stored (a dry run)
             stored = store_findings(repo, project, commit, findings, known.for_commit(commit.sha)) if findings else []
-            gone, back = take_back(repo, project, commit, reverted) if reverted else ([], [])
+            if reverted:
+                origin, undo = revert_chain(reverted, read)
+                gone, back = take_back(repo, project, commit, reverted, origin=origin.sha if origin else reverted,
+                                       restore=not undo, said=finding_keys(repo, origin) if origin else set())
             known.update(stored, gone, back)
         added += len(stored)
         undone[commit.sha] = [("deprecated", m.text) for m in gone] + [("restored", m.text) for m in back]
@@ -151,24 +176,43 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, rewrit
                        "added": [m.id for m in stored], "deprecated": [m.id for m in gone],
                        "restored": [m.id for m in back]})
 
-    if rev_range:
-        from tqdm import tqdm
+    known: KnownTexts | None
+    with contextlib.nullcontext() if repo is None else extracting(repo):
+        if rewritten:
+            olds = [(old, read(old), code_commit(root, new, interesting)) for old, new in rewrites]
+            note_rewritten(repo, [(old, new.sha) for old, _old, new in olds])
+            moved, dropped = carry_over(repo, project, rewritten, olds) if olds else ([], [])
+            known = KnownTexts(repo, project)
+            for new in {new.sha: new for _o, _old, new in olds}.values():  # what the new commits say anew
+                handle(new, known)
+        elif rev_range:
+            from tqdm import tqdm
 
-        total = count_range(root, rev_range)
-        with tqdm(total=total, desc="extract", unit="commit", file=sys.stderr, disable=quiet or None,
-                  leave=False) as bar:
-            for commit in code_range(root, rev_range, interesting):
-                handle(commit)
-                bar.update(1)
-    else:
-        handle(code_commit(root, rev or "HEAD", interesting))
+            total = count_range(root, rev_range)
+            known = KnownTexts(repo, project) if repo is not None else None
+            with tqdm(total=total, desc="extract", unit="commit", file=sys.stderr, disable=quiet or None,
+                      leave=False) as bar:
+                for commit in code_range(root, rev_range, interesting):
+                    handle(commit, known)
+                    bar.update(1)
+        else:
+            handle(code_commit(root, rev or "HEAD", interesting),
+                   KnownTexts(repo, project) if repo is not None else None)
     if quiet:
         return
     if as_json:
-        emit_json({"project": project, "commits": len(report), "added": added,
-                   "deprecated": sum(len(r["deprecated"]) for r in report),
-                   "restored": sum(len(r["restored"]) for r in report), "results": report})
+        data: dict[str, Any] = {"project": project, "commits": len(report), "added": added,
+                                "deprecated": sum(len(r["deprecated"]) for r in report),
+                                "restored": sum(len(r["restored"]) for r in report), "results": report}
+        if rewritten:
+            data.update(rewritten=rewritten, moved=[{"id": m.id, "source_ref": m.source_ref} for m in moved],
+                        dropped=[m.id for m in dropped])
+        emit_json(data)
         return
+    for memory in moved:
+        click.echo(f"moved       {memory.id}  {memory.text}  → {memory.source_ref.rpartition('@')[2][:10]}")
+    for memory in dropped:
+        click.echo(f"deprecated  {memory.id}  {memory.text}")
     for item in report:
         if item["reverts"]:
             click.echo(f"{item['commit'][:10]}  {'reverts':10} {item['reverts'][:10]}")
@@ -180,17 +224,14 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, rewrit
     click.echo(f"{counted(len(report), 'commit')}, {counted(added, 'memory')} added"
                + "".join(f", {undid.count(w)} {w}" for w in ("deprecated", "restored") if w in undid)
                + f" to project {project}"
+               + (f"; {counted(len(rewrites), 'commit')} rewritten by {rewritten}: {counted(len(moved), 'memory')} "
+                  f"moved, {len(dropped)} deprecated" if rewritten else "")
                + (" (dry run)" if dry_run else ""), err=True)
 
 
-def _carry_over(repo: Any, root: Path, project: str, kind: str, *, quiet: bool, as_json: bool) -> None:
-    """``extract --rewritten``: git's post-rewrite lines on stdin, what they carry over or deprecate printed."""
-    from gitmem.errors import RepoError
-    from gitmem.git.coderepo import code_commit
-    from gitmem.learn.commits import carry_over
-    from gitmem.learn.extract import interesting
-
-    rewrites = []
+def _read_rewrites(root: Path) -> list[tuple[str, str]]:
+    """git's post-rewrite lines on stdin: (old sha, new sha) pairs."""
+    pairs = []
     for number, line in enumerate(sys.stdin.read().splitlines(), 1):
         fields = line.split()
         if not fields:
@@ -198,25 +239,8 @@ def _carry_over(repo: Any, root: Path, project: str, kind: str, *, quiet: bool, 
         if len(fields) < 2 or not all(_is_sha(f) for f in fields[:2]):
             raise GitmemError(f"line {number} of the input is not 'OLD NEW' commit SHAs: {line[:80]!r}",
                               "give the lines git passes to a post-rewrite hook")
-        try:
-            old = code_commit(root, fields[0], interesting)
-        except RepoError:
-            old = None  # gone already (gc): what its memories say is judged by the new commit alone
-        rewrites.append((fields[0].lower(), old, code_commit(root, fields[1], interesting)))
-    moved, gone = carry_over(repo, project, kind, rewrites) if rewrites else ([], [])
-    if quiet:
-        return
-    if as_json:
-        emit_json({"project": project, "rewritten": kind, "commits": len(rewrites),
-                   "moved": [{"id": m.id, "source_ref": m.source_ref} for m in moved],
-                   "deprecated": [m.id for m in gone]})
-        return
-    for memory in moved:
-        click.echo(f"moved       {memory.id}  {memory.text}  → {memory.source_ref.rpartition('@')[2][:10]}")
-    for memory in gone:
-        click.echo(f"deprecated  {memory.id}  {memory.text}")
-    click.echo(f"{counted(len(rewrites), 'commit')} rewritten by {kind}: {counted(len(moved), 'memory')} moved, "
-               f"{len(gone)} deprecated in project {project}", err=True)
+        pairs.append((fields[0].lower(), fields[1].lower()))
+    return pairs
 
 
 def _is_sha(text: str) -> bool:

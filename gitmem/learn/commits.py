@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gitmem.text.records import replace
@@ -57,13 +57,36 @@ def _same_commit(one: str, other: str) -> bool:
     return bool(one) and bool(other) and (one.startswith(other) or other.startswith(one))
 
 
-def take_back(repo: Any, project: str, commit: Any, reverted: str) -> tuple[list[Any], list[Any]]:
-    """What ``commit`` (a code commit in git's revert form) undoes in ``project``'s memories: those extracted from
-    ``reverted`` (their ``source_ref`` is ``<project>@<sha>``) are deprecated with a reason naming the revert;
-    those ``reverted`` deprecated, when it was a revert itself, are restored. What a ``gitmem compact`` summary
-    holds of ``reverted`` is taken out of it: the summary is rewritten from its other members, or retired with
-    its one member left active again. One memory-repo commit (``Gitmem-Commit: <revert sha>``,
-    ``Gitmem-Reverts: <reverted sha>``). Returns (deprecated, restored)."""
+def revert_chain(reverted: str, read: Callable[[str], Any]) -> tuple[Any, bool]:
+    """Where a revert of ``reverted`` leads: follows reverts of reverts (``read(sha)`` gives a commit or None) to
+    the first commit that is not one, the origin. Returns (the origin commit, or None when it cannot be read;
+    whether the revert undoes the origin: True after an odd number of reverts, False when it brings the origin
+    back)."""
+    undo, sha, seen = True, reverted, set()
+    while sha not in seen:
+        seen.add(sha)
+        commit = read(sha)
+        if commit is None:
+            return None, undo
+        before = reverted_sha(commit.message)
+        if not before:
+            return commit, undo
+        undo, sha = not undo, before
+    return None, undo
+
+
+def take_back(repo: Any, project: str, commit: Any, reverted: str, *, origin: str = "", restore: bool = False,
+              said: Iterable[str] = ()) -> tuple[list[Any], list[Any]]:
+    """What ``commit`` (a code commit in git's revert form, reverting ``reverted``) undoes in ``project``'s
+    memories. ``origin`` is the commit the chain of reverts leads to (:func:`revert_chain`; ``reverted`` itself
+    when that is no revert), ``said`` the keys of its findings (:func:`finding_keys`): a memory was taught by the
+    origin when it was extracted from it (``source_ref`` ``<project>@<sha>``) or from another commit saying the
+    same (a cherry-pick of it is skipped as known: the memory names the first). Those memories are deprecated
+    with a reason naming the revert, or, when ``restore`` (a revert of a revert of it), the ones a revert
+    deprecated are restored. What a ``gitmem compact`` summary holds of the origin is taken out of it: the
+    summary is rewritten from its other members, or retired with its one member left active again. One
+    memory-repo commit (``Gitmem-Commit: <revert sha>``, ``Gitmem-Reverts: <reverted sha>``). Returns
+    (deprecated, restored)."""
     from gitmem.store import document as docs
     from gitmem.store.lifecycle import compacted_members, refold
     from gitmem.text.counted import counted
@@ -74,15 +97,22 @@ def take_back(repo: Any, project: str, commit: Any, reverted: str) -> tuple[list
     changed = []
     everything = repo.list(project=project, deprecated=True)
 
+    from gitmem.learn.extract import normalise
+
+    origin = origin or reverted
+    keys = set(said)
+
     def taught_by_reverted(memory: Any) -> bool:
         ref_project, _, ref_sha = memory.source_ref.rpartition("@")
-        return memory.source == "commit" and ref_project == project and _same_commit(ref_sha, reverted)
+        return memory.source == "commit" and ref_project == project and (
+            _same_commit(ref_sha, origin) or normalise(memory.text) in keys)
 
     for memory in everything:
-        by = _REVERTED_BY.match(memory.deprecated_reason or "")
-        if not memory.deprecated and taught_by_reverted(memory):
+        if not taught_by_reverted(memory):
+            continue
+        if not restore and not memory.deprecated:
             changed.append(replace(memory, deprecated=True, deprecated_reason=reason, updated=now))
-        elif memory.deprecated and memory.source == "commit" and by and _same_commit(by.group(1), reverted):
+        elif restore and memory.deprecated and _REVERTED_BY.match(memory.deprecated_reason or ""):
             changed.append(replace(memory, deprecated=False, deprecated_reason="", superseded_by="", updated=now))
     # what a compaction summary holds of the reverted commit: taken out of the summary (rewritten with the rest of
     # its members), or, when one member or none is left, the summary retired and that member active again
@@ -91,7 +121,7 @@ def take_back(repo: Any, project: str, commit: Any, reverted: str) -> tuple[list
     for summary_id, members in compacted_members(everything).items():
         taken = [m for m in members if taught_by_reverted(m)]
         summary = summaries.get(summary_id)
-        if not taken or summary is None:
+        if restore or not taken or summary is None:
             continue
         left = [m for m in members if not taught_by_reverted(m)]
         rewritten = refold(summary, left, now=now)
@@ -178,8 +208,9 @@ class KnownTexts:
 # -- rewrites -------------------------------------------------------------------------------------------
 
 
-def _finding_keys(repo: Any, commit: Any) -> set[str]:
-    """The normalised texts ``commit``'s findings are stored with (secrets redacted)."""
+def finding_keys(repo: Any, commit: Any) -> set[str]:
+    """The normalised texts ``commit``'s findings are stored with (secrets redacted); none for a merge, a revert
+    or gitmem's own commit."""
     from gitmem.learn.extract import findings_for_commit, normalise
     from gitmem.learn.oncommit import skip_reason
     from gitmem.redact.engine import redact
@@ -207,7 +238,7 @@ def carry_over(repo: Any, project: str, kind: str, rewrites: Sequence[tuple[str,
     for _old_sha, old, new in rewrites:
         for commit in (old, new):
             if commit is not None and commit.sha not in says:
-                says[commit.sha] = _finding_keys(repo, commit)
+                says[commit.sha] = finding_keys(repo, commit)
     now = docs.utcnow()
     changed = []
     read_from: dict[str, str] = {}  # memory id → its source_ref when read

@@ -5,6 +5,8 @@ and ``gitmem extract`` print around these."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,12 @@ def hook_text(executable: str, name: str = "post-commit") -> str:
 
 def _is_ours(path: Path, name: str) -> bool:
     return path.is_file() and hook_marker(name) in path.read_text("utf-8", "replace")
+
+
+def is_husky(hooks: Path) -> bool:
+    """Whether husky manages the hooks folder ``hooks`` (husky 9's ``.husky/_``, with its ``h`` runner; earlier
+    versions' ``husky.sh``)."""
+    return (hooks / "husky.sh").is_file() or (hooks.name == "_" and (hooks / "h").is_file())
 
 
 def install_hooks(hooks: Path, executable: str) -> dict[str, str]:
@@ -145,3 +153,62 @@ def set_deadline(seconds: float | None) -> None:
 
     signal.signal(signal.SIGALRM, stop)
     signal.setitimer(signal.ITIMER_REAL, seconds)
+
+
+# -- one extraction at a time -----------------------------------------------------------------------------
+#: how long an extraction waits for another one to finish (the hooks' background runs stop after 60 s)
+EXTRACT_WAIT = 60.0
+#: rewritten commits remembered (old sha → new sha), the newest kept
+_REWRITES_KEPT = 2000
+
+
+@contextlib.contextmanager
+def extracting(repo: Any, timeout: float = EXTRACT_WAIT) -> Iterator[None]:
+    """Hold the extraction lock of ``repo``'s machine-local state: the hooks start one background run for each
+    commit and one after each amend or rebase, and they must not interleave. Each run reads what the project
+    already knows under the lock, so two runs do not both store the same finding, and a revert or a rewrite sees
+    what the run before it stored (a summary two reverts rewrite, a memory an amend must move)."""
+    from gitmem.files.locks import LockTimeout, file_lock
+    from gitmem.store.local import local_dir
+
+    folder = local_dir(Path(repo.path))
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        with file_lock(str(folder / "extract.lock"), timeout):
+            yield
+    except LockTimeout:
+        raise GitmemError(f"another gitmem extract has run for {timeout:.0f} s in {repo.path}",
+                          "wait for it to finish, then run gitmem extract again") from None
+
+
+def _rewrites_file(repo: Any) -> Path:
+    from gitmem.store.local import local_dir
+
+    return local_dir(Path(repo.path)) / "rewritten.json"
+
+
+def note_rewritten(repo: Any, pairs: Iterable[tuple[str, str]]) -> None:
+    """Remember that the commits ``pairs`` name were replaced (old sha, new sha), for :func:`rewritten_to`: a
+    background extraction of an old commit that starts only after the rewrite was handled stores nothing."""
+    import json
+
+    path = _rewrites_file(repo)
+    known = _read_rewrites(path)
+    known.update(pairs)
+    kept = dict(list(known.items())[-_REWRITES_KEPT:])
+    atomic_write(path, json.dumps(kept).encode("utf-8"))
+
+
+def rewritten_to(repo: Any, sha: str) -> str:
+    """The commit that replaced ``sha`` by an amend or a rebase ("" when it was not replaced)."""
+    return _read_rewrites(_rewrites_file(repo)).get(sha, "")
+
+
+def _read_rewrites(path: Path) -> dict[str, str]:
+    import json
+
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}

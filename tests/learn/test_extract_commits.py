@@ -6,6 +6,7 @@ through the ``gitmem extract`` CLI and the library."""
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -286,19 +287,102 @@ def test_a_rebase_that_squashes_keeps_what_the_squashed_message_says(code: Path,
     git(code, "commit", "-q", "-m", SWITCH)
     squashed = _head(code)
     data = _rewritten(code, "rebase", [(switched, squashed), (docker, squashed)])
-    assert len(data["moved"]) == 2 and data["deprecated"] == []
+    assert len(data["moved"]) == 2 and data["dropped"] == [] and data["added"] == 0
     assert {(m.deprecated, m.source_ref) for m in _memories(repo_path)} == {(False, f"{PROJECT}@{squashed}")}
     # a reword that drops the decision: its memory goes, the Dockerfile's stays
     git(code, "commit", "-q", "--amend", "-m", "wip")
     data = _rewritten(code, "amend", [(squashed, _head(code))])
     found = {m.text: m for m in _memories(repo_path)}
-    assert found[SWITCH].deprecated and data["deprecated"] == [found[SWITCH].id]
+    assert found[SWITCH].deprecated and data["dropped"] == [found[SWITCH].id]
     assert not found["Docker base image python:3.12-slim (Dockerfile)"].deprecated
-    assert _rewritten(code, "amend", [(squashed, _head(code))]) == {**data, "moved": [], "deprecated": []}
+    again = _rewritten(code, "amend", [(squashed, _head(code))])
+    assert (again["moved"], again["dropped"], again["added"]) == ([], [], 0)
     git(code, "commit", "-q", "--amend", "-m", SWITCH)  # and back: the decision is learned again
     assert _extract(code)["added"] == 1
     assert sorted(m.deprecated for m in _memories(repo_path) if m.text == SWITCH) == [False, True]
     assert_clean(repo_path)
+
+
+def test_an_old_commits_run_that_starts_after_the_amends_stores_nothing(code: Path, repo_path: Path) -> None:
+    """An agent commits and amends within a second: the amend's background run can start before the first
+    commit's. It found nothing to move, and the old wording landed afterwards, active beside the new one."""
+    first = _switch_cache(code)
+    reworded = "Switch cache from Redis to memcached: Redis eviction broke carts"
+    git(code, "commit", "-q", "--amend", "-m", reworded)
+    data = _rewritten(code, "amend", [(first, _head(code))])  # the amend's run first...
+    assert data["added"] == 1
+    late = _extract(code, "--commit", first)  # ...then the first commit's
+    assert late["added"] == 0 and late["results"][0]["skipped"] == f"rewritten as {_head(code)[:10]}"
+    assert [(m.text, m.deprecated) for m in _memories(repo_path)] == [(reworded, False)]
+
+
+def test_two_extractions_at_once_store_a_decision_once(code: Path, repo_path: Path) -> None:
+    from tests.helpers import GITMEM
+
+    shas = []
+    for _ in range(2):
+        git(code, "commit", "-q", "--allow-empty", "-m", "Adopt Kafka for events")
+        shas.append(_head(code))
+    runs = [subprocess.Popen([GITMEM, "extract", "--commit", sha, "--repo", str(code), "--quiet"]) for sha in shas]
+    assert [run.wait(timeout=60) for run in runs] == [0, 0]
+    assert [m.text for m in _memories(repo_path)] == ["Adopt Kafka for events"]
+
+
+def test_a_rebase_learns_its_result_once(code: Path, repo_path: Path) -> None:
+    """An interactive rebase (reword, fixup): the post-commit hook leaves the rebase's intermediate commits alone
+    (one process for all, not two a commit), and the post-rewrite run learns the final commits."""
+    assert run_cli("git-hooks", "install", "--repo", str(code)).code == 0
+    base = _head(code)
+    _decisions(code, DECISIONS)
+    _settled(repo_path, lambda found: len(found) == 3)
+    before = set(git(code, "rev-list", f"{base}..HEAD").split())
+    editor = "sed -i -e '2s/^pick/reword/' -e '3s/^pick/fixup/'"
+    git(code, "-c", f"sequence.editor={editor}", "-c", "core.editor=sed -i '1s/.*/Use ruff instead of flake8 and "
+        "black/'", "rebase", "-q", "-i", base)
+    head = git(code, "rev-parse", "HEAD").strip()
+    reachable = set(git(code, "rev-list", f"{base}..HEAD").split())
+    found = _settled(repo_path, lambda found: any("black" in m.text for m in found))
+    time.sleep(2)
+    found = _memories(repo_path)
+    active = sorted((m.text, m.source_ref.rpartition("@")[2] in reachable) for m in found if not m.deprecated)
+    # the fixup's message is dropped with its commit: its decision goes with it
+    assert active == [("Switch the queue from Celery to RQ", True), ("Use ruff instead of flake8 and black", True)]
+    assert len(reachable) == 2 and head in reachable
+    # nothing was learned from the commits the rebase made and replaced at once (the reworded one before the fixup)
+    log = MemoryRepo(Config(repo=repo_path)).log()
+    learned = {sha for entry in log for sha in entry.trailers.get("Gitmem-Commit", [])}
+    assert learned <= before | reachable
+    assert_clean(repo_path)
+
+
+def test_a_revert_of_a_revert_of_a_revert_takes_the_decision_back(code: Path, repo_path: Path) -> None:
+    _switch_cache(code)
+    _extract(code)
+    outcomes = []
+    for _ in range(3):
+        git(code, "revert", "--no-edit", "HEAD")
+        _extract(code)
+        (memory,) = _memories(repo_path)
+        outcomes.append(memory.deprecated)
+    assert outcomes == [True, False, True]
+
+
+def test_reverting_a_cherry_pick_takes_back_the_decision_it_restated(code: Path, repo_path: Path) -> None:
+    """The cherry-pick's finding is skipped as known (its memory names the feature branch's commit): its revert
+    found nothing to take back."""
+    main = git(code, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    git(code, "checkout", "-q", "-b", "feature")
+    switched = _switch_cache(code)
+    _extract(code)
+    git(code, "checkout", "-q", main)
+    git(code, "commit", "-q", "--allow-empty", "-m", "Meanwhile on main")  # the pick is a commit of its own
+    git(code, "cherry-pick", switched)
+    assert _head(code) != switched
+    assert _extract(code)["added"] == 0
+    git(code, "revert", "--no-edit", "HEAD")
+    assert _extract(code)["deprecated"] == 1
+    (memory,) = _memories(repo_path)
+    assert memory.deprecated and memory.source_ref == f"{PROJECT}@{switched}"
 
 
 def test_a_memory_edited_by_hand_keeps_the_users_wording_through_an_amend(code: Path, repo_path: Path) -> None:
@@ -309,8 +393,10 @@ def test_a_memory_edited_by_hand_keeps_the_users_wording_through_an_amend(code: 
     repo.save(replace(memory, text="Cache is memcached; Redis eviction broke sessions"))
     git(code, "commit", "-q", "--amend", "-m", "Switch cache to memcached")
     data = _rewritten(code, "amend", [(first, _head(code))])
-    (memory,) = _memories(repo_path)
-    assert data["deprecated"] == [] and not memory.deprecated and memory.source_ref == f"{PROJECT}@{_head(code)}"
+    found = {m.text: m for m in _memories(repo_path)}
+    memory = found["Cache is memcached; Redis eviction broke sessions"]
+    assert data["dropped"] == [] and not memory.deprecated and memory.source_ref == f"{PROJECT}@{_head(code)}"
+    assert not found["Switch cache to memcached"].deprecated  # what the amended message says, learned
 
 
 @pytest.mark.parametrize("given", ["not a sha line\n", "abc123\n"])
@@ -450,3 +536,27 @@ def test_commit_and_range_cannot_be_combined(code: Path, repo_path: Path) -> Non
     (line,) = result.err.splitlines()
     assert "--commit, --range and --rewritten cannot be combined" in line
     assert _memories(repo_path) == []
+
+
+def test_husky_managed_hooks_are_left_alone(code: Path) -> None:
+    """husky 9 (core.hooksPath .husky/_, git-ignored) runs .husky/<hook> from a script named after the hook:
+    chained as post-commit.pre-gitmem it looked for .husky/post-commit.pre-gitmem, and the team's hook stopped
+    running."""
+    runner = code / ".husky" / "_"
+    runner.mkdir(parents=True)
+    (runner / "h").write_text('#!/usr/bin/env sh\nn=$(basename "$0")\ns=$(dirname "$(dirname "$0")")/$n\n'
+                              '[ ! -f "$s" ] && exit 0\nsh -e "$s" "$@"\n')
+    (runner / "post-commit").write_text('#!/usr/bin/env sh\n. "$(dirname "$0")/h"\n')
+    (runner / "post-commit").chmod(0o755)
+    (code / ".husky" / "post-commit").write_text("echo team hook ran\n")
+    (code / ".gitignore").write_text(".husky/_\n")
+    git(code, "add", ".gitignore", ".husky/post-commit")
+    git(code, "commit", "-q", "-m", "husky")
+    git(code, "config", "core.hooksPath", ".husky/_")
+    refused = run_cli("git-hooks", "install", "--repo", str(code))
+    assert refused.code == 1 and "husky manages the hooks" in refused.err
+    assert "extract --commit HEAD" in refused.err and "extract --rewritten" in refused.err
+    assert sorted(p.name for p in runner.iterdir()) == ["h", "post-commit"]
+    result = subprocess.run(["git", "-C", str(code), "commit", "--allow-empty", "-m", "x"], capture_output=True,
+                            text=True, check=True)
+    assert "team hook ran" in result.stdout + result.stderr
