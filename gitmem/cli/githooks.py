@@ -102,6 +102,9 @@ def git_hooks_uninstall(code_dir: Path | None) -> None:
 @click.option("--rewritten", type=click.Choice(["amend", "rebase"]),
               help="Read git's post-rewrite input ('OLD NEW' commit lines) on stdin: what the old commits taught "
                    "moves to the new ones, or is deprecated when they no longer say it.")
+@click.option("--orig-head", metavar="REV",
+              help="With --rewritten rebase: the branch's tip before the rebase (ORIG_HEAD); memories of the "
+                   "commits it reached that no branch or tag reaches now (dropped) are deprecated.")
 @click.option("--project", default="", help="Project id (default: from the code repository's remote).")
 @click.option("--dry-run", is_flag=True, help="Print the findings, store nothing.")
 @click.option("--deadline", type=click.FloatRange(0.1), help="Stop after this many seconds (the hook uses 60).")
@@ -109,11 +112,11 @@ def git_hooks_uninstall(code_dir: Path | None) -> None:
 @json_option
 @pass_state
 def extract_command(state: State, rev_range: str | None, rev: str | None, rewritten: str | None,
-                    code_dir: Path | None, project: str, dry_run: bool, deadline: float | None, quiet: bool,
-                    as_json: bool) -> None:
+                    orig_head: str | None, code_dir: Path | None, project: str, dry_run: bool,
+                    deadline: float | None, quiet: bool, as_json: bool) -> None:
     """Learn decisions and constraints from code commits (message and diff) into memories of that project."""
     from gitmem.errors import RepoError
-    from gitmem.git.coderepo import code_commit, code_range, count_range
+    from gitmem.git.coderepo import arrived, code_commit, code_range, count_range, left_behind
     from gitmem.learn.commits import KnownTexts, carry_over, finding_keys, revert_chain, reverted_sha, take_back
     from gitmem.learn.extract import findings_for_commit, interesting
     from gitmem.projects.identity import code_context
@@ -125,6 +128,8 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, rewrit
         raise click.UsageError("--commit, --range and --rewritten cannot be combined", click.get_current_context())
     if rewritten and dry_run:
         raise click.UsageError("--rewritten changes memories; it has no dry run", click.get_current_context())
+    if orig_head and not rewritten:
+        raise click.UsageError("--orig-head goes with --rewritten", click.get_current_context())
     set_deadline(deadline)
     root = _code_root(code_dir)
     if is_memory_repo(root):
@@ -181,7 +186,10 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, rewrit
         if rewritten:
             olds = [(old, read(old), code_commit(root, new, interesting)) for old, new in rewrites]
             note_rewritten(repo, [(old, new.sha) for old, _old, new in olds])
-            moved, dropped = carry_over(repo, project, rewritten, olds) if olds else ([], [])
+            replaced = {old for old, _new in rewrites}
+            left = [sha for sha in left_behind(root, orig_head) if sha not in replaced] if orig_head else []
+            came = arrived(root, orig_head, interesting) if left and orig_head else []  # a dropped change upstream has
+            moved, dropped = carry_over(repo, project, rewritten, olds, left, came) if olds or left else ([], [])
             known = KnownTexts(repo, project)
             for new in {new.sha: new for _o, _old, new in olds}.values():  # what the new commits say anew
                 handle(new, known)

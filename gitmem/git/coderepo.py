@@ -101,6 +101,45 @@ def count_range(root: Path, rev_range: str) -> int:
         return sum(1 for _ in _range_walker(repo, root, rev_range))
 
 
+def left_behind(root: Path, tip: str, limit: int = 1000) -> list[str]:
+    """Commits ``tip`` reaches that no branch, tag, remote branch or ``HEAD`` reaches any more (what a rebase left
+    behind, given the branch's tip before it, ``ORIG_HEAD``), newest first, at most ``limit``."""
+    from itertools import islice
+
+    with _open_code(root) as repo:
+        try:
+            start = parse_rev(repo, tip)
+        except (KeyError, ValueError):
+            raise RepoError(f"cannot resolve {tip!r} in {root}", "give the commit the branch was at") from None
+        tips = set()
+        for name in repo.refs.allkeys():
+            if name == b"HEAD" or name.startswith((b"refs/heads/", b"refs/tags/", b"refs/remotes/")):
+                try:
+                    peeled = repo.get_peeled(name)
+                    if isinstance(repo[peeled], Commit):
+                        tips.add(peeled)
+                except KeyError:
+                    continue
+        if start.id in tips:
+            return []
+        walker = repo.get_walker(include=[start.id], exclude=sorted(tips))
+        return [entry.commit.id.decode() for entry in islice(walker, limit)]
+
+
+def arrived(root: Path, since: str, want: Callable[[str], bool], limit: int = 200) -> list[CodeCommit]:
+    """The commits ``HEAD`` reaches that ``since`` does not (what a rebase put on the branch, the upstream's new
+    commits included), newest first, at most ``limit``; [] when ``since`` cannot be resolved."""
+    from itertools import islice
+
+    with _open_code(root) as repo:
+        try:
+            old, head = parse_rev(repo, since), parse_rev(repo, "HEAD")
+        except (KeyError, ValueError):
+            return []
+        walker = repo.get_walker(include=[head.id], exclude=[old.id])
+        return [_read_commit(repo, entry.commit, want) for entry in islice(walker, limit)]
+
+
 def code_repo_root(start: Path) -> Path | None:
     """The work tree root of the git repository containing ``start``."""
     start = start.resolve()

@@ -40,6 +40,8 @@ _REVERTS = re.compile(r"^This reverts commit ([0-9a-f]{7,64})\b", re.MULTILINE |
 REVERT_REASON = "reverted by commit "
 #: how :func:`carry_over` words a deprecation; such a text is not known to later commits (an amend back to it)
 REWRITE_REASON = "rewritten as commit "
+#: ... and that of a memory whose commit a rebase dropped
+DROP_REASON = "its commit was dropped by git "
 _REVERTED_BY = re.compile(re.escape(REVERT_REASON) + r"([0-9a-f]{7,64})")
 
 
@@ -188,7 +190,7 @@ class KnownTexts:
             key = normalise(memory.text)
             if revert_deprecated(memory):
                 self._reverted.setdefault(memory.source_ref.rpartition("@")[2], set()).add(key)
-            elif memory.deprecated and memory.deprecated_reason.startswith(REWRITE_REASON):
+            elif memory.deprecated and memory.deprecated_reason.startswith((REWRITE_REASON, DROP_REASON)):
                 continue  # its commit is gone from the branch: the next commit saying it again is learned anew
             elif key:
                 self._holders[key] += 1
@@ -222,18 +224,21 @@ def finding_keys(repo: Any, commit: Any) -> set[str]:
                                                                                                    commit.files)}
 
 
-def carry_over(repo: Any, project: str, kind: str, rewrites: Sequence[tuple[str, Any, Any]]
-               ) -> tuple[list[Any], list[Any]]:
+def carry_over(repo: Any, project: str, kind: str, rewrites: Sequence[tuple[str, Any, Any]],
+               dropped: Iterable[str] = (), arrived: Sequence[Any] = ()) -> tuple[list[Any], list[Any]]:
     """After ``git commit --amend`` or ``git rebase`` (``kind``): for each (old sha, old commit or None when git
     no longer has it, new commit), ``project``'s active memories extracted from the old commit move to the new
     one (``source_ref`` re-pointed) when the new commit's findings still say them, or when the memory no longer
     reads as the old commit's finding (edited by hand: the user's wording is kept); the others are deprecated
-    with a reason naming the new commit. One memory-repo commit (``Gitmem-Commit`` trailers naming the new
-    commits). Returns (moved, deprecated)."""
+    with a reason naming the new commit. Memories of the ``dropped`` commits (a rebase's ``drop``: git names no
+    pair for them, and a commit whose change the upstream already has) move to a commit that says them, among the
+    new ones and those that ``arrived`` on the branch, or are deprecated. One memory-repo commit (``Gitmem-Commit``
+    trailers naming the new commits). Returns (moved, deprecated)."""
     from gitmem.learn.extract import normalise
     from gitmem.store import document as docs
     from gitmem.text.counted import counted
 
+    dropped_shas = list(dropped)
     says: dict[str, set[str]] = {}  # commit sha → keys of its findings
     for _old_sha, old, new in rewrites:
         for commit in (old, new):
@@ -246,12 +251,19 @@ def carry_over(repo: Any, project: str, kind: str, rewrites: Sequence[tuple[str,
         ref_project, _, ref_sha = memory.source_ref.rpartition("@")
         if memory.source != "commit" or ref_project != project:
             continue
+        key = normalise(memory.text)
         pair = next(((old, new) for old_sha, old, new in rewrites if _same_commit(old_sha, ref_sha)), None)
+        if pair is None and any(_same_commit(sha, ref_sha) for sha in dropped_shas):
+            saying = next((c for c in [*(new for _o, _old, new in rewrites), *arrived]
+                           if key in says.setdefault(c.sha, finding_keys(repo, c))), None)
+            read_from[memory.id] = memory.source_ref
+            changed.append(replace(memory, source_ref=f"{project}@{saying.sha}") if saying is not None else
+                           replace(memory, deprecated=True, updated=now, deprecated_reason=f"{DROP_REASON}{kind}"))
+            continue
         if pair is None or _same_commit(pair[1].sha, ref_sha):
             continue
         old, new = pair
         read_from[memory.id] = memory.source_ref
-        key = normalise(memory.text)
         if key in says[new.sha] or (old is not None and key not in says[old.sha]):
             changed.append(replace(memory, source_ref=f"{project}@{new.sha}"))
         else:
@@ -269,7 +281,7 @@ def carry_over(repo: Any, project: str, kind: str, rewrites: Sequence[tuple[str,
                        deprecated_reason=wanted.deprecated_reason, updated=wanted.updated)
 
     gone = [m for m in changed if m.deprecated]
-    news = sorted({new.sha for _o, _old, new in rewrites})
+    news = sorted({new.sha for _o, _old, new in rewrites}) or sorted(dropped_shas)[:1]
     title = changed[0].title if len(changed) == 1 else counted(len(changed), "memory")
     _sha, written = repo.commit_batch(
         changed, subject=f"{kind}: {title}", op="deprecate" if gone else "update",

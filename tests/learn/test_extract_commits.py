@@ -226,8 +226,8 @@ def _head(code: Path) -> str:
     return git(code, "rev-parse", "HEAD").strip()
 
 
-def _rewritten(code: Path, kind: str, pairs: list[tuple[str, str]]) -> dict[str, Any]:
-    result = run_cli("extract", "--repo", str(code), "--json", "--rewritten", kind,
+def _rewritten(code: Path, kind: str, pairs: list[tuple[str, str]], *args: str) -> dict[str, Any]:
+    result = run_cli("extract", "--repo", str(code), "--json", "--rewritten", kind, *args,
                      stdin="".join(f"{old} {new}\n" for old, new in pairs))
     assert result.code == 0, result.err
     data: dict[str, Any] = json.loads(result.out)
@@ -560,3 +560,32 @@ def test_husky_managed_hooks_are_left_alone(code: Path) -> None:
     result = subprocess.run(["git", "-C", str(code), "commit", "--allow-empty", "-m", "x"], capture_output=True,
                             text=True, check=True)
     assert "team hook ran" in result.stdout + result.stderr
+
+
+def test_a_rebase_drop_deprecates_and_a_change_upstream_has_moves(code: Path, repo_path: Path) -> None:
+    """git names no new commit for a commit a rebase dropped (``drop``, or its change already upstream): its
+    memory stayed active, on a commit no branch had."""
+    main = git(code, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    base = _head(code)
+    git(code, "checkout", "-q", "-b", "work")
+    adopt, ruff = _decisions(code, ["Adopt uv for installs", "Use ruff instead of flake8"])
+    _extract(code, "--range", f"{base}..HEAD")
+    git(code, "checkout", "-q", main)
+    git(code, "commit", "-q", "--allow-empty", "-m", "Meanwhile on main")
+    git(code, "cherry-pick", adopt)  # the upstream takes the first change
+    upstream = _head(code)
+    git(code, "checkout", "-q", "work")
+    git(code, "rebase", "-q", main)  # drops the first commit: its change is upstream already
+    assert git(code, "rev-list", "--count", f"{main}..HEAD").strip() == "1"
+    data = _rewritten(code, "rebase", [(ruff, _head(code))], "--orig-head", ruff)
+    found = {m.text: m for m in _memories(repo_path)}
+    assert found["Adopt uv for installs"].source_ref == f"{PROJECT}@{upstream}"
+    assert found["Use ruff instead of flake8"].source_ref == f"{PROJECT}@{_head(code)}"
+    assert len(data["moved"]) == 2 and not any(m.deprecated for m in found.values())
+    # and a plain drop: the decision goes with its commit
+    rebased = _head(code)
+    git(code, "-c", "sequence.editor=sed -i '1s/^pick/drop/'", "rebase", "-q", "-i", main)
+    data = _rewritten(code, "rebase", [], "--orig-head", rebased)
+    (memory,) = [m for m in _memories(repo_path) if m.text == "Use ruff instead of flake8"]
+    assert memory.deprecated and memory.deprecated_reason == "its commit was dropped by git rebase"
+    assert data["dropped"] == [memory.id]
