@@ -145,12 +145,22 @@ def identifier_words(word: str) -> list[str]:
 #: "use" as well, and brought the user's other rules ("never push without asking me"); a prompt of nothing else
 #: keeps them (their search, not the index's stopwords: BEAM's questions about standing rules need them there)
 RULE_WORDS = frozenset(("never", "always", "use", "using", "prefer", "avoid"))
+#: the same in Chinese (simplified; a prompt is read through :func:`gitmem.text.scripts.simplified`), cut out
+#: wherever they stand: "以後所有提交訊息都必須用英文寫" brought "上線前必須經過運維審批", sharing 必须 alone.
+#: Words that also name things are left alone (绝对路径, 千万用户)
+RULE_WORDS_ZH = ("必须", "务必", "一律", "永远", "总是", "不要", "不能", "禁止", "切记")
 
 
 def _without_rule_words(text: str) -> str:
-    """``text`` without the words of :data:`RULE_WORDS` (whole words, any case), unless nothing else is left."""
+    """``text`` without the words of :data:`RULE_WORDS` (whole words, any case) and :data:`RULE_WORDS_ZH`,
+    unless nothing else is left."""
     kept = [w for w in text.split() if w.strip(".,;:!?'\"()").lower() not in RULE_WORDS]
-    return " ".join(kept) if any(w.strip(".,;:!?'\"()") for w in kept) else text
+    if not text.isascii():
+        simple = scripts.simplified(" ".join(kept))
+        for word in RULE_WORDS_ZH:
+            simple = simple.replace(word, " ")
+        kept = simple.split()
+    return " ".join(kept) if any(w.strip(".,;:!?'\"()，。！？") for w in kept) else text
 
 
 def task_terms(prompt: str) -> str:

@@ -18,10 +18,12 @@ from gitmem.briefing.prompt import task_terms
 from gitmem.config import Config, EmbeddingConfig
 from gitmem.recall import relevant_hits
 from gitmem.search.hit import Hit
+from gitmem.search.index import Index
 from gitmem.search.schema import memory_chunks
 from gitmem.search.scoring import ScoreParts
 from gitmem.store import document as docs
 from gitmem.store.layout import init_repo
+from gitmem.store.memories import MemoryRepo
 from gitmem.store.usage import read_usage
 from gitmem.text.records import replace
 from tests.helpers import (
@@ -351,6 +353,19 @@ def test_a_task_prompt_is_read_as_one() -> None:
     assert {"module", "runner", "transform", "session", "interface", "documentation"} <= set(words)
     assert task_terms("Document the perf flags").split()[-2:] == ["docs", "performance"]
     assert task_terms("plain words only") == "plain words only"
+
+
+def test_a_chinese_prompt_s_rule_words_are_no_topic(repo: MemoryRepo) -> None:
+    """"以後所有提交訊息都必須用英文寫" brought "上線前必須經過運維審批": they share 必须 alone, a rule's wording."""
+    assert task_terms("以後所有提交訊息都必須用英文寫") == "以后所有提交讯息都 用英文写"
+    assert task_terms("不要用 npm，改用 pnpm") == "用 npm，改用 pnpm"
+    assert task_terms("必须") == "必须"  # nothing else: the words stay
+    assert task_terms("绝对路径怎么处理") == "绝对路径怎么处理"  # a word that names a thing too
+    repo.import_records([{"id": "gate", "text": "上線前必須經過運維審批"},
+                         {"id": "msgs", "text": "提交信息用中文写，标题不超过 50 字"}])
+    index = Index(repo, embedder=None)
+    found = [h.id for h in index.search(task_terms("以後所有提交訊息都必須用英文寫"), k=5)]
+    assert found[0] == "msgs" and "gate" not in found
 
 
 def test_a_prompt_naming_an_identifier_finds_the_memory_in_plain_words(repo_path: Path, code: Path,
