@@ -13,6 +13,7 @@ import click
 from gitmem.cli.app import State, cli, emit_json, json_option, pass_state
 from gitmem.errors import GitmemError
 from gitmem.learn.oncommit import (
+    CHAINED_SUFFIX,
     HOOK_NAMES,
     extracting,
     install_hooks,
@@ -87,10 +88,14 @@ def git_hooks_uninstall(code_dir: Path | None) -> None:
     from gitmem.git.coderepo import hooks_dir
 
     hooks = hooks_dir(_code_root(code_dir))
-    removed = uninstall_hooks(hooks)
+    removed, stranded = uninstall_hooks(hooks)
     for name in removed:
         click.echo(f"removed {hooks / name}")
-    if not removed:
+    for copy in stranded:
+        name = copy.name.removesuffix(CHAINED_SUFFIX)
+        click.echo(f"left {copy}: {hooks / name} is no longer gitmem's hook (another tool wrote over it); merge the "
+                   f"two by hand, then delete {copy.name}", err=True)
+    if not removed and not stranded:
         click.echo(f"gitmem's hooks ({', '.join(HOOK_NAMES)}) are not installed in {hooks}")
 
 
@@ -115,6 +120,28 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, rewrit
                     orig_head: str | None, code_dir: Path | None, project: str, dry_run: bool,
                     deadline: float | None, quiet: bool, as_json: bool) -> None:
     """Learn decisions and constraints from code commits (message and diff) into memories of that project."""
+    try:
+        _extract(state, rev_range, rev, rewritten, orig_head, code_dir, project, dry_run, deadline, quiet, as_json)
+    except (GitmemError, click.UsageError) as exc:
+        if quiet:  # the hooks' background run: nobody sees its stderr, `gitmem doctor` reads the log
+            _log_background(state, f"extract: {exc.format_message() if isinstance(exc, click.UsageError) else exc}")
+        raise
+
+
+def _log_background(state: State, message: str) -> None:
+    import os
+
+    from gitmem.agents.claude.context import append_log
+    from gitmem.store.local import now_iso
+
+    repo = state.repo_path
+    where = str(repo) if repo is not None and (repo / ".git").is_dir() else None
+    append_log(where, os.environ, str(Path.home()), f"{now_iso()} git hook: {' '.join(message.split())}")
+
+
+def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: str | None, orig_head: str | None,
+             code_dir: Path | None, project: str, dry_run: bool, deadline: float | None, quiet: bool,
+             as_json: bool) -> None:
     from gitmem.errors import RepoError
     from gitmem.git.coderepo import arrived, code_commit, code_range, count_range, left_behind
     from gitmem.learn.commits import KnownTexts, carry_over, finding_keys, revert_chain, reverted_sha, take_back
@@ -174,9 +201,11 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, rewrit
             known.update(stored, gone, back)
         added += len(stored)
         undone[commit.sha] = [("deprecated", m.text) for m in gone] + [("restored", m.text) for m in back]
+        new = {m.text for m in stored}
         report.append({"commit": commit.sha, "skipped": reason, "reverts": reverted,
-                       # printed: redacted like what is stored
-                       "findings": [{"text": redact(f.text).text, "category": f.category, "why": redact(f.why).text}
+                       # printed: redacted like what is stored; "known": the project has it already, not stored
+                       "findings": [{"text": redact(f.text).text, "category": f.category, "why": redact(f.why).text,
+                                     **({} if known is None else {"known": redact(f.text).text not in new})}
                                     for f in findings],
                        "added": [m.id for m in stored], "deprecated": [m.id for m in gone],
                        "restored": [m.id for m in back]})
@@ -227,7 +256,8 @@ def extract_command(state: State, rev_range: str | None, rev: str | None, rewrit
         for what, text in undone[item["commit"]]:  # stored texts: redacted already
             click.echo(f"{item['commit'][:10]}  {what:10} {text}")
         for finding in item["findings"]:
-            click.echo(f"{item['commit'][:10]}  {finding['category']:10} {finding['text']}")
+            click.echo(f"{item['commit'][:10]}  {finding['category']:10} {finding['text']}"
+                       + ("  (known)" if finding.get("known") else ""))
     undid = [what for pairs in undone.values() for what, _text in pairs]
     click.echo(f"{counted(len(report), 'commit')}, {counted(added, 'memory')} added"
                + "".join(f", {undid.count(w)} {w}" for w in ("deprecated", "restored") if w in undid)

@@ -80,21 +80,28 @@ def install_hooks(hooks: Path, executable: str) -> dict[str, str]:
     return actions
 
 
-def uninstall_hooks(hooks: Path) -> list[str]:
+def uninstall_hooks(hooks: Path) -> tuple[list[str], list[Path]]:
     """Remove gitmem's hooks and put back the ones they chained. Returns the names of the hooks removed (none
-    when gitmem's hooks are not installed)."""
+    when gitmem's hooks are not installed) and the chained copies left where they are: a hook another tool wrote
+    over gitmem's stands in their place, and only the user can merge the two."""
     import os
 
-    removed = []
+    removed: list[str] = []
+    stranded: list[Path] = []
     for name in HOOK_NAMES:
         target, chained = hooks / name, hooks / (name + CHAINED_SUFFIX)
         if not _is_ours(target, name):
+            if (chained.exists() or chained.is_symlink()) and (target.exists() or target.is_symlink()):
+                stranded.append(chained)
+            elif chained.exists() or chained.is_symlink():
+                os.rename(chained, target)  # gitmem's hook was deleted by hand: the chained one goes back
+                removed.append(name)
             continue
         target.unlink()
         if chained.exists() or chained.is_symlink():
             os.rename(chained, target)
         removed.append(name)
-    return removed
+    return removed, stranded
 
 
 def skip_reason(commit: Any) -> str:

@@ -589,3 +589,31 @@ def test_a_rebase_drop_deprecates_and_a_change_upstream_has_moves(code: Path, re
     (memory,) = [m for m in _memories(repo_path) if m.text == "Use ruff instead of flake8"]
     assert memory.deprecated and memory.deprecated_reason == "its commit was dropped by git rebase"
     assert data["dropped"] == [memory.id]
+
+
+def test_uninstall_says_what_it_left_when_another_tool_wrote_over_the_hook(code: Path) -> None:
+    hooks = code / ".git" / "hooks"
+    (hooks / "post-commit").write_text("#!/bin/sh\necho team\n")
+    assert run_cli("git-hooks", "install", "--repo", str(code)).code == 0
+    (hooks / "post-commit").write_text("#!/bin/sh\necho another tool\n")  # e.g. a hook manager's reinstall
+    result = run_cli("git-hooks", "uninstall", "--repo", str(code))
+    assert result.code == 0 and f"removed {hooks / 'post-rewrite'}" in result.out
+    assert f"left {hooks / 'post-commit.pre-gitmem'}" in result.err and "merge the two by hand" in result.err
+    assert (hooks / "post-commit").read_text() == "#!/bin/sh\necho another tool\n"
+
+
+def test_extract_marks_what_the_project_knew_already(code: Path, repo_path: Path) -> None:
+    _switch_cache(code)
+    first = run_cli("extract", "--repo", str(code))
+    again = run_cli("extract", "--repo", str(code))
+    assert SWITCH in first.out and "(known)" not in first.out
+    assert f"{SWITCH}  (known)" in again.out and "0 memories added" in again.err
+    assert _extract(code)["results"][0]["findings"][0]["known"] is True
+
+
+def test_a_background_extraction_that_fails_is_in_doctors_report(code: Path, repo_path: Path) -> None:
+    """The hooks' runs are detached with their output thrown away: a failing one left no trace anywhere."""
+    failed = run_cli("extract", "--commit", "0123456789abcdef", "--repo", str(code), "--quiet")
+    assert failed.code == 1
+    report = run_cli("doctor")
+    assert "git hook: extract: no commit '0123456789abcdef'" in report.out + report.err
