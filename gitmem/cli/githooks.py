@@ -144,8 +144,9 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
              as_json: bool) -> None:
     from gitmem.errors import RepoError
     from gitmem.git.coderepo import arrived, code_commit, code_range, count_range, left_behind
-    from gitmem.learn.commits import KnownTexts, carry_over, finding_keys, revert_chain, reverted_sha, take_back
+    from gitmem.learn.commits import KnownTexts, finding_keys, revert_chain, reverted_sha, take_back
     from gitmem.learn.extract import findings_for_commit, interesting
+    from gitmem.learn.rewrites import carry_over
     from gitmem.projects.identity import code_context
     from gitmem.redact.engine import redact
     from gitmem.store.base import is_memory_repo

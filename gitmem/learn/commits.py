@@ -6,10 +6,9 @@ extract``.
   :func:`take_back` deprecates the memories extracted from that commit (a revert of a revert restores what the
   first revert deprecated), in one memory-repo commit. :class:`KnownTexts` lets a later commit that lands the
   reverted change again learn it anew.
-- **Rewrites**: ``git commit --amend`` and ``git rebase`` replace commits; :func:`carry_over` moves what a replaced
-  commit taught to the commit that replaced it (``source_ref`` re-pointed, so a later revert of the new commit
-  finds it) when the new commit still says it, and deprecates it when the new commit no longer does (an amended
-  message that dropped or changed the statement, a commit dropped in a squash).
+- **Rewrites**: ``git commit --amend`` and ``git rebase`` replace commits; :mod:`gitmem.learn.rewrites` moves
+  what a replaced commit taught to the commit that replaced it; the reasons it deprecates with are here, as
+  :class:`KnownTexts` reads them.
 - **Folding**: :func:`owners` decides which file findings a message finding explains. Besides a package the
   message names, a dependency finding is folded when its package name holds a word of the message (``memcached``
   → ``pymemcache``), or when it is the one package added to a manifest beside the one removed from it and the
@@ -54,7 +53,7 @@ def reverted_sha(message: str) -> str:
     return match.group(1).lower() if match else ""
 
 
-def _same_commit(one: str, other: str) -> bool:
+def same_commit(one: str, other: str) -> bool:
     """Whether two shas, either possibly abbreviated, name the same commit."""
     return bool(one) and bool(other) and (one.startswith(other) or other.startswith(one))
 
@@ -107,7 +106,7 @@ def take_back(repo: Any, project: str, commit: Any, reverted: str, *, origin: st
     def taught_by_reverted(memory: Any) -> bool:
         ref_project, _, ref_sha = memory.source_ref.rpartition("@")
         return memory.source == "commit" and ref_project == project and (
-            _same_commit(ref_sha, origin) or normalise(memory.text) in keys)
+            same_commit(ref_sha, origin) or normalise(memory.text) in keys)
 
     for memory in everything:
         if not taught_by_reverted(memory):
@@ -222,72 +221,6 @@ def finding_keys(repo: Any, commit: Any) -> set[str]:
     patterns = repo.config.redaction.extra_patterns
     return {normalise(redact(f.text, extra_patterns=patterns).text) for f in findings_for_commit(commit.message,
                                                                                                    commit.files)}
-
-
-def carry_over(repo: Any, project: str, kind: str, rewrites: Sequence[tuple[str, Any, Any]],
-               dropped: Iterable[str] = (), arrived: Sequence[Any] = ()) -> tuple[list[Any], list[Any]]:
-    """After ``git commit --amend`` or ``git rebase`` (``kind``): for each (old sha, old commit or None when git
-    no longer has it, new commit), ``project``'s active memories extracted from the old commit move to the new
-    one (``source_ref`` re-pointed) when the new commit's findings still say them, or when the memory no longer
-    reads as the old commit's finding (edited by hand: the user's wording is kept); the others are deprecated
-    with a reason naming the new commit. Memories of the ``dropped`` commits (a rebase's ``drop``: git names no
-    pair for them, and a commit whose change the upstream already has) move to a commit that says them, among the
-    new ones and those that ``arrived`` on the branch, or are deprecated. One memory-repo commit (``Gitmem-Commit``
-    trailers naming the new commits). Returns (moved, deprecated)."""
-    from gitmem.learn.extract import normalise
-    from gitmem.store import document as docs
-    from gitmem.text.counted import counted
-
-    dropped_shas = list(dropped)
-    says: dict[str, set[str]] = {}  # commit sha → keys of its findings
-    for _old_sha, old, new in rewrites:
-        for commit in (old, new):
-            if commit is not None and commit.sha not in says:
-                says[commit.sha] = finding_keys(repo, commit)
-    now = docs.utcnow()
-    changed = []
-    read_from: dict[str, str] = {}  # memory id → its source_ref when read
-    for memory in repo.list(project=project):
-        ref_project, _, ref_sha = memory.source_ref.rpartition("@")
-        if memory.source != "commit" or ref_project != project:
-            continue
-        key = normalise(memory.text)
-        pair = next(((old, new) for old_sha, old, new in rewrites if _same_commit(old_sha, ref_sha)), None)
-        if pair is None and any(_same_commit(sha, ref_sha) for sha in dropped_shas):
-            saying = next((c for c in [*(new for _o, _old, new in rewrites), *arrived]
-                           if key in says.setdefault(c.sha, finding_keys(repo, c))), None)
-            read_from[memory.id] = memory.source_ref
-            changed.append(replace(memory, source_ref=f"{project}@{saying.sha}") if saying is not None else
-                           replace(memory, deprecated=True, updated=now, deprecated_reason=f"{DROP_REASON}{kind}"))
-            continue
-        if pair is None or _same_commit(pair[1].sha, ref_sha):
-            continue
-        old, new = pair
-        read_from[memory.id] = memory.source_ref
-        if key in says[new.sha] or (old is not None and key not in says[old.sha]):
-            changed.append(replace(memory, source_ref=f"{project}@{new.sha}"))
-        else:
-            subject = new.message.strip().splitlines()[0].strip() if new.message.strip() else ""
-            changed.append(replace(memory, deprecated=True, updated=now,
-                                   deprecated_reason=f"{REWRITE_REASON}{new.sha[:12]} ({kind}: {subject[:150]})"))
-    if not changed:
-        return [], []
-
-    def merge(current: Any, wanted: Any) -> Any:
-        # applied to the file as it is under the lock: not if it was deprecated or moved meanwhile
-        if current.deprecated or current.source_ref != read_from[wanted.id]:
-            return None
-        return replace(current, source_ref=wanted.source_ref, deprecated=wanted.deprecated,
-                       deprecated_reason=wanted.deprecated_reason, updated=wanted.updated)
-
-    gone = [m for m in changed if m.deprecated]
-    news = sorted({new.sha for _o, _old, new in rewrites}) or sorted(dropped_shas)[:1]
-    title = changed[0].title if len(changed) == 1 else counted(len(changed), "memory")
-    _sha, written = repo.commit_batch(
-        changed, subject=f"{kind}: {title}", op="deprecate" if gone else "update",
-        source=f"commit:{project}@{news[0]}", trailers={"Gitmem-Commit": news},
-        body=f"{counted(len(rewrites), 'commit')} of {project} rewritten by git {kind}", merge=merge)
-    return [m for m in written if not m.deprecated], [m for m in written if m.deprecated]
 
 
 # -- folding --------------------------------------------------------------------------------------------
