@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from gitmem.cli.app import State, cli, emit_json, json_option, pass_state
+from gitmem.errors import GitmemError
 from gitmem.text.counted import counted
 
 
@@ -41,6 +42,7 @@ def project_scan(state: State, cwd: Path | None, project_id: str, force: bool, t
     repo = state.open()
     where = (cwd or Path.cwd()).resolve()
     result = scan_and_write(repo, where, project=project_id or state.config.project, force=force)
+    refreshed = _refresh_git_hooks(where)
     if warm and result.changed:
         # the commit moved HEAD, which the cached session block depends on: the next session start in this
         # directory would compute it in its own time (1-2 s with the model to load); the alarm still bounds this
@@ -50,6 +52,8 @@ def project_scan(state: State, cwd: Path | None, project_id: str, force: bool, t
     if as_json:
         emit_json(result.to_dict())
         return
+    for path, action in refreshed:
+        click.echo(f"{action} {path} (gitmem's git hook, from an earlier version)")
     if result.scan is None:
         click.echo(f"{result.path} is up to date (scanned within 24 h; --force scans again)")
         return
@@ -58,6 +62,23 @@ def project_scan(state: State, cwd: Path | None, project_id: str, force: bool, t
         click.echo(f"Scanned {result.scan.root} ({took}); committed {result.path} [{result.sha[:8]}]")
     else:
         click.echo(f"Scanned {result.scan.root} ({took}); {result.path} unchanged, nothing committed")
+
+
+def _refresh_git_hooks(where: Path) -> list[tuple[Path, str]]:
+    """gitmem's git hooks in the code repository around ``where``, brought up to this version when an earlier one
+    installed them (the scan runs in the background at a session start, at most daily: an upgrade reaches every
+    repository the agent works in). Never fails the scan."""
+    from gitmem.git.coderepo import code_repo_root, hooks_dir
+    from gitmem.learn.oncommit import refresh_hooks
+
+    try:
+        root = code_repo_root(where)
+        if root is None:
+            return []
+        hooks = hooks_dir(root)
+        return [(hooks / name, action) for name, action in refresh_hooks(hooks).items()]
+    except (GitmemError, OSError):
+        return []
 
 
 @project.command("show")

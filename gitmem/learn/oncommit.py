@@ -80,6 +80,34 @@ def install_hooks(hooks: Path, executable: str) -> dict[str, str]:
     return actions
 
 
+def refresh_hooks(hooks: Path) -> dict[str, str]:
+    """Bring gitmem's hooks in ``hooks`` up to this version when an earlier one installed them (its post-commit
+    is there): a hook added since (post-rewrite) is installed, a script that changed is rewritten, and the
+    executable the earlier install named is kept. Returns hook name → ``installed`` or ``updated`` ({} when
+    gitmem's hooks are not there, are current, or cannot be installed beside another tool's)."""
+    import shlex
+
+    target = hooks / "post-commit"
+    if not _is_ours(target, "post-commit"):
+        return {}
+    executable = "gitmem"
+    for line in target.read_text("utf-8", "replace").splitlines():
+        if line.startswith('GITMEM_BIN="${GITMEM_BIN:-') and line.endswith('}"'):
+            named = line[len('GITMEM_BIN="${GITMEM_BIN:-'):-2]
+            try:
+                executable = shlex.split(named)[0] if named else executable
+            except (ValueError, IndexError):
+                return {}
+            break
+    if all(_is_ours(hooks / name, name) and (hooks / name).read_text("utf-8", "replace") == hook_text(executable, name)
+           for name in HOOK_NAMES):
+        return {}
+    try:
+        return {name: action for name, action in install_hooks(hooks, executable).items() if action != "unchanged"}
+    except GitmemError:
+        return {}
+
+
 def uninstall_hooks(hooks: Path) -> tuple[list[str], list[Path]]:
     """Remove gitmem's hooks and put back the ones they chained. Returns the names of the hooks removed (none
     when gitmem's hooks are not installed) and the chained copies left where they are: a hook another tool wrote

@@ -617,3 +617,22 @@ def test_a_background_extraction_that_fails_is_in_doctors_report(code: Path, rep
     assert failed.code == 1
     report = run_cli("doctor")
     assert "git hook: extract: no commit '0123456789abcdef'" in report.out + report.err
+
+
+def test_the_daily_project_scan_brings_an_earlier_versions_hooks_up_to_date(code: Path) -> None:
+    """Repositories whose hook an earlier version installed had no post-rewrite hook until the user ran install
+    again in each of them; the session start's background scan updates them."""
+    hooks = code / ".git" / "hooks"
+    assert run_cli("git-hooks", "install", "--repo", str(code)).code == 0
+    current = (hooks / "post-commit").read_text()
+    (hooks / "post-rewrite").unlink()
+    older = current.replace("# during a rebase", "# (an earlier version)\n# during a rebase")
+    (hooks / "post-commit").write_text(older)
+    result = run_cli("project", "scan", "--cwd", str(code), "--force")
+    assert result.code == 0, result.err
+    assert f"installed {hooks / 'post-rewrite'}" in result.out and f"updated {hooks / 'post-commit'}" in result.out
+    assert (hooks / "post-commit").read_text() == current  # the executable it named is kept
+    assert (hooks / "post-rewrite").is_file()
+    again = run_cli("project", "scan", "--cwd", str(code), "--force")
+    assert "gitmem's git hook" not in again.out
+    assert not (hooks / "post-commit.pre-gitmem").exists()
