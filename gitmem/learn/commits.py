@@ -151,7 +151,7 @@ def take_back(repo: Any, project: str, commit: Any, reverted: str, *, origin: st
     gone = [m for m in changed if m.deprecated]
     title = changed[0].title if len(changed) == 1 else f"{counted(len(changed), 'memory')} of {reverted[:10]}"
     _sha, written = repo.commit_batch(
-        changed, subject=f"revert: {title}", op="deprecate" if gone else "restore",
+        changed, subject=f"{'revert' if gone else 'reapply'}: {title}", op="deprecate" if gone else "restore",
         source=f"commit:{project}@{commit.sha}", trailers={"Gitmem-Commit": commit.sha, "Gitmem-Reverts": reverted},
         body=f"From {project}@{commit.sha[:10]}: {subject}", merge=merge)
     return ([m for m in written if m.deprecated],

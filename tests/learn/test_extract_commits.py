@@ -109,6 +109,8 @@ def test_reverting_the_revert_restores_the_memories(code: Path, repo_path: Path)
     assert data["restored"] == 1 and data["added"] == 0
     (memory,) = _memories(repo_path)
     assert not memory.deprecated and memory.deprecated_reason == "" and memory.text == SWITCH
+    (entry,) = MemoryRepo(Config(repo=repo_path)).log(op="restore")
+    assert entry.subject.startswith("reapply: Switch cache")  # the log says what happened ("revert:" before)
 
 
 def test_a_change_landed_again_after_its_revert_is_learned_again(code: Path, repo_path: Path) -> None:
