@@ -86,3 +86,14 @@ def test_simplified_changes_traditional_han_one_character_for_one() -> None:
 def test_simplified_keeps_every_position(text: str) -> None:
     # directive detection cuts the rule from the text as written at the places it matched in the simplified text
     assert len(scripts.simplified(text)) == len(text)
+
+
+@given(st.text(alphabet=st.sampled_from("abc 中文，。😀\u2e80請別記著絕對數據庫") | st.characters(), max_size=400))
+def test_simplified_reads_short_and_long_texts_alike(text: str) -> None:
+    # a short text is looked up character by character, a long one through the table built once
+    from gitmem.text import hantable
+
+    table = str.maketrans(hantable.TRADITIONAL, hantable.SIMPLIFIED)
+    scripts._SIMPLIFIED.clear()  # as in a fresh process: a short text takes the lookup, a long one builds the table
+    assert scripts.simplified(text) == text.translate(table)
+    assert scripts.simplified(text) == text.translate(table)  # the table built, or not, the same
