@@ -143,7 +143,7 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
              code_dir: Path | None, project: str, dry_run: bool, deadline: float | None, quiet: bool,
              as_json: bool) -> None:
     from gitmem.errors import RepoError
-    from gitmem.git.coderepo import arrived, code_commit, code_range, count_range, left_behind
+    from gitmem.git.coderepo import arrived, code_commit, code_range, count_range, left_behind, rebasing
     from gitmem.learn.commits import KnownTexts, finding_keys, revert_chain, reverted_sha, take_back
     from gitmem.learn.extract import findings_for_commit, interesting
     from gitmem.learn.rewrites import carry_over
@@ -169,6 +169,9 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
     if repo is not None and Path(repo.path).resolve() == root.resolve():
         return
     rewrites = _read_rewrites(root) if rewritten else []
+    # a rebase replaces each commit it makes at its end (a squash or fixup at once): its post-rewrite run learns the
+    # result, so a run for one of its commits, or for an amend inside it, does nothing (a hand-added hook line too)
+    during_rebase = not rev_range and rewritten != "rebase" and rebasing(root)
     report: list[dict[str, Any]] = []
     added = 0
     undone: dict[str, list[tuple[str, str]]] = {}  # commit → (deprecated | restored, text): what its revert undid
@@ -183,7 +186,7 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
 
     def handle(commit: Any, known: KnownTexts | None) -> None:
         nonlocal added
-        reason = skip_reason(commit)
+        reason = skip_reason(commit) or ("made during a rebase" if during_rebase else "")
         if not reason and rev and repo is not None and rewritten_to(repo, commit.sha):
             # amended or rebased away before this background run started: the rewrite's run learns the new commit
             reason = f"rewritten as {rewritten_to(repo, commit.sha)[:10]}"
@@ -213,7 +216,9 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
 
     known: KnownTexts | None
     with contextlib.nullcontext() if repo is None else extracting(repo):
-        if rewritten:
+        if rewritten and during_rebase:
+            pass  # an amend inside a rebase: the rebase's own run sees the result
+        elif rewritten:
             olds = [(old, read(old), code_commit(root, new, interesting)) for old, new in rewrites]
             note_rewritten(repo, [(old, new.sha) for old, _old, new in olds])
             replaced = {old for old, _new in rewrites}

@@ -140,6 +140,13 @@ def arrived(root: Path, since: str, want: Callable[[str], bool], limit: int = 20
         return [_read_commit(repo, entry.commit, want) for entry in islice(walker, limit)]
 
 
+def rebasing(root: Path) -> bool:
+    """Whether a rebase is in progress in the work tree at ``root`` (its own git dir, for a linked worktree)."""
+    with _open_code(root) as repo:
+        where = Path(repo.controldir())
+    return (where / "rebase-merge").is_dir() or (where / "rebase-apply").is_dir()
+
+
 def code_repo_root(start: Path) -> Path | None:
     """The work tree root of the git repository containing ``start``."""
     start = start.resolve()

@@ -638,3 +638,19 @@ def test_the_daily_project_scan_brings_an_earlier_versions_hooks_up_to_date(code
     again = run_cli("project", "scan", "--cwd", str(code), "--force")
     assert "gitmem's git hook" not in again.out
     assert not (hooks / "post-commit.pre-gitmem").exists()
+
+
+def test_a_hand_added_hook_line_learns_nothing_in_the_middle_of_a_rebase(code: Path, repo_path: Path) -> None:
+    """A tracked hooks folder or husky gets the hook lines by hand, without the scripts' rebase check: the commits
+    a rebase makes and replaces at once were learned, and its inner amends handled, one by one."""
+    first = _switch_cache(code)
+    git(code, "commit", "-q", "--amend", "-m", "wip")
+    (code / ".git" / "rebase-merge").mkdir()  # as git has it while a rebase runs
+    during = _extract(code, "--commit", "HEAD")
+    assert during["added"] == 0 and during["results"][0]["skipped"] == "made during a rebase"
+    assert _rewritten(code, "amend", [(first, _head(code))])["added"] == 0
+    (code / ".git" / "rebase-merge").rmdir()
+    assert _extract(code, "--commit", "HEAD")["results"][0]["skipped"] == ""
+    found = _memories(repo_path)  # the amended commit's own findings (its diff), learned after the rebase
+    assert found and {m.source_ref for m in found} == {f"{PROJECT}@{_head(code)}"}
+    assert SWITCH not in [m.text for m in found]
