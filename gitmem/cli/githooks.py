@@ -15,6 +15,7 @@ from gitmem.errors import GitmemError
 from gitmem.learn.oncommit import (
     CHAINED_SUFFIX,
     HOOK_NAMES,
+    MAX_FINDINGS,
     extracting,
     install_hooks,
     note_rewritten,
@@ -110,6 +111,9 @@ def git_hooks_uninstall(code_dir: Path | None) -> None:
 @click.option("--orig-head", metavar="REV",
               help="With --rewritten rebase: the branch's tip before the rebase (ORIG_HEAD); memories of the "
                    "commits it reached that no branch or tag reaches now (dropped) are deprecated.")
+@click.option("--onto", metavar="REV",
+              help="With --rewritten rebase: the commit the rebase put the branch onto; every commit it made is "
+                   "learned, those git names no pair for too (an edit or break stop, --exec).")
 @click.option("--project", default="", help="Project id (default: from the code repository's remote).")
 @click.option("--dry-run", is_flag=True, help="Print the findings, store nothing.")
 @click.option("--deadline", type=click.FloatRange(0.1), help="Stop after this many seconds (the hook uses 60).")
@@ -117,14 +121,22 @@ def git_hooks_uninstall(code_dir: Path | None) -> None:
 @json_option
 @pass_state
 def extract_command(state: State, rev_range: str | None, rev: str | None, rewritten: str | None,
-                    orig_head: str | None, code_dir: Path | None, project: str, dry_run: bool,
+                    orig_head: str | None, onto: str | None, code_dir: Path | None, project: str, dry_run: bool,
                     deadline: float | None, quiet: bool, as_json: bool) -> None:
     """Learn decisions and constraints from code commits (message and diff) into memories of that project."""
+    # the hooks' background run: nobody sees its stderr, `gitmem doctor` reads the log, which says how to catch up
+    again = f"; to learn it later: gitmem extract --commit {rev} --repo {code_dir or Path.cwd()}" if rev else ""
     try:
-        _extract(state, rev_range, rev, rewritten, orig_head, code_dir, project, dry_run, deadline, quiet, as_json)
+        _extract(state, rev_range, rev, rewritten, orig_head, onto, code_dir, project, dry_run, deadline, quiet,
+                 as_json)
     except (GitmemError, click.UsageError) as exc:
-        if quiet:  # the hooks' background run: nobody sees its stderr, `gitmem doctor` reads the log
-            _log_background(state, f"extract: {exc.format_message() if isinstance(exc, click.UsageError) else exc}")
+        if quiet:
+            told = exc.format_message() if isinstance(exc, click.UsageError) else str(exc)
+            _log_background(state, f"extract: {told}{again}")
+        raise
+    except SystemExit as exc:
+        if quiet and exc.code == 3:  # set_deadline's exit
+            _log_background(state, f"extract: stopped at its {deadline or 0:.0f} s deadline{again}")
         raise
 
 
@@ -140,8 +152,8 @@ def _log_background(state: State, message: str) -> None:
 
 
 def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: str | None, orig_head: str | None,
-             code_dir: Path | None, project: str, dry_run: bool, deadline: float | None, quiet: bool,
-             as_json: bool) -> None:
+             onto: str | None, code_dir: Path | None, project: str, dry_run: bool, deadline: float | None,
+             quiet: bool, as_json: bool) -> None:
     from gitmem.errors import RepoError
     from gitmem.git.coderepo import arrived, code_commit, code_range, count_range, left_behind, rebasing
     from gitmem.learn.commits import KnownTexts, finding_keys, revert_chain, reverted_sha, take_back
@@ -156,8 +168,8 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
         raise click.UsageError("--commit, --range and --rewritten cannot be combined", click.get_current_context())
     if rewritten and dry_run:
         raise click.UsageError("--rewritten changes memories; it has no dry run", click.get_current_context())
-    if orig_head and not rewritten:
-        raise click.UsageError("--orig-head goes with --rewritten", click.get_current_context())
+    if (orig_head or onto) and not rewritten:
+        raise click.UsageError("--orig-head and --onto go with --rewritten", click.get_current_context())
     set_deadline(deadline)
     root = _code_root(code_dir)
     if is_memory_repo(root):
@@ -193,6 +205,8 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
         # a revert teaches nothing of its own (its diff undoes the reverted one's): it takes back what that taught
         reverted = "" if reason else reverted_sha(commit.message)
         findings = [] if reason else findings_for_commit(commit.message, commit.files)  # [] for a revert
+        over = max(0, len(findings) - MAX_FINDINGS)
+        findings = findings[:MAX_FINDINGS]
         stored: list[Any] = []
         gone: list[Any] = []
         back: list[Any] = []
@@ -206,7 +220,7 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
         added += len(stored)
         undone[commit.sha] = [("deprecated", m.text) for m in gone] + [("restored", m.text) for m in back]
         new = {m.text for m in stored}
-        report.append({"commit": commit.sha, "skipped": reason, "reverts": reverted,
+        report.append({"commit": commit.sha, "skipped": reason, "reverts": reverted, "left_out": over,
                        # printed: redacted like what is stored; "known": the project has it already, not stored
                        "findings": [{"text": redact(f.text).text, "category": f.category, "why": redact(f.why).text,
                                      **({} if known is None else {"known": redact(f.text).text not in new})}
@@ -219,15 +233,24 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
         if rewritten and during_rebase:
             pass  # an amend inside a rebase: the rebase's own run sees the result
         elif rewritten:
-            olds = [(old, read(old), code_commit(root, new, interesting)) for old, new in rewrites]
-            note_rewritten(repo, [(old, new.sha) for old, _old, new in olds])
+            # the commits the rebase made, oldest first: those git names in its pairs, and those made at an edit or
+            # break stop or by --exec, which it does not name
+            made = code_range(root, f"{onto}..HEAD", interesting) if onto else []
+            on_branch = {c.sha for c in made}
+            # git pairs an edit stop's commit, still on the branch, with the HEAD it continued from: nothing replaced
+            rewrites = [(old, new) for old, new in rewrites if old not in on_branch]
+            note_rewritten(repo, rewrites)
+            olds = [(old, read(old), read(_latest(repo, new)) or code_commit(root, new, interesting))
+                    for old, new in rewrites]
             replaced = {old for old, _new in rewrites}
             left = [sha for sha in left_behind(root, orig_head) if sha not in replaced] if orig_head else []
             came = arrived(root, orig_head, interesting) if left and orig_head else []  # a dropped change upstream has
-            moved, dropped = carry_over(repo, project, rewritten, olds, left, came) if olds or left else ([], [])
+            moved, dropped = carry_over(repo, project, rewritten, olds, left, [*made, *came]) if olds or left \
+                else ([], [])
             known = KnownTexts(repo, project)
-            for new in {new.sha: new for _o, _old, new in olds}.values():  # what the new commits say anew
-                handle(new, known)
+            for new in {c.sha: c for c in [*made, *(new for _o, _old, new in olds)]}.values():
+                if not rewritten_to(repo, new.sha):  # amended again meanwhile: the run of that amend learns it
+                    handle(new, known)
         elif rev_range:
             from tqdm import tqdm
 
@@ -264,6 +287,9 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
         for finding in item["findings"]:
             click.echo(f"{item['commit'][:10]}  {finding['category']:10} {finding['text']}"
                        + ("  (known)" if finding.get("known") else ""))
+        if item["left_out"]:
+            click.echo(f"{item['commit'][:10]}  {item['left_out']} more findings left out (at most {MAX_FINDINGS} "
+                       "a commit)", err=True)
     undid = [what for pairs in undone.values() for what, _text in pairs]
     click.echo(f"{counted(len(report), 'commit')}, {counted(added, 'memory')} added"
                + "".join(f", {undid.count(w)} {w}" for w in ("deprecated", "restored") if w in undid)
@@ -271,6 +297,18 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
                + (f"; {counted(len(rewrites), 'commit')} rewritten by {rewritten}: {counted(len(moved), 'memory')} "
                   f"moved, {len(dropped)} deprecated" if rewritten else "")
                + (" (dry run)" if dry_run else ""), err=True)
+
+
+def _latest(repo: Any, sha: str) -> str:
+    """``sha``, or the commit that replaced it when it was amended again since (a later amend's run finished first),
+    or the one that replaced that..."""
+    from gitmem.learn.oncommit import rewritten_to
+
+    seen = {sha}
+    while (later := rewritten_to(repo, sha)) and later not in seen:
+        seen.add(later)
+        sha = later
+    return sha
 
 
 def _read_rewrites(root: Path) -> list[tuple[str, str]]:

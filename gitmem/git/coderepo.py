@@ -73,7 +73,18 @@ def _read_commit(repo: Repo, commit: Commit, want: Callable[[str], bool]) -> Cod
         old = _text(repo, change.old.sha) if change.old is not None and change.old.path is not None else None
         new = _text(repo, change.new.sha) if change.new is not None and change.new.path is not None else None
         files[path] = (old, new)
-    return CodeCommit(commit.id.decode(), commit.message.decode("utf-8", "replace"), len(commit.parents), files)
+    return CodeCommit(commit.id.decode(), _message(commit), len(commit.parents), files)
+
+
+def _message(commit: Commit) -> str:
+    """The commit's message in the encoding its header names (``git -c i18n.commitEncoding=latin1``), UTF-8 when
+    it names none or one Python does not know."""
+    encoding = (commit.encoding or b"utf-8").decode("ascii", "replace")
+    raw: bytes = commit.message
+    try:
+        return raw.decode(encoding, "replace")
+    except LookupError:
+        return raw.decode("utf-8", "replace")
 
 
 def _range_walker(repo: Repo, root: Path, rev_range: str, *, reverse: bool = False) -> Any:

@@ -132,6 +132,11 @@ def uninstall_hooks(hooks: Path) -> tuple[list[str], list[Path]]:
     return removed, stranded
 
 
+#: the most findings one code commit gives: a generated changelog or release notes as a message (3,000 rule-like
+#: lines) became 3,000 memories and held the extraction lock for half a minute; the first ones are kept
+MAX_FINDINGS = 50
+
+
 def skip_reason(commit: Any) -> str:
     """Why a code commit is not read for findings ("" when it is): merges and gitmem's own commits."""
     if commit.parents > 1:
@@ -191,8 +196,9 @@ def set_deadline(seconds: float | None) -> None:
 
 
 # -- one extraction at a time -----------------------------------------------------------------------------
-#: how long an extraction waits for another one to finish (the hooks' background runs stop after 60 s)
-EXTRACT_WAIT = 60.0
+#: how long an extraction waits for another one to finish: less than the hooks' background runs' 60 s deadline,
+#: so a run that cannot start says so in the log rather than being ended by its deadline
+EXTRACT_WAIT = 45.0
 #: rewritten commits remembered (old sha → new sha), the newest kept
 _REWRITES_KEPT = 2000
 

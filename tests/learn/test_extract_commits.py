@@ -6,6 +6,7 @@ through the ``gitmem extract`` CLI and the library."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -654,3 +655,67 @@ def test_a_hand_added_hook_line_learns_nothing_in_the_middle_of_a_rebase(code: P
     found = _memories(repo_path)  # the amended commit's own findings (its diff), learned after the rebase
     assert found and {m.source_ref for m in found} == {f"{PROJECT}@{_head(code)}"}
     assert SWITCH not in [m.text for m in found]
+
+
+def test_amends_in_quick_succession_leave_the_last_wording_whatever_order_their_runs_take(code: Path,
+                                                                                         repo_path: Path) -> None:
+    """Each amend starts a background run; they took the lock in any order, and a run for an early amend stored
+    its new commit's wording after a later amend had replaced that commit."""
+    shas = []
+    for version in (1, 2, 3):
+        git(code, "commit", "-q", "--allow-empty", *(["--amend"] if version > 1 else []),
+            "-m", f"Adopt Kafka v{version} for events")
+        shas.append(_head(code))
+    _rewritten(code, "amend", [(shas[1], shas[2])])  # the second amend's run first...
+    _rewritten(code, "amend", [(shas[0], shas[1])])  # ...then the first's
+    for sha in shas:  # and the commits' own runs last
+        _extract(code, "--commit", sha)
+    active = [(m.text, m.source_ref) for m in _memories(repo_path) if not m.deprecated]
+    assert active == [("Adopt Kafka v3 for events", f"{PROJECT}@{shas[2]}")]
+
+
+def test_a_rebase_learns_the_commits_made_at_its_stops(code: Path, repo_path: Path) -> None:
+    """git names no pair for a commit made at an edit stop (a split) or by --exec: they were never learned, and
+    the edited commit, still on the branch, was deprecated as rewritten into the inserted one."""
+    assert run_cli("git-hooks", "install", "--repo", str(code)).code == 0
+    base = _head(code)
+    _decisions(code, ["Drop support for Python 3.8", "chore: tidy"])
+    _settled(repo_path, lambda found: len(found) == 1)
+    env = {**os.environ, "GIT_SEQUENCE_EDITOR": "sed -i '1s/^pick/edit/'", "GIT_EDITOR": "true"}
+    subprocess.run(["git", "-C", str(code), "rebase", "-q", "-i", base], env=env, check=True, capture_output=True)
+    (code / "g.txt").write_text("x\n")
+    git(code, "add", "g.txt")
+    git(code, "commit", "-q", "-m", "Use ruff instead of flake8")  # inserted at the stop
+    git(code, "-c", "core.editor=true", "rebase", "--continue")
+    found = _settled(repo_path, lambda found: any("ruff" in m.text for m in found))
+    time.sleep(2)
+    found = _memories(repo_path)
+    assert sorted((m.text, m.deprecated) for m in found) == [("Drop support for Python 3.8", False),
+                                                            ("Use ruff instead of flake8", False)]
+
+
+def test_a_generated_message_gives_at_most_fifty_findings(code: Path, repo_path: Path) -> None:
+    message = "Release notes\n\n" + "\n".join(f"Always run linter{i} before merging." for i in range(300))
+    git(code, "commit", "-q", "--allow-empty", "-m", message)
+    data = _extract(code)
+    assert data["added"] == 50 and data["results"][0]["left_out"] == 250
+    assert len(_memories(repo_path)) == 50
+
+
+def test_a_message_in_the_encoding_its_commit_names_is_read_in_it(code: Path, repo_path: Path) -> None:
+    (code / "m.txt").write_bytes("Migrate caf\xe9 service to Postgres; never use MySQL\n".encode("latin-1"))
+    git(code, "-c", "i18n.commitEncoding=latin1", "commit", "-q", "--allow-empty", "-F", str(code / "m.txt"))
+    _extract(code)
+    assert any("café" in m.text for m in _memories(repo_path))
+
+
+def test_a_run_kept_waiting_past_its_deadline_says_how_to_catch_up(code: Path, repo_path: Path) -> None:
+    from gitmem.files.locks import file_lock
+
+    sha = _switch_cache(code)
+    (repo_path / "local").mkdir(exist_ok=True)
+    with file_lock(str(repo_path / "local" / "extract.lock")):  # another extraction, running long
+        run = run_cli("extract", "--commit", sha, "--repo", str(code), "--quiet", "--deadline", "2")
+    assert run.code == 3
+    report = run_cli("doctor").out
+    assert "extract: stopped at its 2 s deadline" in report and f"gitmem extract --commit {sha}" in report
