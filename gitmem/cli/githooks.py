@@ -214,8 +214,12 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
             stored = store_findings(repo, project, commit, findings, known.for_commit(commit.sha)) if findings else []
             if reverted:
                 origin, undo = revert_chain(reverted, read)
-                gone, back = take_back(repo, project, commit, reverted, origin=origin.sha if origin else reverted,
-                                       restore=not undo, said=finding_keys(repo, origin) if origin else set())
+                # reverting a merge (-m 1) takes back what the commits it brought in taught
+                taught = code_range(root, f"{origin.parent_ids[0]}..{origin.parent_ids[1]}", interesting) \
+                    if origin is not None and len(origin.parent_ids) == 2 else [origin] if origin else []
+                gone, back = take_back(repo, project, commit, reverted,
+                                       origins=[c.sha for c in taught] or [reverted], restore=not undo,
+                                       said={key for c in taught for key in finding_keys(repo, c)})
             known.update(stored, gone, back)
         added += len(stored)
         undone[commit.sha] = [("deprecated", m.text) for m in gone] + [("restored", m.text) for m in back]

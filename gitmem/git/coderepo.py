@@ -24,13 +24,14 @@ from gitmem.git.remote import _blob, _tree_of, parse_rev
 
 @dataclass(frozen=True)
 class CodeCommit:
-    """One commit of a code repository: message, parent count, and the wanted changed files as
-    path → (old text or None, new text or None)."""
+    """One commit of a code repository: message, parent count, the wanted changed files as
+    path → (old text or None, new text or None), and the parents' shas."""
 
     sha: str
     message: str
     parents: int
     files: dict[str, tuple[str | None, str | None]]
+    parent_ids: tuple[str, ...] = ()
 
 
 def _text(repo: Repo, sha: bytes | None) -> str | None:
@@ -73,7 +74,8 @@ def _read_commit(repo: Repo, commit: Commit, want: Callable[[str], bool]) -> Cod
         old = _text(repo, change.old.sha) if change.old is not None and change.old.path is not None else None
         new = _text(repo, change.new.sha) if change.new is not None and change.new.path is not None else None
         files[path] = (old, new)
-    return CodeCommit(commit.id.decode(), _message(commit), len(commit.parents), files)
+    return CodeCommit(commit.id.decode(), _message(commit), len(commit.parents), files,
+                      tuple(p.decode() for p in commit.parents))
 
 
 def _message(commit: Commit) -> str:

@@ -76,18 +76,18 @@ def revert_chain(reverted: str, read: Callable[[str], Any]) -> tuple[Any, bool]:
     return None, undo
 
 
-def take_back(repo: Any, project: str, commit: Any, reverted: str, *, origin: str = "", restore: bool = False,
-              said: Iterable[str] = ()) -> tuple[list[Any], list[Any]]:
+def take_back(repo: Any, project: str, commit: Any, reverted: str, *, origins: Sequence[str] = (),
+              restore: bool = False, said: Iterable[str] = ()) -> tuple[list[Any], list[Any]]:
     """What ``commit`` (a code commit in git's revert form, reverting ``reverted``) undoes in ``project``'s
-    memories. ``origin`` is the commit the chain of reverts leads to (:func:`revert_chain`; ``reverted`` itself
-    when that is no revert), ``said`` the keys of its findings (:func:`finding_keys`): a memory was taught by the
-    origin when it was extracted from it (``source_ref`` ``<project>@<sha>``) or from another commit saying the
-    same (a cherry-pick of it is skipped as known: the memory names the first). Those memories are deprecated
-    with a reason naming the revert, or, when ``restore`` (a revert of a revert of it), the ones a revert
-    deprecated are restored. What a ``gitmem compact`` summary holds of the origin is taken out of it: the
-    summary is rewritten from its other members, or retired with its one member left active again. One
-    memory-repo commit (``Gitmem-Commit: <revert sha>``, ``Gitmem-Reverts: <reverted sha>``). Returns
-    (deprecated, restored)."""
+    memories. ``origins`` are the commits the chain of reverts leads to (:func:`revert_chain`; ``reverted`` itself
+    when that is no revert; the commits a merge brought in, for a merge), ``said`` the keys of their findings
+    (:func:`finding_keys`): a memory was taught by an origin when it was extracted from it (``source_ref``
+    ``<project>@<sha>``) or from another commit saying the same (a cherry-pick of it is skipped as known: the
+    memory names the first). Those memories are deprecated with a reason naming the revert, or, when ``restore``
+    (a revert of a revert of it), the ones a revert deprecated are restored. What a ``gitmem compact`` summary
+    holds of an origin is taken out of it: the summary is rewritten from its other members, or retired with its
+    one member left active again. One memory-repo commit (``Gitmem-Commit: <revert sha>``, ``Gitmem-Reverts:
+    <reverted sha>``). Returns (deprecated, restored)."""
     from gitmem.store import document as docs
     from gitmem.store.lifecycle import compacted_members, refold
     from gitmem.text.counted import counted
@@ -100,13 +100,13 @@ def take_back(repo: Any, project: str, commit: Any, reverted: str, *, origin: st
 
     from gitmem.learn.extract import normalise
 
-    origin = origin or reverted
+    taught_by = list(origins) or [reverted]
     keys = set(said)
 
     def taught_by_reverted(memory: Any) -> bool:
         ref_project, _, ref_sha = memory.source_ref.rpartition("@")
         return memory.source == "commit" and ref_project == project and (
-            same_commit(ref_sha, origin) or normalise(memory.text) in keys)
+            any(same_commit(ref_sha, origin) for origin in taught_by) or normalise(memory.text) in keys)
 
     for memory in everything:
         if not taught_by_reverted(memory):

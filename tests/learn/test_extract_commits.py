@@ -719,3 +719,16 @@ def test_a_run_kept_waiting_past_its_deadline_says_how_to_catch_up(code: Path, r
     assert run.code == 3
     report = run_cli("doctor").out
     assert "extract: stopped at its 2 s deadline" in report and f"gitmem extract --commit {sha}" in report
+
+
+def test_reverting_a_merge_takes_back_what_its_branch_taught(code: Path, repo_path: Path) -> None:
+    main = git(code, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    git(code, "checkout", "-q", "-b", "topic")
+    _decisions(code, ["Replace moment with dayjs"])
+    git(code, "checkout", "-q", main)
+    git(code, "merge", "-q", "--no-ff", "topic", "-m", "Merge branch topic")
+    _extract(code, "--range", "HEAD~1..HEAD")  # the merge's second parent: the topic commit
+    assert [m.text for m in _memories(repo_path)] == ["Replace moment with dayjs"]
+    git(code, "revert", "-m", "1", "--no-edit", "HEAD")
+    assert _extract(code)["deprecated"] == 1
+    assert [(m.text, m.deprecated) for m in _memories(repo_path)] == [("Replace moment with dayjs", True)]
