@@ -28,11 +28,8 @@ def carry_over(repo: Any, project: str, kind: str, rewrites: Sequence[tuple[str,
     from gitmem.text.counted import counted
 
     dropped_shas = list(dropped)
-    says: dict[str, set[str]] = {}  # commit sha → keys of its findings
-    for _old_sha, old, new in rewrites:
-        for commit in (old, new):
-            if commit is not None and commit.sha not in says:
-                says[commit.sha] = finding_keys(repo, commit)
+    says: dict[str, set[str]] = {}  # commit sha → keys of its findings, read once
+
     def said(commit: Any) -> set[str]:
         if commit.sha not in says:
             says[commit.sha] = finding_keys(repo, commit)
@@ -57,7 +54,7 @@ def carry_over(repo: Any, project: str, kind: str, rewrites: Sequence[tuple[str,
             continue
         old, new = pair
         read_from[memory.id] = memory.source_ref
-        if key in says[new.sha] or (old is not None and key not in says[old.sha]):
+        if key in said(new) or (old is not None and key not in said(old)):
             changed.append(replace(memory, source_ref=f"{project}@{new.sha}"))
         else:
             subject = new.message.strip().splitlines()[0].strip() if new.message.strip() else ""
