@@ -115,8 +115,9 @@ def count_range(root: Path, rev_range: str) -> int:
 
 
 def left_behind(root: Path, tip: str, limit: int = 1000) -> list[str]:
-    """Commits ``tip`` reaches that no branch, tag, remote branch or ``HEAD`` reaches any more (what a rebase left
-    behind, given the branch's tip before it, ``ORIG_HEAD``), newest first, at most ``limit``."""
+    """Commits ``tip`` reaches that no branch, tag, remote branch or work tree's ``HEAD`` (linked work trees'
+    included) reaches any more (what a rebase left behind, given the branch's tip before it, ``ORIG_HEAD``), newest
+    first, at most ``limit``."""
     from itertools import islice
 
     with _open_code(root) as repo:
@@ -133,6 +134,14 @@ def left_behind(root: Path, tip: str, limit: int = 1000) -> list[str]:
                         tips.add(peeled)
                 except KeyError:
                     continue
+        common = Path(repo.commondir())
+        for head in [common / "HEAD", *(common / "worktrees").glob("*/HEAD")]:  # every work tree's checkout
+            try:
+                named = head.read_text("ascii").strip().encode()
+                if len(named) in (40, 64) and isinstance(repo[named], Commit):  # detached: no branch holds it
+                    tips.add(ObjectID(named))
+            except (OSError, UnicodeDecodeError, KeyError, ValueError):
+                continue
         if start.id in tips:
             return []
         walker = repo.get_walker(include=[start.id], exclude=sorted(tips))

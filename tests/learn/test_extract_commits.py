@@ -732,3 +732,16 @@ def test_reverting_a_merge_takes_back_what_its_branch_taught(code: Path, repo_pa
     git(code, "revert", "-m", "1", "--no-edit", "HEAD")
     assert _extract(code)["deprecated"] == 1
     assert [(m.text, m.deprecated) for m in _memories(repo_path)] == [("Replace moment with dayjs", True)]
+
+
+def test_a_commit_checked_out_in_another_worktree_is_not_dropped(code: Path, repo_path: Path,
+                                                                 tmp_path: Path) -> None:
+    base = _head(code)
+    second = _decisions(code, ["Adopt uv for installs", "Use ruff instead of flake8"])[1]
+    _extract(code, "--range", f"{base}..HEAD")
+    git(code, "worktree", "add", "-q", "--detach", str(tmp_path / "wt"), second)  # someone works on it there
+    git(code, "-c", "sequence.editor=sed -i '2s/^pick/drop/'", "rebase", "-q", "-i", base)
+    data = _rewritten(code, "rebase", [], "--orig-head", second)
+    assert data["dropped"] == []
+    found = sorted((m.text, m.deprecated) for m in _memories(repo_path))
+    assert found == [("Adopt uv for installs", False), ("Use ruff instead of flake8", False)]
