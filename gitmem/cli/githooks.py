@@ -156,7 +156,7 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
              quiet: bool, as_json: bool) -> None:
     from gitmem.errors import RepoError
     from gitmem.git.coderepo import arrived, code_commit, code_range, count_range, left_behind, rebasing
-    from gitmem.learn.commits import KnownTexts, finding_keys, revert_chain, reverted_sha, take_back
+    from gitmem.learn.commits import KnownTexts, reverted_origins, reverted_sha, take_back
     from gitmem.learn.extract import findings_for_commit, interesting
     from gitmem.learn.rewrites import carry_over
     from gitmem.projects.identity import code_context
@@ -213,13 +213,9 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
         if known is not None:  # None exactly when nothing is stored (a dry run)
             stored = store_findings(repo, project, commit, findings, known.for_commit(commit.sha)) if findings else []
             if reverted:
-                origin, undo = revert_chain(reverted, read)
-                # reverting a merge (-m 1) takes back what the commits it brought in taught
-                taught = code_range(root, f"{origin.parent_ids[0]}..{origin.parent_ids[1]}", interesting) \
-                    if origin is not None and len(origin.parent_ids) == 2 else [origin] if origin else []
-                gone, back = take_back(repo, project, commit, reverted,
-                                       origins=[c.sha for c in taught] or [reverted], restore=not undo,
-                                       said={key for c in taught for key in finding_keys(repo, c)})
+                taught, undo = reverted_origins(reverted, read,
+                                                lambda a, b: code_range(root, f"{a}..{b}", interesting))
+                gone, back = take_back(repo, project, commit, reverted, origins=taught, restore=not undo)
             known.update(stored, gone, back)
         added += len(stored)
         undone[commit.sha] = [("deprecated", m.text) for m in gone] + [("restored", m.text) for m in back]

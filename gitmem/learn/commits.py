@@ -76,18 +76,31 @@ def revert_chain(reverted: str, read: Callable[[str], Any]) -> tuple[Any, bool]:
     return None, undo
 
 
-def take_back(repo: Any, project: str, commit: Any, reverted: str, *, origins: Sequence[str] = (),
-              restore: bool = False, said: Iterable[str] = ()) -> tuple[list[Any], list[Any]]:
+def reverted_origins(reverted: str, read: Callable[[str], Any], between: Callable[[str, str], list[Any]]
+                     ) -> tuple[list[Any], bool]:
+    """The commits a revert of ``reverted`` is about, and whether it undoes them (:func:`revert_chain`): the
+    origin, or for a merge (``git revert -m 1``) the commits it brought in (``between(first parent, second
+    parent)``); [] when the origin cannot be read."""
+    origin, undo = revert_chain(reverted, read)
+    if origin is None:
+        return [], undo
+    if len(origin.parent_ids) == 2:
+        return between(*origin.parent_ids), undo
+    return [origin], undo
+
+
+def take_back(repo: Any, project: str, commit: Any, reverted: str, *, origins: Sequence[Any] = (),
+              restore: bool = False) -> tuple[list[Any], list[Any]]:
     """What ``commit`` (a code commit in git's revert form, reverting ``reverted``) undoes in ``project``'s
-    memories. ``origins`` are the commits the chain of reverts leads to (:func:`revert_chain`; ``reverted`` itself
-    when that is no revert; the commits a merge brought in, for a merge), ``said`` the keys of their findings
-    (:func:`finding_keys`): a memory was taught by an origin when it was extracted from it (``source_ref``
+    memories. ``origins`` are the commits it is about (:func:`reverted_origins`; ``reverted`` alone when none
+    could be read): a memory was taught by an origin when it was extracted from it (``source_ref``
     ``<project>@<sha>``) or from another commit saying the same (a cherry-pick of it is skipped as known: the
     memory names the first). Those memories are deprecated with a reason naming the revert, or, when ``restore``
     (a revert of a revert of it), the ones a revert deprecated are restored. What a ``gitmem compact`` summary
     holds of an origin is taken out of it: the summary is rewritten from its other members, or retired with its
     one member left active again. One memory-repo commit (``Gitmem-Commit: <revert sha>``, ``Gitmem-Reverts:
     <reverted sha>``). Returns (deprecated, restored)."""
+    from gitmem.learn.extract import normalise
     from gitmem.store import document as docs
     from gitmem.store.lifecycle import compacted_members, refold
     from gitmem.text.counted import counted
@@ -97,11 +110,9 @@ def take_back(repo: Any, project: str, commit: Any, reverted: str, *, origins: S
     now = docs.utcnow()
     changed = []
     everything = repo.list(project=project, deprecated=True)
-
-    from gitmem.learn.extract import normalise
-
-    taught_by = list(origins) or [reverted]
-    keys = set(said)
+    by_id = {m.id: m for m in everything}
+    taught_by = [c.sha for c in origins] or [reverted]
+    keys = {key for c in origins for key in finding_keys(repo, c)}
 
     def taught_by_reverted(memory: Any) -> bool:
         ref_project, _, ref_sha = memory.source_ref.rpartition("@")
@@ -118,11 +129,10 @@ def take_back(repo: Any, project: str, commit: Any, reverted: str, *, origins: S
     # what a compaction summary holds of the reverted commit: taken out of the summary (rewritten with the rest of
     # its members), or, when one member or none is left, the summary retired and that member active again
     exact: dict[str, Any] = {}  # id → the memory as read: written only if unchanged under the lock
-    summaries = {m.id: m for m in everything if not m.deprecated}
     for summary_id, members in compacted_members(everything).items():
         taken = [m for m in members if taught_by_reverted(m)]
-        summary = summaries.get(summary_id)
-        if restore or not taken or summary is None:
+        summary = by_id.get(summary_id)
+        if restore or not taken or summary is None or summary.deprecated:
             continue
         left = [m for m in members if not taught_by_reverted(m)]
         rewritten = refold(summary, left, now=now)
@@ -134,7 +144,7 @@ def take_back(repo: Any, project: str, commit: Any, reverted: str, *, origins: S
                                    deprecated_reason=f"what it held was taken back ({reason})"))
             updates += [replace(m, deprecated=False, deprecated_reason="", superseded_by="", updated=now)
                         for m in left]
-        exact.update((m.id, next(o for o in everything if o.id == m.id)) for m in updates)
+        exact.update((m.id, by_id[m.id]) for m in updates)
         changed += updates
     if not changed or repo.log(source=f"commit:{project}@{commit.sha}", limit=1):
         return [], []  # nothing to undo, or undone already: a backfill run twice commits nothing twice
@@ -154,8 +164,8 @@ def take_back(repo: Any, project: str, commit: Any, reverted: str, *, origins: S
         changed, subject=f"{'revert' if gone else 'reapply'}: {title}", op="deprecate" if gone else "restore",
         source=f"commit:{project}@{commit.sha}", trailers={"Gitmem-Commit": commit.sha, "Gitmem-Reverts": reverted},
         body=f"From {project}@{commit.sha[:10]}: {subject}", merge=merge)
-    return ([m for m in written if m.deprecated],
-            [m for m in written if not m.deprecated and m.id not in summaries])  # a rewritten summary: neither
+    return ([m for m in written if m.deprecated],  # a rewritten summary (active before and after): neither
+            [m for m in written if not m.deprecated and by_id[m.id].deprecated])
 
 
 class KnownTexts:
