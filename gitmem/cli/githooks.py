@@ -18,8 +18,6 @@ from gitmem.learn.oncommit import (
     MAX_FINDINGS,
     extracting,
     install_hooks,
-    note_rewritten,
-    rewritten_to,
     set_deadline,
     skip_reason,
     store_findings,
@@ -158,7 +156,7 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
     from gitmem.git.coderepo import arrived, code_commit, code_range, count_range, left_behind, rebasing
     from gitmem.learn.commits import KnownTexts, reverted_origins, reverted_sha, take_back
     from gitmem.learn.extract import findings_for_commit, interesting
-    from gitmem.learn.rewrites import carry_over
+    from gitmem.learn.rewrites import carry_over, latest, note_rewritten, replacements
     from gitmem.projects.identity import code_context
     from gitmem.redact.engine import redact
     from gitmem.store.base import is_memory_repo
@@ -180,7 +178,7 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
     repo = None if dry_run else state.open()
     if repo is not None and Path(repo.path).resolve() == root.resolve():
         return
-    rewrites = _read_rewrites(root) if rewritten else []
+    rewrites = _rewrite_pairs() if rewritten else []
     # a rebase replaces each commit it makes at its end (a squash or fixup at once): its post-rewrite run learns the
     # result, so a run for one of its commits, or for an amend inside it, does nothing (a hand-added hook line too)
     during_rebase = not rev_range and rewritten != "rebase" and rebasing(root)
@@ -189,6 +187,7 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
     undone: dict[str, list[tuple[str, str]]] = {}  # commit → (deprecated | restored, text): what its revert undid
     moved: list[Any] = []
     dropped: list[Any] = []
+    replaced: dict[str, str] = {}  # commits amends and rebases replaced, read under the extraction lock
 
     def read(sha: str) -> Any:
         try:
@@ -199,9 +198,9 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
     def handle(commit: Any, known: KnownTexts | None) -> None:
         nonlocal added
         reason = skip_reason(commit) or ("made during a rebase" if during_rebase else "")
-        if not reason and rev and repo is not None and rewritten_to(repo, commit.sha):
+        if not reason and commit.sha in replaced:
             # amended or rebased away before this background run started: the rewrite's run learns the new commit
-            reason = f"rewritten as {rewritten_to(repo, commit.sha)[:10]}"
+            reason = f"rewritten as {replaced[commit.sha][:10]}"
         # a revert teaches nothing of its own (its diff undoes the reverted one's): it takes back what that taught
         reverted = "" if reason else reverted_sha(commit.message)
         findings = [] if reason else findings_for_commit(commit.message, commit.files)  # [] for a revert
@@ -239,18 +238,17 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
             on_branch = {c.sha for c in made}
             # git pairs an edit stop's commit, still on the branch, with the HEAD it continued from: nothing replaced
             rewrites = [(old, new) for old, new in rewrites if old not in on_branch]
-            note_rewritten(repo, rewrites)
-            olds = [(old, read(old), read(_latest(repo, new)) or code_commit(root, new, interesting))
+            replaced = note_rewritten(repo, rewrites)
+            olds = [(old, read(old), read(latest(replaced, new)) or code_commit(root, new, interesting))
                     for old, new in rewrites]
-            replaced = {old for old, _new in rewrites}
-            left = [sha for sha in left_behind(root, orig_head) if sha not in replaced] if orig_head else []
+            olds_named = {old for old, _new in rewrites}
+            left = [sha for sha in left_behind(root, orig_head) if sha not in olds_named] if orig_head else []
             came = arrived(root, orig_head, interesting) if left and orig_head else []  # a dropped change upstream has
             moved, dropped = carry_over(repo, project, rewritten, olds, left, [*made, *came]) if olds or left \
                 else ([], [])
             known = KnownTexts(repo, project)
             for new in {c.sha: c for c in [*made, *(new for _o, _old, new in olds)]}.values():
-                if not rewritten_to(repo, new.sha):  # amended again meanwhile: the run of that amend learns it
-                    handle(new, known)
+                handle(new, known)  # one amended again meanwhile is skipped: the run of that amend learns it
         elif rev_range:
             from tqdm import tqdm
 
@@ -262,6 +260,7 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
                     handle(commit, known)
                     bar.update(1)
         else:
+            replaced = replacements(repo) if repo is not None and rev else {}
             handle(code_commit(root, rev or "HEAD", interesting),
                    KnownTexts(repo, project) if repo is not None else None)
     if quiet:
@@ -299,19 +298,7 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
                + (" (dry run)" if dry_run else ""), err=True)
 
 
-def _latest(repo: Any, sha: str) -> str:
-    """``sha``, or the commit that replaced it when it was amended again since (a later amend's run finished first),
-    or the one that replaced that..."""
-    from gitmem.learn.oncommit import rewritten_to
-
-    seen = {sha}
-    while (later := rewritten_to(repo, sha)) and later not in seen:
-        seen.add(later)
-        sha = later
-    return sha
-
-
-def _read_rewrites(root: Path) -> list[tuple[str, str]]:
+def _rewrite_pairs() -> list[tuple[str, str]]:
     """git's post-rewrite lines on stdin: (old sha, new sha) pairs."""
     pairs = []
     for number, line in enumerate(sys.stdin.read().splitlines(), 1):

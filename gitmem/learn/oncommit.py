@@ -6,7 +6,7 @@ and ``gitmem extract`` print around these."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -199,10 +199,6 @@ def set_deadline(seconds: float | None) -> None:
 #: how long an extraction waits for another one to finish: less than the hooks' background runs' 60 s deadline,
 #: so a run that cannot start says so in the log rather than being ended by its deadline
 EXTRACT_WAIT = 45.0
-#: rewritten commits remembered (old sha → new sha), the newest kept
-_REWRITES_KEPT = 2000
-
-
 @contextlib.contextmanager
 def extracting(repo: Any, timeout: float = EXTRACT_WAIT) -> Iterator[None]:
     """Hold the extraction lock of ``repo``'s machine-local state: the hooks start one background run for each
@@ -220,36 +216,3 @@ def extracting(repo: Any, timeout: float = EXTRACT_WAIT) -> Iterator[None]:
     except LockTimeout:
         raise GitmemError(f"another gitmem extract has run for {timeout:.0f} s in {repo.path}",
                           "wait for it to finish, then run gitmem extract again") from None
-
-
-def _rewrites_file(repo: Any) -> Path:
-    from gitmem.store.local import local_dir
-
-    return local_dir(Path(repo.path)) / "rewritten.json"
-
-
-def note_rewritten(repo: Any, pairs: Iterable[tuple[str, str]]) -> None:
-    """Remember that the commits ``pairs`` name were replaced (old sha, new sha), for :func:`rewritten_to`: a
-    background extraction of an old commit that starts only after the rewrite was handled stores nothing."""
-    import json
-
-    path = _rewrites_file(repo)
-    known = _read_rewrites(path)
-    known.update(pairs)
-    kept = dict(list(known.items())[-_REWRITES_KEPT:])
-    atomic_write(path, json.dumps(kept).encode("utf-8"))
-
-
-def rewritten_to(repo: Any, sha: str) -> str:
-    """The commit that replaced ``sha`` by an amend or a rebase ("" when it was not replaced)."""
-    return _read_rewrites(_rewrites_file(repo)).get(sha, "")
-
-
-def _read_rewrites(path: Path) -> dict[str, str]:
-    import json
-
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return {}
-    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}

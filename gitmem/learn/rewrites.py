@@ -2,11 +2,14 @@
 --rewritten``, run by the post-rewrite hook): :func:`carry_over` moves a memory to the commit that replaced its own
 (``source_ref`` re-pointed, so a later revert of the new commit finds it) when the new commit still says it, and
 deprecates it when the new commit no longer does (an amended message that dropped or changed the statement, a
-commit squashed into another, a commit the rebase dropped)."""
+commit squashed into another, a commit the rebase dropped). The commits replaced are remembered in the memory
+repository's machine-local ``local/rewritten.json`` (:func:`note_rewritten`, :func:`replacements`): a background
+run for an old commit that starts after the rewrite was handled stores nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from gitmem.learn.commits import DROP_REASON, REWRITE_REASON, finding_keys, same_commit
@@ -78,3 +81,48 @@ def carry_over(repo: Any, project: str, kind: str, rewrites: Sequence[tuple[str,
         source=f"commit:{project}@{news[0]}", trailers={"Gitmem-Commit": news},
         body=f"{counted(len(rewrites), 'commit')} of {project} rewritten by git {kind}", merge=merge)
     return [m for m in written if not m.deprecated], [m for m in written if m.deprecated]
+
+
+#: rewritten commits remembered (old sha → new sha), the newest kept
+_REWRITES_KEPT = 2000
+
+
+def _rewrites_file(repo: Any) -> Path:
+    from gitmem.store.local import local_dir
+
+    return local_dir(Path(repo.path)) / "rewritten.json"
+
+
+def replacements(repo: Any) -> dict[str, str]:
+    """The commits amends and rebases replaced: old sha → the sha that replaced it."""
+    import json
+
+    try:
+        data = json.loads(_rewrites_file(repo).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def note_rewritten(repo: Any, pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Remember that the commits ``pairs`` name were replaced (old sha, new sha); returns every replacement
+    remembered (:func:`replacements`, these included)."""
+    import json
+
+    from gitmem.files.atomic import atomic_write
+
+    known = replacements(repo)
+    known.update(pairs)
+    kept = dict(list(known.items())[-_REWRITES_KEPT:])
+    atomic_write(_rewrites_file(repo), json.dumps(kept).encode("utf-8"))
+    return kept
+
+
+def latest(replaced: Mapping[str, str], sha: str) -> str:
+    """``sha``, or the commit that replaced it when it was amended again since (a later amend's run finished
+    first), or the one that replaced that..."""
+    seen = {sha}
+    while (later := replaced.get(sha, "")) and later not in seen:
+        seen.add(later)
+        sha = later
+    return sha
