@@ -18,7 +18,9 @@ from gitmem.files.atomic import atomic_write
 #: (``git-hooks/`` in the source tree holds copies that a test keeps identical)
 HOOK_NAMES = ("post-commit", "post-rewrite")
 CHAINED_SUFFIX = ".pre-gitmem"
-_BIN_LINE = 'GITMEM_BIN="${GITMEM_BIN:-gitmem}"'
+#: the scripts' line naming the executable they run, as shipped (a bare ``gitmem``) and as written at install
+_BIN_START, _BIN_END = 'GITMEM_BIN="${GITMEM_BIN:-', '}"'
+_BIN_LINE = f"{_BIN_START}gitmem{_BIN_END}"
 
 
 def hook_script(name: str) -> str:
@@ -36,12 +38,16 @@ def hook_text(executable: str, name: str = "post-commit") -> str:
     import shlex
 
     script = hook_script(name)
-    return script.replace(_BIN_LINE, f'GITMEM_BIN="${{GITMEM_BIN:-{shlex.quote(executable)}}}"'
-                          if executable != "gitmem" else _BIN_LINE)
+    return script.replace(_BIN_LINE, f"{_BIN_START}{shlex.quote(executable)}{_BIN_END}")
 
 
 def _is_ours(path: Path, name: str) -> bool:
     return path.is_file() and hook_marker(name) in path.read_text("utf-8", "replace")
+
+
+def _present(path: Path) -> bool:
+    """Whether something is at ``path``, a dangling symlink included."""
+    return path.exists() or path.is_symlink()
 
 
 def is_husky(hooks: Path) -> bool:
@@ -59,8 +65,7 @@ def install_hooks(hooks: Path, executable: str) -> dict[str, str]:
 
     for name in HOOK_NAMES:  # check every hook before changing any
         target, chained = hooks / name, hooks / (name + CHAINED_SUFFIX)
-        if not _is_ours(target, name) and (target.exists() or target.is_symlink()) and (
-                chained.exists() or chained.is_symlink()):
+        if not _is_ours(target, name) and _present(target) and _present(chained):
             raise GitmemError(f"both {target} and {chained} exist", f"remove or merge {chained} first")
     hooks.mkdir(parents=True, exist_ok=True)
     actions: dict[str, str] = {}
@@ -73,7 +78,7 @@ def install_hooks(hooks: Path, executable: str) -> dict[str, str]:
                 continue
             actions[name] = "updated"
         else:
-            if target.exists() or target.is_symlink():
+            if _present(target):
                 os.rename(target, chained)
             actions[name] = "installed"
         atomic_write(target, text.encode("utf-8"), mode=0o755)
@@ -92,8 +97,8 @@ def refresh_hooks(hooks: Path) -> dict[str, str]:
         return {}
     executable = "gitmem"
     for line in target.read_text("utf-8", "replace").splitlines():
-        if line.startswith('GITMEM_BIN="${GITMEM_BIN:-') and line.endswith('}"'):
-            named = line[len('GITMEM_BIN="${GITMEM_BIN:-'):-2]
+        if line.startswith(_BIN_START) and line.endswith(_BIN_END):
+            named = line[len(_BIN_START):-len(_BIN_END)]
             try:
                 executable = shlex.split(named)[0] if named else executable
             except (ValueError, IndexError):
@@ -119,14 +124,14 @@ def uninstall_hooks(hooks: Path) -> tuple[list[str], list[Path]]:
     for name in HOOK_NAMES:
         target, chained = hooks / name, hooks / (name + CHAINED_SUFFIX)
         if not _is_ours(target, name):
-            if (chained.exists() or chained.is_symlink()) and (target.exists() or target.is_symlink()):
+            if _present(chained) and _present(target):
                 stranded.append(chained)
-            elif chained.exists() or chained.is_symlink():
+            elif _present(chained):
                 os.rename(chained, target)  # gitmem's hook was deleted by hand: the chained one goes back
                 removed.append(name)
             continue
         target.unlink()
-        if chained.exists() or chained.is_symlink():
+        if _present(chained):
             os.rename(chained, target)
         removed.append(name)
     return removed, stranded
