@@ -155,7 +155,8 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
     from gitmem.errors import RepoError
     from gitmem.git.coderepo import arrived, code_commit, code_range, count_range, left_behind, rebasing
     from gitmem.learn.commits import KnownTexts, reverted_origins, reverted_sha, take_back
-    from gitmem.learn.extract import findings_for_commit, interesting
+    from gitmem.learn.extract import findings_for_commit, interesting, normalise
+    from gitmem.learn.oncommit import new_findings
     from gitmem.learn.rewrites import carry_over, latest, note_rewritten, replacements
     from gitmem.projects.identity import code_context
     from gitmem.redact.engine import redact
@@ -175,7 +176,9 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
             click.echo(f"{root} is a gitmem memory repository: nothing to extract", err=True)
         return
     project = project or code_context(root).project
-    repo = None if dry_run else state.open()
+    # a dry run reads the memory repository when there is one (to mark what is known) and creates none
+    repo = state.open() if not dry_run or is_memory_repo(state.config.repo) else None
+    patterns = state.config.redaction.extra_patterns
     if repo is not None and Path(repo.path).resolve() == root.resolve():
         return
     rewrites = _rewrite_pairs() if rewritten else []
@@ -209,8 +212,13 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
         stored: list[Any] = []
         gone: list[Any] = []
         back: list[Any] = []
-        if known is not None:  # None exactly when nothing is stored (a dry run)
+        new: set[str] = set()  # the texts stored (or, in a dry run, that would be)
+        if known is not None and dry_run:
+            new = {text for _f, text in new_findings(findings, known.for_commit(commit.sha), patterns)}
+            known.texts.update(normalise(text) for text in new)  # as if stored: a later commit's copy is known
+        elif known is not None:
             stored = store_findings(repo, project, commit, findings, known.for_commit(commit.sha)) if findings else []
+            new = {m.text for m in stored}
             if reverted:
                 taught, undo = reverted_origins(reverted, read,
                                                 lambda a, b: code_range(root, f"{a}..{b}", interesting))
@@ -218,17 +226,18 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
             known.update(stored, gone, back)
         added += len(stored)
         undone[commit.sha] = [("deprecated", m.text) for m in gone] + [("restored", m.text) for m in back]
-        new = {m.text for m in stored}
+        shown = [redact(f.text, extra_patterns=patterns).text for f in findings]
         report.append({"commit": commit.sha, "skipped": reason, "reverts": reverted, "left_out": over,
                        # printed: redacted like what is stored; "known": the project has it already, not stored
-                       "findings": [{"text": redact(f.text).text, "category": f.category, "why": redact(f.why).text,
-                                     **({} if known is None else {"known": redact(f.text).text not in new})}
-                                    for f in findings],
+                       "findings": [{"text": text, "category": f.category,
+                                     "why": redact(f.why, extra_patterns=patterns).text,
+                                     **({} if known is None else {"known": text not in new})}
+                                    for f, text in zip(findings, shown, strict=True)],
                        "added": [m.id for m in stored], "deprecated": [m.id for m in gone],
                        "restored": [m.id for m in back]})
 
     known: KnownTexts | None
-    with contextlib.nullcontext() if repo is None else extracting(repo):
+    with contextlib.nullcontext() if repo is None or dry_run else extracting(repo):
         if rewritten and during_rebase:
             pass  # an amend inside a rebase: the rebase's own run sees the result
         elif rewritten:

@@ -151,15 +151,13 @@ def skip_reason(commit: Any) -> str:
     return ""
 
 
-def store_findings(repo: Any, project: str, commit: Any, findings: list[Any], known: set[str]) -> list[Any]:
-    """Commit the new findings of one code commit as memories of ``project`` (one memory-repo commit);
-    findings whose text is already known for the project are skipped. Returns the memories added."""
+def new_findings(findings: list[Any], known: set[str], patterns: Any = ()) -> list[tuple[Any, str]]:
+    """The findings whose text (secrets redacted, as it would be stored) ``known`` does not hold yet, each with that
+    text; their normalised texts are added to ``known``, so a finding said twice is new once."""
     from gitmem.learn.extract import normalise
     from gitmem.redact.engine import redact
-    from gitmem.store import document as docs
 
-    patterns = repo.config.redaction.extra_patterns
-    memories = []
+    fresh = []
     for finding in findings:
         # compared as it is stored: the known texts are the memories' own, secrets redacted
         text = redact(finding.text, extra_patterns=patterns).text
@@ -167,11 +165,20 @@ def store_findings(repo: Any, project: str, commit: Any, findings: list[Any], kn
         if not key or key in known:
             continue
         known.add(key)
-        memory = docs.make_memory(text, category=finding.category, importance=finding.importance,
-                                  tags=list(finding.tags)[: docs.MAX_TAGS], project=project, scope="project",
-                                  type="project", source="commit", source_ref=f"{project}@{commit.sha}",
-                                  why=finding.why)
-        memories.append(memory)
+        fresh.append((finding, text))
+    return fresh
+
+
+def store_findings(repo: Any, project: str, commit: Any, findings: list[Any], known: set[str]) -> list[Any]:
+    """Commit the new findings of one code commit as memories of ``project`` (one memory-repo commit);
+    findings whose text is already known for the project are skipped. Returns the memories added."""
+    from gitmem.store import document as docs
+
+    memories = [docs.make_memory(text, category=finding.category, importance=finding.importance,
+                                 tags=list(finding.tags)[: docs.MAX_TAGS], project=project, scope="project",
+                                 type="project", source="commit", source_ref=f"{project}@{commit.sha}",
+                                 why=finding.why)
+                for finding, text in new_findings(findings, known, repo.config.redaction.extra_patterns)]
     if not memories:
         return []
     subject = (f"extract: {memories[0].title}" if len(memories) == 1

@@ -333,6 +333,40 @@ def test_dry_run_stores_nothing(code: Path, repo_path: Path) -> None:
     assert _memories(repo_path) == []
 
 
+def test_a_dry_run_marks_what_the_project_knows_and_redacts_as_a_run_would(code: Path, repo_path: Path) -> None:
+    """A dry run says which findings a real run would skip (stored already, or said by an earlier commit of the
+    range) and shows texts redacted with the repository's own patterns, storing nothing."""
+    (repo_path / "gitmem.toml").write_text((repo_path / "gitmem.toml").read_text()
+                                           + "\n[redaction]\nextra_patterns = ['ACME-[0-9]+']\n")
+    first = git(code, "rev-parse", "HEAD").strip()
+    git(code, "commit", "-q", "--allow-empty", "-m", "Switch to pnpm for dependencies")
+    assert run_cli("extract", "--repo", str(code)).code == 0  # stored: known from now on
+    for message in ("Switch to pnpm for dependencies", "Switch the build to Vite (ticket ACME-4412)",
+                    "Switch the build to Vite (ticket ACME-4412)"):
+        git(code, "commit", "-q", "--allow-empty", "-m", message)
+    before = git(repo_path, "rev-parse", "HEAD")
+    result = run_cli("extract", "--range", f"{first}..HEAD", "--repo", str(code), "--dry-run", "--json")
+    assert result.code == 0, result.err
+    marks = [(f["text"], f["known"]) for r in json.loads(result.out)["results"] for f in r["findings"]]
+    assert marks == [("Switch to pnpm for dependencies", True), ("Switch to pnpm for dependencies", True),
+                     ("Switch the build to Vite (ticket [REDACTED:custom])", False),
+                     ("Switch the build to Vite (ticket [REDACTED:custom])", True)]
+    assert "ACME-4412" not in result.out
+    assert git(repo_path, "rev-parse", "HEAD") == before and len(_memories(repo_path)) == 1
+    lines = run_cli("extract", "--range", f"{first}..HEAD", "--repo", str(code), "--dry-run").out.splitlines()
+    assert [line.endswith("(known)") for line in lines] == [True, True, False, True]
+
+
+def test_a_dry_run_creates_no_memory_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    missing = tmp_path / "nowhere"
+    monkeypatch.setenv("GITMEM_REPO", str(missing))
+    root = code_repo(tmp_path)
+    git(root, "commit", "-q", "--allow-empty", "-m", "Switch to pnpm for dependencies")
+    result = run_cli("extract", "--repo", str(root), "--dry-run")
+    assert result.code == 0, result.err
+    assert result.out.strip().endswith("Switch to pnpm for dependencies") and not missing.exists()
+
+
 def test_post_commit_warms_the_next_sessions_recall_block(code: Path, repo_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """After the extraction, the hook prepares the recall block for the repository's next session start (its
