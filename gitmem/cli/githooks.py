@@ -3,7 +3,6 @@ in code repositories) and ``extract`` (decisions and constraints from code commi
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,17 +11,7 @@ import click
 
 from gitmem.cli.app import State, cli, emit_json, json_option, pass_state
 from gitmem.errors import GitmemError
-from gitmem.learn.oncommit import (
-    CHAINED_SUFFIX,
-    HOOK_NAMES,
-    MAX_FINDINGS,
-    extracting,
-    install_hooks,
-    set_deadline,
-    skip_reason,
-    store_findings,
-    uninstall_hooks,
-)
+from gitmem.learn.oncommit import CHAINED_SUFFIX, HOOK_NAMES, MAX_FINDINGS, install_hooks, set_deadline, uninstall_hooks
 from gitmem.text.counted import counted
 
 
@@ -152,14 +141,8 @@ def _log_background(state: State, message: str) -> None:
 def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: str | None, orig_head: str | None,
              onto: str | None, code_dir: Path | None, project: str, dry_run: bool, deadline: float | None,
              quiet: bool, as_json: bool) -> None:
-    from gitmem.errors import RepoError
-    from gitmem.git.coderepo import arrived, code_commit, code_range, count_range, left_behind, rebasing
-    from gitmem.learn.commits import KnownTexts, reverted_origins, reverted_sha, take_back
-    from gitmem.learn.extract import findings_for_commit, interesting, normalise
-    from gitmem.learn.oncommit import new_findings
-    from gitmem.learn.rewrites import carry_over, latest, note_rewritten, replacements
+    from gitmem.learn.extraction import extract_commits
     from gitmem.projects.identity import code_context
-    from gitmem.redact.engine import redact
     from gitmem.store.base import is_memory_repo
 
     if sum(bool(x) for x in (rev, rev_range, rewritten)) > 1:
@@ -178,132 +161,59 @@ def _extract(state: State, rev_range: str | None, rev: str | None, rewritten: st
     project = project or code_context(root).project
     # a dry run reads the memory repository when there is one (to mark what is known) and creates none
     repo = state.open() if not dry_run or is_memory_repo(state.config.repo) else None
-    patterns = state.config.redaction.extra_patterns
     if repo is not None and Path(repo.path).resolve() == root.resolve():
         return
-    rewrites = _rewrite_pairs() if rewritten else []
-    # a rebase replaces each commit it makes at its end (a squash or fixup at once): its post-rewrite run learns the
-    # result, so a run for one of its commits, or for an amend inside it, does nothing (a hand-added hook line too)
-    during_rebase = not rev_range and rewritten != "rebase" and rebasing(root)
-    report: list[dict[str, Any]] = []
-    added = 0
-    undone: dict[str, list[tuple[str, str]]] = {}  # commit → (deprecated | restored, text): what its revert undid
-    moved: list[Any] = []
-    dropped: list[Any] = []
-    replaced: dict[str, str] = {}  # commits amends and rebases replaced, read under the extraction lock
+    bars: list[Any] = []
 
-    def read(sha: str) -> Any:
-        try:
-            return code_commit(root, sha, interesting)
-        except RepoError:
-            return None  # gone (gc) or never fetched
+    def progress(total: int) -> Any:
+        from tqdm import tqdm
 
-    def handle(commit: Any, known: KnownTexts | None) -> None:
-        nonlocal added
-        reason = skip_reason(commit) or ("made during a rebase" if during_rebase else "")
-        if not reason and commit.sha in replaced:
-            # amended or rebased away before this background run started: the rewrite's run learns the new commit
-            reason = f"rewritten as {replaced[commit.sha][:10]}"
-        # a revert teaches nothing of its own (its diff undoes the reverted one's): it takes back what that taught
-        reverted = "" if reason else reverted_sha(commit.message)
-        findings = [] if reason else findings_for_commit(commit.message, commit.files)  # [] for a revert
-        over = max(0, len(findings) - MAX_FINDINGS)
-        findings = findings[:MAX_FINDINGS]
-        stored: list[Any] = []
-        gone: list[Any] = []
-        back: list[Any] = []
-        new: set[str] = set()  # the texts stored (or, in a dry run, that would be)
-        if known is not None and dry_run:
-            new = {text for _f, text in new_findings(findings, known.for_commit(commit.sha), patterns)}
-            known.texts.update(normalise(text) for text in new)  # as if stored: a later commit's copy is known
-        elif known is not None:
-            stored = store_findings(repo, project, commit, findings, known.for_commit(commit.sha)) if findings else []
-            new = {m.text for m in stored}
-            if reverted:
-                taught, undo = reverted_origins(reverted, read,
-                                                lambda a, b: code_range(root, f"{a}..{b}", interesting))
-                gone, back = take_back(repo, project, commit, reverted, origins=taught, restore=not undo)
-            known.update(stored, gone, back)
-        added += len(stored)
-        undone[commit.sha] = [("deprecated", m.text) for m in gone] + [("restored", m.text) for m in back]
-        shown = [redact(f.text, extra_patterns=patterns).text for f in findings]
-        report.append({"commit": commit.sha, "skipped": reason, "reverts": reverted, "left_out": over,
-                       # printed: redacted like what is stored; "known": the project has it already, not stored
-                       "findings": [{"text": text, "category": f.category,
-                                     "why": redact(f.why, extra_patterns=patterns).text,
-                                     **({} if known is None else {"known": text not in new})}
-                                    for f, text in zip(findings, shown, strict=True)],
-                       "added": [m.id for m in stored], "deprecated": [m.id for m in gone],
-                       "restored": [m.id for m in back]})
+        bars.append(tqdm(total=total, desc="extract", unit="commit", file=sys.stderr, disable=quiet or None,
+                         leave=False))
+        return bars[-1].update
 
-    known: KnownTexts | None
-    with contextlib.nullcontext() if repo is None or dry_run else extracting(repo):
-        if rewritten and during_rebase:
-            pass  # an amend inside a rebase: the rebase's own run sees the result
-        elif rewritten:
-            # the commits the rebase made, oldest first: those git names in its pairs, and those made at an edit or
-            # break stop or by --exec, which it does not name
-            made = code_range(root, f"{onto}..HEAD", interesting) if onto else []
-            on_branch = {c.sha for c in made}
-            # git pairs an edit stop's commit, still on the branch, with the HEAD it continued from: nothing replaced
-            rewrites = [(old, new) for old, new in rewrites if old not in on_branch]
-            replaced = note_rewritten(repo, rewrites)
-            olds = [(old, read(old), read(latest(replaced, new)) or code_commit(root, new, interesting))
-                    for old, new in rewrites]
-            olds_named = {old for old, _new in rewrites}
-            left = [sha for sha in left_behind(root, orig_head) if sha not in olds_named] if orig_head else []
-            came = arrived(root, orig_head, interesting) if left and orig_head else []  # a dropped change upstream has
-            moved, dropped = carry_over(repo, project, rewritten, olds, left, [*made, *came]) if olds or left \
-                else ([], [])
-            known = KnownTexts(repo, project)
-            for new in {c.sha: c for c in [*made, *(new for _o, _old, new in olds)]}.values():
-                handle(new, known)  # one amended again meanwhile is skipped: the run of that amend learns it
-        elif rev_range:
-            from tqdm import tqdm
-
-            total = count_range(root, rev_range)
-            known = KnownTexts(repo, project) if repo is not None else None
-            with tqdm(total=total, desc="extract", unit="commit", file=sys.stderr, disable=quiet or None,
-                      leave=False) as bar:
-                for commit in code_range(root, rev_range, interesting):
-                    handle(commit, known)
-                    bar.update(1)
-        else:
-            replaced = replacements(repo) if repo is not None and rev else {}
-            handle(code_commit(root, rev or "HEAD", interesting),
-                   KnownTexts(repo, project) if repo is not None else None)
+    try:
+        run = extract_commits(root, repo, project, rev=rev, rev_range=rev_range, rewritten=rewritten,
+                              rewrites=_rewrite_pairs() if rewritten else [], orig_head=orig_head, onto=onto,
+                              dry_run=dry_run, patterns=state.config.redaction.extra_patterns, progress=progress)
+    finally:
+        for bar in bars:
+            bar.close()
     if quiet:
         return
     if as_json:
-        data: dict[str, Any] = {"project": project, "commits": len(report), "added": added,
-                                "deprecated": sum(len(r["deprecated"]) for r in report),
-                                "restored": sum(len(r["restored"]) for r in report), "results": report}
+        data: dict[str, Any] = {"project": project, "commits": len(run.results), "added": run.added,
+                                "deprecated": sum(len(r.deprecated) for r in run.results),
+                                "restored": sum(len(r.restored) for r in run.results),
+                                "results": [r.as_dict() for r in run.results]}
         if rewritten:
-            data.update(rewritten=rewritten, moved=[{"id": m.id, "source_ref": m.source_ref} for m in moved],
-                        dropped=[m.id for m in dropped])
+            data.update(rewritten=rewritten, moved=[{"id": m.id, "source_ref": m.source_ref} for m in run.moved],
+                        dropped=[m.id for m in run.dropped])
         emit_json(data)
         return
-    for memory in moved:
+    for memory in run.moved:
         click.echo(f"moved       {memory.id}  {memory.text}  → {memory.source_ref.rpartition('@')[2][:10]}")
-    for memory in dropped:
+    for memory in run.dropped:
         click.echo(f"deprecated  {memory.id}  {memory.text}")
-    for item in report:
-        if item["reverts"]:
-            click.echo(f"{item['commit'][:10]}  {'reverts':10} {item['reverts'][:10]}")
-        for what, text in undone[item["commit"]]:  # stored texts: redacted already
-            click.echo(f"{item['commit'][:10]}  {what:10} {text}")
-        for finding in item["findings"]:
-            click.echo(f"{item['commit'][:10]}  {finding['category']:10} {finding['text']}"
+    for item in run.results:
+        if item.reverts:
+            click.echo(f"{item.commit[:10]}  {'reverts':10} {item.reverts[:10]}")
+        for what, undone in (("deprecated", item.deprecated), ("restored", item.restored)):
+            for memory in undone:  # stored texts: redacted already
+                click.echo(f"{item.commit[:10]}  {what:10} {memory.text}")
+        for finding in item.findings:
+            click.echo(f"{item.commit[:10]}  {finding['category']:10} {finding['text']}"
                        + ("  (known)" if finding.get("known") else ""))
-        if item["left_out"]:
-            click.echo(f"{item['commit'][:10]}  {item['left_out']} more findings left out (at most {MAX_FINDINGS} "
+        if item.left_out:
+            click.echo(f"{item.commit[:10]}  {item.left_out} more findings left out (at most {MAX_FINDINGS} "
                        "a commit)", err=True)
-    undid = [what for pairs in undone.values() for what, _text in pairs]
-    click.echo(f"{counted(len(report), 'commit')}, {counted(added, 'memory')} added"
-               + "".join(f", {undid.count(w)} {w}" for w in ("deprecated", "restored") if w in undid)
+    undid = {"deprecated": sum(len(r.deprecated) for r in run.results),
+             "restored": sum(len(r.restored) for r in run.results)}
+    click.echo(f"{counted(len(run.results), 'commit')}, {counted(run.added, 'memory')} added"
+               + "".join(f", {n} {w}" for w, n in undid.items() if n)
                + f" to project {project}"
-               + (f"; {counted(len(rewrites), 'commit')} rewritten by {rewritten}: {counted(len(moved), 'memory')} "
-                  f"moved, {len(dropped)} deprecated" if rewritten else "")
+               + (f"; {counted(run.rewrites, 'commit')} rewritten by {rewritten}: {counted(len(run.moved), 'memory')} "
+                  f"moved, {len(run.dropped)} deprecated" if rewritten else "")
                + (" (dry run)" if dry_run else ""), err=True)
 
 
