@@ -406,7 +406,9 @@ def _hook_issues(repo_path: Path) -> list[Any]:
 def doctor(state: State, as_json: bool) -> None:
     """Check the memory repository and report every problem with its path and reason."""
     repo = state.open()
-    issues = repo.doctor() + _hook_issues(repo.path)
+    from gitmem.cli.search import reading_issues
+
+    issues = repo.doctor() + _hook_issues(repo.path) + reading_issues(state, repo)
     if as_json:
         emit_json([vars(i) for i in issues])
     else:

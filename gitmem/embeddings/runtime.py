@@ -23,7 +23,7 @@ from gitmem.text.lazyre import LazyPattern
 from gitmem.text.scripts import CJK
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     import numpy as np
     from numpy.typing import NDArray
@@ -188,6 +188,12 @@ def covers(scripts: Sequence[str], text: str) -> bool:
         return False
     latin = sum(1 for u in units if _LATIN.match(u))
     return latin * 2 >= len(units)
+
+
+def unread(scripts: Sequence[str], texts: Iterable[str]) -> int:
+    """How many of ``texts`` a model trained on ``scripts`` does not :func:`covers` although they have words (in
+    other scripts: Chinese for an English model); a text without words is read by no model and not counted."""
+    return sum(1 for text in texts if not covers(scripts, text) and _UNITS.search(text))
 
 
 def readable(scripts: Sequence[str], text: str) -> str:

@@ -51,6 +51,7 @@ from gitmem.embeddings.runtime import (
     load_embedder,
     packaged_model_files,
     readable,
+    unread,
 )
 
 np = pytest.importorskip("numpy")
@@ -273,6 +274,13 @@ def test_a_model_reads_only_its_scripts() -> None:
     assert readable((), "用户密码使用哈希") == "用户密码使用哈希"
     found = packaged_model_files()
     assert found is None or found[2].scripts == latin  # the packaged MiniLM is English-only
+
+
+def test_a_model_counts_the_memories_it_does_not_read() -> None:
+    latin = ("latin",)
+    texts = ["数据库统一用 PostgreSQL", "用户密码使用 bcrypt 哈希", "Run tests with pytest -x", "8080", "🚀"]
+    assert unread(latin, texts) == 2  # a text without words is read by no model: not counted
+    assert unread((), texts) == 0
 
 
 def test_layer_norm_and_matryoshka_truncation(embedder: OnnxEmbedder) -> None:

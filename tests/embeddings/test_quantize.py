@@ -320,6 +320,28 @@ def test_model_status_says_which_variant_runs() -> None:
     data = json.loads(result.out)
     assert (data["in_use"], data["activations"]) == ("minilm-l6-int8-a8r2", "int8")
     assert "runs with:  int8 activations" in run_cli("model", "status").out
+    assert "memories" not in data and not (Path.home() / ".gitmem").exists()  # no repository: none created
+
+
+@pytest.mark.usefixtures("packaged")
+def test_status_and_doctor_say_when_the_model_does_not_read_the_memories(tmp_path: Path) -> None:
+    """Chinese memories with the packaged English model: `model status` counts them and names the model that reads
+    them, `doctor` warns; English memories alone get neither."""
+    mem = str(tmp_path / "mem")
+    assert run_cli("init", mem).code == 0
+    assert run_cli("--repo", mem, "remember", "Run tests with pytest -x").code == 0
+    data = json.loads(run_cli("--repo", mem, "model", "status", "--json").out)
+    assert (data["memories"], data["not_read"], data["note"]) == (1, 0, "")
+    assert "multilingual" not in run_cli("--repo", mem, "doctor").out
+    for text in ("数据库统一用 PostgreSQL", "提交信息用英文写"):
+        assert run_cli("--repo", mem, "remember", text).code == 0
+    data = json.loads(run_cli("--repo", mem, "model", "status", "--json").out)
+    assert (data["memories"], data["not_read"]) == (3, 2)
+    assert "gitmem model install multilingual-e5-small" in data["note"]
+    assert "reads:      1 of 3 active memories" in run_cli("--repo", mem, "model", "status").out
+    doctor = run_cli("--repo", mem, "doctor")
+    assert doctor.code == 0, doctor.err  # a warning, not an error
+    assert "warning embedding model minilm-l6-int8-a8r2: 2 of 3 active memories" in doctor.out
 
 
 @pytest.mark.usefixtures("packaged")
