@@ -16,7 +16,7 @@ import click
 
 from gitmem.cli.app import State, cli, emit_json, json_option, pass_state
 from gitmem.cli.wiki import warn_skipped
-from gitmem.errors import DocumentError, ValidationError
+from gitmem.errors import DocumentError, GitmemError, ValidationError
 from gitmem.text.counted import counted
 
 
@@ -320,6 +320,15 @@ def learn_session(state: State, session: str, transcript: Path | None, project: 
     repo = state.open()
     settings = load_settings(repo.path)
     done: dict[str, Any] = {}
+    try:  # what a busy repository kept the session's end (or an earlier one's) from committing; this run waits longer
+        from gitmem.briefing.directives import commit_pending
+        from gitmem.store.local import pending_sessions
+
+        local = str(repo.path / "local")
+        done["directives"] = commit_pending(repo, local, [*([session] if session else []), *pending_sessions(local)])
+    except GitmemError as exc:
+        done["directives"] = {"error": str(exc)}
+        click.echo(f"gitmem: error: {exc}", err=True)  # this process's stderr goes to local/gitmem.log
     if session:
         try:
             done["instincts"] = learn(repo, sessions=[session], source=f"hook:{session}",

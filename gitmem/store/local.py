@@ -273,6 +273,25 @@ def read_json(path: Where) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+#: the name a damaged machine-local JSON file is kept under when it is written anew
+DAMAGED_SUFFIX = ".damaged"
+
+
+def _damaged(path: str) -> bool:
+    """Whether ``path`` holds something that does not read as a JSON object (``read_json`` saw nothing)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        return False
+    except (OSError, ValueError):
+        return True  # unreadable: not UTF-8, or a folder
+    try:
+        return not isinstance(quickjson.loads(text), dict) if text.strip() else False
+    except (ValueError, RecursionError):
+        return True
+
+
 def write_json(path: Where, data: dict[str, Any]) -> None:
     from gitmem.files.atomic import atomic_write
 
@@ -289,6 +308,10 @@ def update_json(path: Where, change: Callable[[dict[str, Any]], Any], timeout: f
     os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
     with file_lock(target + ".lock", timeout):
         data = read_json(target)
+        if not data and _damaged(target):
+            # written over below: the damaged file is kept beside it (a session's directives not committed yet
+            # exist only here), once, replacing an older copy
+            os.replace(target, target + DAMAGED_SUFFIX)
         result = change(data)
         write_json(target, data)
         return result
@@ -319,11 +342,26 @@ def update_session(local: Where, session_id: str, change: Callable[[dict[str, An
             order.append(session_id)
         result = change(entry)
         while len(order) > max_sessions:
-            sessions.pop(order.pop(0), None)
+            # the oldest first, but not one holding directives not committed yet: they exist nowhere else
+            drop = next((s for s in order if not (isinstance(sessions.get(s), dict) and sessions[s].get("pending"))),
+                        None)
+            if drop is None:
+                break
+            order.remove(drop)
+            sessions.pop(drop, None)
         data["order"] = order
         return result
 
     return update_json(sessions_path(local), apply)
+
+
+def pending_sessions(local: Where) -> list[str]:
+    """The sessions whose entry holds directives not committed yet, oldest first."""
+    data = read_json(sessions_path(local))
+    sessions = data.get("sessions")
+    if not isinstance(sessions, dict):
+        return []
+    return [s for s in data.get("order", []) if isinstance(sessions.get(s), dict) and sessions[s].get("pending")]
 
 
 #: the longest memory id a session's entry passes on (``gitmem serve``'s hook requests take none longer); the

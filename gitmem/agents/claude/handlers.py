@@ -270,52 +270,29 @@ def pre_compact(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def commit_session(ctx: Context) -> str:
-    """Commit the session's pending directives as one commit; returns its SHA ("" when there was nothing)."""
-    from gitmem.briefing.directives import DIRECTIVE_TAG, directive_id
-    from gitmem.store import document as docs
-    from gitmem.text.records import replace
+    """Commit the session's pending directives as one commit, then those other sessions left pending (their stop
+    and end met a busy repository); returns the session's commit SHA ("" when there was nothing)."""
+    from gitmem.briefing.directives import commit_pending
 
     ctx.require_repo()
-    session = observe.get_session(ctx.local_dir, ctx.session_id)
-    pending = [p for p in session.get("pending", []) if isinstance(p, dict) and p.get("text")]
-    if not pending:
-        return ""
-    memories = []
-    for item in pending:
-        project = str(item.get("project", ""))
-        priority = str(item.get("priority", "normal"))
-        memories.append(docs.make_memory(
-            str(item["text"]), id=directive_id(project, str(item.get("key", ""))), type="feedback",
-            category=str(item.get("category", "constraint")), importance=5 if priority == "high" else 4,
-            tags=[DIRECTIVE_TAG], project=project, source="hook", source_ref=ctx.session_id,
-            description=f"directive ({priority} priority) stated by the user",
-        ))
+    made = commit_pending(ctx.repository, ctx.local_dir, [ctx.session_id, *observe.pending_sessions(ctx.local_dir)])
+    return made.get(ctx.session_id, "")
 
-    def keep_stronger(old: docs.Memory, new: docs.Memory) -> docs.Memory | None:
-        if not old.deprecated and old.importance >= new.importance:
-            return None  # already known at this priority: no new commit
-        return replace(new, created=old.created)
 
-    count = len(memories)
-    sha, _written = ctx.repository.commit_batch(
-        memories, subject=f"session: {count} directive{'s' if count != 1 else ''} from the user", op="extract",
-        source=f"hook:{ctx.session_id}", trailers={"Gitmem-Session": ctx.session_id},
-        body="\n".join(f"- {' '.join(str(p['text']).split())[:100]}" for p in pending), merge=keep_stronger,
-    )
-    done = {(p.get("project"), p.get("key")) for p in pending}
-
-    def clear(entry: dict[str, Any]) -> None:
-        entry["pending"] = [p for p in entry.get("pending", [])
-                            if isinstance(p, dict) and (p.get("project"), p.get("key")) not in done]
-        if sha:
-            entry["commits"] = [*entry.get("commits", []), sha][-20:]
-
-    observe.update_session(ctx.local_dir, ctx.session_id, clear)
-    return sha
+def _busy(exc: GitmemError, then: str) -> GitmemError:
+    """The one line a stop or session end says when the repository stayed busy: nobody re-runs a hook, so it says
+    what becomes of the directives instead of "try again"."""
+    return GitmemError(f"{exc.message}; the session's directives stay pending and {then} commits them")
 
 
 def stop(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
-    if ctx.session_id and commit_session(ctx):
+    from gitmem.errors import LockTimeoutError
+
+    try:
+        committed = commit_session(ctx) if ctx.session_id else ""
+    except LockTimeoutError as exc:
+        raise _busy(exc, "the next stop or session end (of any session)") from exc
+    if committed:
         from gitmem.agents.claude.inputs import spawn_warm
 
         spawn_warm(ctx)
@@ -323,8 +300,14 @@ def stop(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def session_end(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
+    from gitmem.errors import LockTimeoutError
+
+    busy: LockTimeoutError | None = None
     if ctx.session_id:
-        committed = commit_session(ctx)
+        try:
+            committed = commit_session(ctx)
+        except LockTimeoutError as exc:  # the rest of the session end does not depend on it
+            committed, busy = "", exc
         observe.update_session(ctx.local_dir, ctx.session_id,
                                lambda e: e.update(ended=observe.now_iso(), reason=str(payload.get("reason", ""))))
         wiki_session_log(ctx, payload)
@@ -334,6 +317,10 @@ def session_end(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
             spawn_warm(ctx)  # the learner warms after its own commits; without it, warm here
     if ctx.exists and ctx.config.sync.auto:
         spawn_detached(ctx, ["sync", "--timeout", str(ctx.config.sync.timeout)])
+    if busy is not None:
+        learner = "the session's learner (or the next stop or session end)" \
+            if ctx.env.get("GITMEM_LEARN", "1") != "0" else "the next stop or session end (of any session)"
+        raise _busy(busy, learner) from busy
     return None
 
 

@@ -396,6 +396,67 @@ def test_locked_repo_keeps_the_directives_for_later(repo_path: Path, code: Path,
     assert_clean(repo_path)
 
 
+def test_a_session_whose_stop_and_end_met_a_busy_repository_loses_no_directive(repo_path: Path, code: Path,
+                                                                               env: dict[str, str]) -> None:
+    """Nobody re-runs a hook: what a busy repository kept a session's stop and end from committing is committed
+    by the next stop of another session (or the session's learner), and its end still happens."""
+    from gitmem.git.store import GitStore
+
+    hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="Always write docstrings in Google style."),
+         env, cwd=code)
+    with GitStore(repo_path).locked():
+        stopped = hook("stop", payload("Stop", code), env, cwd=code)
+        ended = hook("session-end", payload("SessionEnd", code, reason="logout"), env, cwd=code)
+    for result in (stopped, ended):
+        assert result.returncode == 0 and len(result.stderr.strip().splitlines()) == 1
+        assert "stay pending" in result.stderr and "try again" not in result.stderr
+    assert observe.get_session(repo_path / "local", "sess-1").get("ended")  # the end happened all the same
+    assert "Google style" not in git(repo_path, "log", "-1", "--format=%B")
+    hook("user-prompt-submit", payload("UserPromptSubmit", code, "sess-2", prompt="hello"), env, cwd=code)
+    assert hook("stop", payload("Stop", code, "sess-2"), env, cwd=code).returncode == 0
+    log = git(repo_path, "log", "-1", "--format=%B")
+    assert "Gitmem-Session: sess-1" in log and "Google style" in log
+    assert not observe.get_session(repo_path / "local", "sess-1").get("pending")
+    assert_clean(repo_path)
+
+
+def test_the_session_learner_commits_what_a_busy_session_end_left(repo_path: Path, code: Path,
+                                                                   env: dict[str, str]) -> None:
+    from gitmem.git.store import GitStore
+
+    hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="Never force-push to main."), env, cwd=code)
+    with GitStore(repo_path).locked():
+        hook("session-end", payload("SessionEnd", code), env, cwd=code)
+    learned = run_cli("--repo", str(repo_path), "learn-session", "--session", "sess-1", "--timeout", "0")
+    assert learned.code == 0, learned.err
+    assert "Gitmem-Session: sess-1" in git(repo_path, "log", "--format=%B")
+    assert "Never force-push" in run_cli("--repo", str(repo_path), "list", "--tag", "directive").out
+
+
+def test_sessions_with_directives_not_committed_outlive_the_window(tmp_path: Path) -> None:
+    local = tmp_path / "local"
+    observe.update_session(local, "kept", lambda e: e.update(pending=[{"text": "Always use uv.", "key": "k"}]))
+    for i in range(observe.MAX_SESSIONS + 5):
+        observe.update_session(local, f"s{i}", lambda e: None)
+    assert observe.get_session(local, "kept")["pending"][0]["text"] == "Always use uv."
+    assert observe.pending_sessions(local) == ["kept"]
+    assert not observe.get_session(local, "s0")  # the others drop, oldest first
+    data = json.loads((local / "sessions.json").read_text())
+    assert len(data["order"]) == observe.MAX_SESSIONS
+
+
+def test_a_damaged_sessions_file_is_kept_aside_when_written_anew(tmp_path: Path) -> None:
+    local = tmp_path / "local"
+    local.mkdir()
+    damaged = '{"sessions": {"a": {"pending": [{"text": "所有接口都要写单元测试"'
+    (local / "sessions.json").write_text(damaged, encoding="utf-8")
+    observe.update_session(local, "b", lambda e: None)
+    assert (local / ("sessions.json" + observe.DAMAGED_SUFFIX)).read_text(encoding="utf-8") == damaged
+    assert "b" in json.loads((local / "sessions.json").read_text())["order"]
+    observe.update_session(local, "c", lambda e: None)  # a sound file is not set aside
+    assert (local / ("sessions.json" + observe.DAMAGED_SUFFIX)).read_text(encoding="utf-8") == damaged
+
+
 def test_deadline_ends_the_hook(repo_path: Path, code: Path, env: dict[str, str]) -> None:
     result = hook("session-start", payload("SessionStart", code), {**env, "GITMEM_HOOK_DEADLINE": "0.001"}, code)
     assert result.returncode == 0
