@@ -220,8 +220,10 @@ def _rule(
     return (kind, pattern, (triggers, also) if also else (triggers,), generic, run)
 
 
-def _word(prefix: str, body: str, before: str = "A-Za-z0-9_-") -> str:
-    """``prefix`` (fixed width) then ``body``, where ``prefix`` does not continue a word of ``[before]``.
+def _word(prefix: str, body: str, before: str = "A-Za-z0-9") -> str:
+    """``prefix`` (fixed width) then ``body``, where ``prefix`` does not continue a word of ``[before]``: letters
+    and digits, not ``_`` or ``-``, which join a token to the name before it (``GITHUB_TOKEN_ghp_…``,
+    ``deploy-ghp_…``, ``key_AIza…``; such a token was kept as written).
 
     The boundary is a look-behind *after* the prefix, so that the pattern starts
     with a literal and ``re`` can use its fast prefix search.
@@ -282,9 +284,9 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "stripe-key",
-        _word("sk_", r"(?:live|test|prod)_[A-Za-z0-9]{16,}", "A-Za-z0-9_")
-        + "|" + _word("rk_", r"(?:live|test|prod)_[A-Za-z0-9]{16,}", "A-Za-z0-9_")
-        + "|" + _word("whsec_", r"[A-Za-z0-9]{24,}", "A-Za-z0-9_"),
+        _word("sk_", r"(?:live|test|prod)_[A-Za-z0-9]{16,}", "A-Za-z0-9")
+        + "|" + _word("rk_", r"(?:live|test|prod)_[A-Za-z0-9]{16,}", "A-Za-z0-9")
+        + "|" + _word("whsec_", r"[A-Za-z0-9]{24,}", "A-Za-z0-9"),
         ("sk_live_", "rk_live_", "sk_test_", "rk_test_", "sk_prod_", "rk_prod_", "whsec_"),
     ),
     _rule(
@@ -295,14 +297,14 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule("aws-secret-key", _AWS_PAIRED_SECRET, ("akia", "asia", "[redacted:aws-access-key]"), run=(BASE64, 40)),
     _rule("google-api-key", _word("AIza", r"[0-9A-Za-z_-]{35}"), ("aiza",)),
-    _rule("npm-token", _word("npm_", r"[A-Za-z0-9]{36}", "A-Za-z0-9_"), ("npm_",), run=(ALNUM, 36)),
+    _rule("npm-token", _word("npm_", r"[A-Za-z0-9]{36}", "A-Za-z0-9"), ("npm_",), run=(ALNUM, 36)),
     _rule(
         "pypi-token",
         _word("pypi-AgE", r"(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50,}"),
         ("pypi-ageichlwas5vcmc", "pypi-agendgvzdc5wexbplm9yzw"),
     ),
-    _rule("huggingface-token", _word("hf_", r"[A-Za-z0-9]{30,}", "A-Za-z0-9_"), ("hf_",), run=(ALNUM, 30)),
-    _rule("huggingface-token", _word("api_org_", r"[A-Za-z]{30,}", "A-Za-z0-9_"), ("api_org_",)),
+    _rule("huggingface-token", _word("hf_", r"[A-Za-z0-9]{30,}", "A-Za-z0-9"), ("hf_",), run=(ALNUM, 30)),
+    _rule("huggingface-token", _word("api_org_", r"[A-Za-z]{30,}", "A-Za-z0-9"), ("api_org_",)),
     # Cloud providers.
     _rule(
         "azure-client-secret",

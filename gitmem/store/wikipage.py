@@ -25,10 +25,13 @@ import re
 import unicodedata
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import DocumentError, ValidationError
 from gitmem.store import document as docs
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 SCHEMA_VERSION = 1
 WIKI_DIR = "wiki"
@@ -183,8 +186,11 @@ def dumps(page: WikiPage) -> str:
     return text.replace("\r\n", "\n") + "\n"
 
 
-def loads(text: str, name: str, path: str = "<page>") -> WikiPage:
-    """Parse a page file. Raises :class:`DocumentError` naming ``path`` and what is wrong."""
+def loads(text: str, name: str, path: str = "<page>",
+          scrub: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> WikiPage:
+    """Parse a page file. Raises :class:`DocumentError` naming ``path`` and what is wrong. ``scrub`` gets the
+    frontmatter's values as written, before they are checked and normalised (tags are lower-cased: a secret's
+    redaction must come first)."""
     import frontmatter
     import yaml
 
@@ -194,6 +200,8 @@ def loads(text: str, name: str, path: str = "<page>") -> WikiPage:
         raise DocumentError(f"{path}: broken YAML frontmatter: {str(exc).splitlines()[0]}",
                             "fix the file or restore it with git") from None
     meta: dict[str, Any] = dict(post.metadata)
+    if scrub is not None:
+        meta = scrub(meta)
     try:
         schema = int(meta.get("schema_version", SCHEMA_VERSION))
         if schema > SCHEMA_VERSION:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitmem.errors import DocumentError, GitmemError, NotFoundError, ValidationError
 from gitmem.git.messages import LogEntry
-from gitmem.redact.engine import redact
+from gitmem.redact.engine import redact, redact_value
 from gitmem.store import document as docs
 from gitmem.store import wikipage as wp
 from gitmem.text.counted import counted
@@ -111,11 +111,46 @@ class Wiki:
         kinds.extend(k for k in result.kinds if k not in kinds)
         return result.text
 
+    def _scrub_values(self, value: Any, kinds: builtins.list[str]) -> Any:
+        """Tags or sources (a list, or a comma-separated string) redacted one by one, before they are normalised:
+        left to the commit's redaction of the written file, a secret became an unquoted ``[REDACTED:kind]``, a YAML
+        list, and the page no longer read."""
+        if isinstance(value, str):
+            return self._scrub(value, kinds)
+        if isinstance(value, (list, tuple)):
+            return [self._scrub(v, kinds) if isinstance(v, str) else v for v in value]
+        return value
+
+    def _scrub_meta(self, meta: dict[str, Any], kinds: builtins.list[str]) -> dict[str, Any]:
+        """An edited page's frontmatter values as written, every string redacted (tags before they are
+        lower-cased, keys gitmem does not know included)."""
+        clean, found = redact_value(meta, extra_patterns=self.repo.config.redaction.extra_patterns)
+        kinds.extend(k for k in found if k not in kinds)
+        return dict(clean)
+
     def _commit(self, changes: dict[str, bytes | None], subject: str, op: str, source: str, names: builtins.list[str],
                 body: str = "") -> str:
+        for path, content in changes.items():
+            if content is not None:
+                self._reads_back(path, content)
         changes.update(self._generated(changes))
         return self.repo.commit(changes, subject[:100], op, source,
                                 extra={"Gitmem-Page": [f"{self.project}/{n}" for n in names]}, body=body)
+
+    def _reads_back(self, path: str, content: bytes) -> None:
+        """Refuse a page that the commit's redaction would leave unreadable (a secret the page's own redaction did
+        not reach, in a place where ``[REDACTED:kind]`` breaks the YAML): a commit never makes a page gitmem
+        cannot read."""
+        text = content.decode("utf-8")
+        scrubbed = redact(text, extra_patterns=self.repo.config.redaction.extra_patterns)
+        if not scrubbed.kinds:
+            return
+        try:
+            wp.loads(scrubbed.text, path.rpartition("/")[2].removesuffix(".md"), path)
+        except DocumentError as exc:
+            raise ValidationError(f"{path} holds a secret ({', '.join(scrubbed.kinds)}) where redacting it would "
+                                  f"break the page ({exc.message.removeprefix(path + ': ')})",
+                                  "remove the secret from the page's fields and try again") from None
 
     def ingest(self, title: str, text: str, *, category: str | None = None, tags: Any = (),
                confidence: str | None = None, sources: Any = (), source: str = "cli", name: str | None = None
@@ -127,6 +162,7 @@ class Wiki:
         kinds: list[str] = []
         body = self._scrub(docs.check_text(text, "page text"), kinds)
         clean_title = self._scrub(title, kinds)
+        tags, sources = self._scrub_values(tags, kinds), self._scrub_values(sources, kinds)
         now = docs.utcnow()
         heading = now.strftime("%Y-%m-%d %H:%M:%S UTC")
         with self.repo.git.locked():
@@ -159,7 +195,8 @@ class Wiki:
         slug = _writable(title, name)
         kinds: list[str] = []
         page = wp.make_page(slug, self._scrub(title, kinds), self._scrub(docs.check_text(text, "page text"), kinds),
-                            category=category, tags=tags, confidence=confidence, sources=sources)
+                            category=category, tags=self._scrub_values(tags, kinds), confidence=confidence,
+                            sources=self._scrub_values(sources, kinds))
         with self.repo.git.locked():
             if self.exists(slug):
                 raise ValidationError(f"wiki page '{slug}' already exists",
@@ -178,8 +215,8 @@ class Wiki:
             raise ValidationError(f"wiki page '{slug}' is generated: every wiki write replaces it",
                                   "edit the pages it lists, or the project memory (gitmem project) for environment")
         path = wp.page_path(self.project, slug)
-        edited = wp.loads(text, slug, path)
         kinds: list[str] = []
+        edited = wp.loads(text, slug, path, scrub=lambda meta: self._scrub_meta(meta, kinds))
         body = self._scrub(edited.body, kinds).strip("\n")
         if not body.strip():
             raise ValidationError(f"wiki page '{slug}' would be empty",

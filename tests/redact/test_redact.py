@@ -338,6 +338,15 @@ CODE = [
 ]
 
 
+@pytest.mark.parametrize("secret", [GITHUB_TOKENS[0], GITHUB_PAT, SLACK_TOKEN, GOOGLE_KEY, NPM_TOKEN, *STRIPE_KEYS])
+@pytest.mark.parametrize("joined", ["GITHUB_TOKEN_{}", "deploy-{}", "key_{}", "id-{}-prod"])
+def test_a_token_joined_to_a_name_by_an_underscore_or_a_hyphen_is_redacted(secret: str, joined: str) -> None:
+    """``_`` and ``-`` join a token to a name (an env var written out, an id, a tag): the token's prefix is no less
+    distinctive there, and such a token was kept as written (in a memory's text, an import's id, a file name)."""
+    text = joined.format(secret)
+    assert secret not in redact(text).text and contains_secret(text)
+
+
 @pytest.mark.parametrize("text", PROSE + CODE)
 def test_prose_and_references_are_left_alone(text: str) -> None:
     assert redact(text) == Redaction(text, ())

@@ -302,6 +302,44 @@ def test_a_title_with_a_slash_names_its_page_and_a_secret_in_a_title_never_names
     assert "akiaiosfodnn7example" not in git(repo_path, "log", "--stat", "--format=%B", "--all").lower()
 
 
+SLACK = "xoxb-123456789012-1234567890123-" + "AbCdEfGhIjKlMnOpQrSt"
+
+
+def test_a_secret_in_a_tag_or_a_source_is_redacted_and_the_page_still_reads(repo_path: Path) -> None:
+    """Tags and sources are redacted as the text is, before the page is written: left to the commit's redaction of
+    the written file, ``- [REDACTED:slack-token]`` was a YAML list, and the page (an existing one too) could no
+    longer be read, searched, added to, edited or deleted by gitmem."""
+    r = ["--repo", str(repo_path)]
+    assert run_cli(*r, "wiki", "ingest", "--title", "Runbook", "--project", "shop",
+                   "Step 1: page the on-call. Step 2: check dashboards.", "--tags", "ops").code == 0
+    added = run_cli(*r, "wiki", "ingest", "--title", "Runbook", "--project", "shop", "Step 3: rotate the bot token.",
+                    "--tags", SLACK, "--source", f"{SLACK},ok", "--json")
+    assert added.code == 0, added.err
+    assert json.loads(added.out)["redacted"] == ["slack-token"]
+    page = json.loads(run_cli(*r, "wiki", "read", "runbook", "--project", "shop", "--json").out)
+    assert page["tags"] == ["ops", "[REDACTED:slack-token]"] and page["sources"] == ["[REDACTED:slack-token]", "ok"]
+    assert "Step 3" in page["body"] and "dashboards" in run_cli(*r, "wiki", "query", "dashboards on-call", "--project",
+                                                                "shop").out
+    fresh = run_cli(*r, "wiki", "add", "--title", "Bot", "--project", "shop", "the bot", "--tags", f"bot,{SLACK}")
+    assert fresh.code == 0, fresh.err
+    assert run_cli(*r, "wiki", "read", "bot", "--project", "shop").code == 0
+    assert SLACK[5:] not in git(repo_path, "log", "-p", "--all") and not run_cli(*r, "wiki", "lint", "--project",
+                                                                                   "shop").err
+    assert_clean(repo_path)
+
+
+def test_a_page_the_commits_redaction_would_break_is_refused_not_committed(repo: MemoryRepo) -> None:
+    """The last check before a page's commit: a secret left where ``[REDACTED:kind]`` breaks the YAML (a tag
+    written as it came) is refused; one left in the body, where the commit's redaction keeps the page readable, is
+    not."""
+    book = Wiki(repo, "shop")
+    page = wp.make_page("bot", "Bot", "body", tags=["ops"])
+    broken = wp.dumps(page).replace("- ops", f"- ops\n- {SLACK}").encode()
+    with pytest.raises(ValidationError, match=r"slack-token.*break the page"):
+        book._reads_back("wiki/shop/bot.md", broken)
+    book._reads_back("wiki/shop/bot.md", wp.dumps(replace(page, body=f"token {SLACK}")).encode())
+
+
 def test_an_empty_query_or_page_text_is_an_error_that_fits_the_command(repo_path: Path) -> None:
     env = {"GITMEM_REPO": str(repo_path)}
     empty = run_cli("wiki", "ingest", "--title", "x", "--project", "shop", "", env=env)

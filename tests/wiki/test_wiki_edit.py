@@ -114,3 +114,23 @@ def test_wiki_edit_refuses_a_broken_page_and_keeps_the_draft(tmp_path: Path) -> 
     index = run_cli(*r, "wiki", "edit", "index", "--project", "shop", env=_editor(tmp_path, "ix", "s += 'x'"))
     assert index.code != 0 and "generated" in index.err
     assert_clean(d)
+
+
+def test_a_secret_typed_into_an_edited_pages_tags_is_redacted_and_the_page_reads(tmp_path: Path) -> None:
+    """Tags, sources and fields gitmem does not know are redacted as written (tags before they are lower-cased);
+    before, ``wiki edit`` committed a page its own redaction had broken, then failed reading it back."""
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    r = ["--repo", str(d)]
+    run_cli(*r, "wiki", "add", "--title", "Ed page", "--project", "shop", "body", "--tags", "ops")
+    key = "AKIA" + "IOSFODNN7EXAMPLE"
+    slack = "xoxb-123456789012-1234567890123-" + "EditTagAbCdEfGhIjKlMn"
+    edited = run_cli(*r, "wiki", "edit", "ed-page", "--project", "shop", env=_editor(
+        tmp_path, "tag", f"s = s.replace('- ops', '- ops\\n- {slack}\\n- {key}').replace('---\\n', "
+                         f"'---\\nowner_token: {slack}\\n', 1)"))
+    assert edited.code == 0, edited.err
+    page = json.loads(run_cli(*r, "wiki", "read", "ed-page", "--project", "shop", "--json").out)
+    assert page["tags"] == ["ops", "[REDACTED:slack-token]", "[REDACTED:aws-access-key]"]
+    history = git(d, "log", "-p", "--all")
+    assert slack[5:] not in history and key[4:] not in history and key[4:].lower() not in history
+    assert "wiki: edit" in git(d, "log", "-1", "--format=%s")
