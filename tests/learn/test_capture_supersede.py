@@ -173,6 +173,8 @@ def test_a_dry_run_shows_what_would_be_superseded(repo_path: Path, tmp_path: Pat
     ("The API timeout should be 30 seconds!", "The API timeout should be 30 seconds.", False, False),
     ("Use PostgreSQL instead of MySQL.", "Use MySQL instead of PostgreSQL.", True, True),
     ("用 pnpm，不用 npm", "用 npm，不用 pnpm", True, True),
+    # one word of five swapped: 4/5 words shared, exactly the merge threshold (computed as 0.7999999999999998)
+    ("Run database migrations with flyway.", "Run database migrations with alembic.", True, True),
 ])
 def test_capture_replaces_only_the_conflicts_that_say_which_value_holds(new: str, old: str, conflict: bool,
                                                                         replaces: bool) -> None:
