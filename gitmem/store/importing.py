@@ -16,7 +16,31 @@ from gitmem.text.records import replace
 
 #: fields an import record may carry (every field of a memory, and the ``path`` ``gitmem export`` writes so an
 #: export can be imported again); anything else is refused so a typo is not silently dropped
-IMPORT_FIELDS = frozenset({f.name for f in docs.MEMORY_FIELDS} - {"extra"} | {"path"})
+IMPORT_FIELDS = frozenset({f.name for f in docs.MEMORY_FIELDS} | {"path"})
+
+
+def export_record(memory: Memory) -> dict[str, Any]:
+    """The record ``gitmem export`` writes for ``memory`` and :func:`record_to_memory` reads back: its fields, and
+    the frontmatter keys gitmem does not know under ``extra`` (as top-level fields they read as typos), with YAML
+    dates and times as ISO 8601 strings (JSON has no date)."""
+    record = memory.to_dict()
+    if memory.extra:
+        for key in memory.extra:
+            record.pop(key, None)
+        record["extra"] = _plain(memory.extra)
+    return record
+
+
+def _plain(value: Any) -> Any:
+    from datetime import date
+
+    if isinstance(value, date):  # a datetime too
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
 
 
 @dataclass
@@ -38,7 +62,8 @@ def record_to_memory(record: Mapping[str, Any], clean_tags: Callable[[Any], Any]
     unknown = sorted(set(record) - IMPORT_FIELDS)
     if unknown:
         raise ValidationError(f"unknown field(s) {', '.join(unknown)}",
-                              f"allowed: {', '.join(sorted(IMPORT_FIELDS - {'path', 'schema_version'}))}")
+                              f"allowed: {', '.join(sorted(IMPORT_FIELDS - {'path', 'schema_version'}))}; keys of "
+                              "your own go under \"extra\"")
     if "text" not in record:
         raise ValidationError("'text' is missing", 'every record needs {"text": "..."}')
     source = record.get("source")
@@ -70,9 +95,16 @@ def record_to_memory(record: Mapping[str, Any], clean_tags: Callable[[Any], Any]
     deprecated = record.get("deprecated", False)
     if not isinstance(deprecated, bool):
         raise ValidationError("'deprecated' must be true or false", "use a JSON boolean")
+    extra = record.get("extra") or {}
+    if not isinstance(extra, Mapping):
+        raise ValidationError("'extra' must be a JSON object", "give the frontmatter keys gitmem does not know as "
+                                                               '{"extra": {"owner": "alice"}}')
+    clash = sorted(set(extra) & {f.name for f in docs.MEMORY_FIELDS})  # read back as the field, not as extra
+    if clash:
+        raise ValidationError(f"'extra' holds the field(s) {', '.join(clash)}", "give them as fields of the record")
     return replace(memory, deprecated=deprecated,
                    deprecated_reason=str(record.get("deprecated_reason") or ""),
-                   superseded_by=str(record.get("superseded_by") or ""))
+                   superseded_by=str(record.get("superseded_by") or ""), extra=dict(extra))
 
 
 def stable_id(memory: Memory) -> str:

@@ -20,7 +20,7 @@ from gitmem.redact.engine import redact, redact_value
 from gitmem.store import document as docs
 from gitmem.store.base import StoredRepo
 from gitmem.store.document import Memory
-from gitmem.store.importing import ImportResult, listed, record_to_memory, stable_id
+from gitmem.store.importing import ImportResult, export_record, listed, record_to_memory, stable_id
 from gitmem.store.layout import Issue, check_layout
 from gitmem.text.counted import counted
 from gitmem.text.records import replace
@@ -506,7 +506,7 @@ class MemoryRepo(StoredRepo):
             if isinstance(item, DocumentError):
                 self.warnings.append(item)
             elif deprecated or not item.deprecated:
-                yield item.to_dict()
+                yield export_record(item)
 
     def project_changed(self, project: str, source: str) -> str:
         """Called by :mod:`gitmem.projects.memory` after ``projects/<project>.md`` changed, so that what layers

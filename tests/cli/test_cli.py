@@ -139,6 +139,37 @@ def test_import_jsonl_and_export(tmp_path: Path) -> None:
     assert_clean(d)
 
 
+def test_keys_of_ones_own_and_yaml_dates_survive_an_export_and_its_import(tmp_path: Path) -> None:
+    """A memory file may carry frontmatter keys gitmem does not know ("kept as they are"); the export is a backup
+    only when its import brings them back: as top-level fields they were refused as typos (nothing imported), and
+    an unquoted YAML date in one crashed the export."""
+    d, other = tmp_path / "mem", tmp_path / "other"
+    run_cli("init", str(d))
+    run_cli("init", str(other))
+    memory_id = json.loads(run_cli("--repo", str(d), "remember", "Deploys need two approvals.", "--json").out)["id"]
+    path = next((d / "memories").rglob(f"{memory_id}.md"))
+    path.write_text(path.read_text().replace("schema_version: 1", "owner: alice\nreviewed: 2026-01-02\n"
+                                                                  "schema_version: 1"))
+    git(d, "commit", "-qam", "keys of our own")
+    backup = tmp_path / "backup.jsonl"
+    result = run_cli("--repo", str(d), "export", "-o", str(backup))
+    assert result.code == 0, result.err
+    (record,) = [json.loads(line) for line in backup.read_text().splitlines()]
+    assert record["extra"] == {"owner": "alice", "reviewed": "2026-01-02"} and "owner" not in record
+    restored = run_cli("--repo", str(other), "import", str(backup), "--json")
+    assert restored.code == 0, restored.err
+    shown = json.loads(run_cli("--repo", str(other), "show", memory_id, "--json").out)
+    assert (shown["owner"], str(shown["reviewed"])) == ("alice", "2026-01-02")
+    again = [json.loads(line) for line in run_cli("--repo", str(other), "export").out.splitlines()]
+    assert again[0]["extra"] == record["extra"] and again[0]["text"] == record["text"]
+    typo = tmp_path / "typo.jsonl"
+    typo.write_text(json.dumps({"text": "x", "ownr": "bob"}) + "\n" + json.dumps({"text": "y", "extra": {"id": 1}}))
+    refused = run_cli("--repo", str(other), "import", str(typo))
+    assert refused.code != 0 and "unknown field(s) ownr" in refused.err and "extra" in refused.err
+    assert_clean(d)
+    assert_clean(other)
+
+
 @pytest.mark.parametrize(
     ("args", "stdin", "expect"),
     [
