@@ -351,6 +351,28 @@ def test_session_start_scans_detached_when_missing_or_stale(repo_path: Path, pyp
     assert_clean(repo_path)
 
 
+def test_a_plain_folder_is_not_scanned_and_a_vanished_folder_is_not_the_hooks_own(repo_path: Path,
+                                                                                    tmp_path: Path) -> None:
+    """A folder that is neither in a git work tree nor holds a manifest is no project: its listing (other users'
+    folders in /tmp) was committed as one. A session whose folder was deleted is read in the nearest folder still
+    there, not in the folder the hook process happened to run in, which was scanned instead."""
+    plain = write(tmp_path / "downloads", {"alice/report.pdf": "x", "bob/notes.txt": "y"})
+    env = {"GITMEM_REPO": str(repo_path)}
+    _session_start(plain, env, "a")
+    gone = plain / "deleted" / "project"
+    data = json.dumps({"session_id": "b", "cwd": str(gone), "hook_event_name": "SessionStart", "source": "startup"})
+    elsewhere = write(tmp_path / "elsewhere", {"pyproject.toml": '[project]\nname = "elsewhere"\n'})
+    proc = subprocess.run([sys.executable, "-m", "gitmem.agents.claude.entry", "session-start"], input=data.encode(),
+                          env={**os.environ, **env}, capture_output=True, cwd=elsewhere, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    time.sleep(3)  # a scan would be committed by now (the one above took well under that)
+    assert not list((repo_path / "projects").glob("*.md")) if (repo_path / "projects").exists() else True
+    assert "scan:" not in git(repo_path, "log", "--format=%B")
+    from gitmem.agents.claude.toolcall import working_directory
+
+    assert working_directory({"cwd": str(gone)}, str(elsewhere)) == str(plain.resolve())
+
+
 def test_session_start_can_turn_the_scan_off(repo_path: Path, pyproj: Path) -> None:
     _session_start(pyproj, {"GITMEM_REPO": str(repo_path), "GITMEM_PROJECT_SCAN": "0"}, "a")
     time.sleep(1.5)

@@ -86,6 +86,19 @@ class Context:
         whose recall is worth warming or whose project is worth scanning."""
         return self.cwd != os.path.normpath(self.home) and os.path.dirname(self.cwd) != self.cwd
 
+    @property
+    def in_a_code_repository(self) -> bool:
+        """Whether the working folder is inside a git work tree (a ``.git`` folder or file above it): the only
+        kind of folder whose project is scanned (a plain folder's listing is no project's, and it was committed)."""
+        where = self.cwd
+        while True:
+            if os.path.exists(os.path.join(where, ".git")):
+                return True
+            parent = os.path.dirname(where)
+            if parent == where:
+                return False
+            where = parent
+
     def user_config_file(self) -> str:
         return user_config_file(self.env, self.home)
 

@@ -174,11 +174,15 @@ def project_summary(ctx: Context, project: str, avoid: Iterable[str] = ()) -> st
     """The summary of ``projects/<project>.md`` (at most 650 characters) without the lines that name a word in
     ``avoid`` (what a correction or rule of the Essentials says not to use: the summary is a guess from files,
     the rule is the user's word). When that file is missing or older than 24 hours, a detached ``gitmem project
-    scan`` (bounded to 20 s) writes it for the next session (not for a session in the home or root directory)."""
+    scan`` (bounded to 20 s) writes it for the next session (not for a session in the home or root directory, nor
+    in a folder that is neither in a git work tree nor holds a project's manifest: a plain folder's listing is no
+    project's)."""
     from gitmem.briefing.conflicts import names_any
     from gitmem.projects import memory as projects
+    from gitmem.projects.markers import is_project_folder
 
     if ctx.env.get("GITMEM_PROJECT_SCAN", "1") != "0" and ctx.in_a_project and \
+            (ctx.in_a_code_repository or is_project_folder(ctx.cwd)) and \
             projects.needs_scan(ctx.repo, project) and projects.claim_scan(ctx.repo, project):
         warm = ["--warm"] if ctx.env.get("GITMEM_WARM", "1") != "0" else []  # the next start finds its block ready
         spawn_detached(ctx, ["project", "scan", "--cwd", ctx.cwd, "--project", project, "--timeout", "20", *warm])

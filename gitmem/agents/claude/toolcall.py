@@ -84,9 +84,16 @@ def session_id(value: Any) -> str:
 
 
 def working_directory(payload: Mapping[str, Any], cwd: str) -> str:
-    """The payload's ``cwd`` when it is a folder, else the process's, with links resolved."""
+    """The payload's ``cwd`` with links resolved; when that folder is gone (deleted while the session ran), the
+    nearest folder above it that is still there, not the hook process's own folder (another place altogether,
+    which was then scanned as the session's project); the process's when the payload names none."""
     where = payload.get("cwd")
-    return os.path.realpath(where if isinstance(where, str) and where and os.path.isdir(where) else cwd)
+    if not (isinstance(where, str) and where and os.path.isabs(where)):
+        return os.path.realpath(cwd)
+    where = os.path.normpath(where)
+    while not os.path.isdir(where) and os.path.dirname(where) != where:
+        where = os.path.dirname(where)
+    return os.path.realpath(where)
 
 
 def observe_call(local: str | os.PathLike[str], payload: Mapping[str, Any], phase: str, *, session: str, cwd: str,
