@@ -41,7 +41,7 @@ def _regenerate_wiki_indexes(repo: Any, changed: list[str]) -> bool:
 def _sync_json(result: Any) -> dict[str, Any]:
     return {"action": result.action, "remote": result.remote, "branch": result.branch, "head": result.head,
             "merge_commit": result.merge_commit, "pushed": result.pushed, "changed": result.changed,
-            "conflicts": result.conflicts, "conflicted_ids": result.conflicted_ids,
+            "conflicts": result.conflicts, "conflicted_ids": result.conflicted_ids, "warnings": result.warnings,
             "seconds": round(result.seconds, 3)}
 
 
@@ -89,6 +89,8 @@ def sync_command(state: State, timeout: float | None, review: bool, no_push: boo
         _refresh_index(repo)
     if mode == "review" and result.pushed:
         _print_pr_hint(repo.git.remote_url(), config.sync.branch, result.branch)
+    for warning in result.warnings:
+        click.echo(f"gitmem: warning: {warning}", err=True)
     if as_json:
         emit_json(_sync_json(result))
     else:

@@ -85,6 +85,12 @@ def same_tree(store: GitStore, one: bytes, other: bytes) -> bool:
         return _tree_of(repo, one) == _tree_of(repo, other)
 
 
+def tracking_sha(store: GitStore, branch: str, remote: str) -> bytes | None:
+    """Where ``remote``/``branch`` was at the last fetch (None before the first)."""
+    with store.open() as repo:
+        return _tracking(repo, branch, remote)
+
+
 def ahead_behind(store: GitStore, branch: str, remote: str) -> tuple[int, int]:
     """(commits the local branch has that the last fetched ``remote``/``branch`` lacks, and the reverse)."""
     with store.open() as repo:

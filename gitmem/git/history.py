@@ -12,7 +12,7 @@ object no ref reaches.
 from __future__ import annotations
 
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +51,7 @@ class RewriteResult:
     refs: dict[str, tuple[str, str]] = field(default_factory=dict)  #: ref → (old SHA, new SHA)
     dropped: list[str] = field(default_factory=list)  #: remote-tracking refs deleted
     pruned: int = 0  #: objects removed
+    replaced: list[str] = field(default_factory=list)  #: the old commits written anew
 
 
 def _refs(repo: Repo) -> dict[bytes, bytes]:
@@ -118,6 +119,58 @@ def read_history(store: GitStore) -> History:
         for blob_sha in result.blobs:
             result.contents[blob_sha] = repo[blob_sha].as_raw_string()
     return result
+
+
+#: the file in a clone's git folder listing the commits ``purge-secrets`` rewrote because they held a secret (never
+#: pushed): a sync refuses to merge a remote history that still has one of them
+PURGED_FILE = "gitmem-purged"
+
+
+def note_purged(store: GitStore, commits: Sequence[str]) -> None:
+    """Add ``commits`` to the clone's list of purged commits (:data:`PURGED_FILE`)."""
+    known = purged_commits(store)
+    with (store.git_dir / PURGED_FILE).open("a", encoding="ascii") as fh:
+        fh.writelines(f"{sha}\n" for sha in dict.fromkeys(commits) if sha not in known)
+
+
+def purged_commits(store: GitStore) -> set[str]:
+    """The commits this clone's ``purge-secrets`` rewrote (they held a secret)."""
+    try:
+        return set((store.git_dir / PURGED_FILE).read_text("ascii", errors="replace").split())
+    except OSError:
+        return set()
+
+
+@dataclass(frozen=True)
+class NewCommit:
+    """A commit of :func:`new_commits`: its message and the files it wrote (path → content) against its first
+    parent (every file of a root commit; the changes a merge commit made against its first parent)."""
+
+    sha: str
+    message: bytes
+    files: dict[str, bytes]
+
+
+def new_commits(store: GitStore, tip: bytes, exclude: bytes | None) -> list[NewCommit]:
+    """The commits ``tip`` reaches and ``exclude`` does not (what a push would send, or a merge bring in), newest
+    first, each with what it wrote."""
+    from dulwich.objects import Commit, ObjectID
+
+    from gitmem.git.plumbing import diff_trees
+
+    found: list[NewCommit] = []
+    with store.open() as repo:
+        walker = repo.get_walker(include=[ObjectID(tip)], exclude=[ObjectID(exclude)] if exclude else None)
+        for entry in walker:
+            commit = entry.commit
+            first = repo[commit.parents[0]] if commit.parents else None
+            parent = first.tree if isinstance(first, Commit) else None
+            links: list[str] = []  # a submodule names a commit the store does not hold: no content to read
+            changed = diff_trees(repo.object_store, parent, commit.tree, links=links)
+            files = {path: repo[sha].as_raw_string() for path, sha in changed.items()
+                     if sha is not None and path not in links}
+            found.append(NewCommit(commit.id.decode("ascii"), commit.message, files))
+    return found
 
 
 def rewrite_history(store: GitStore, *, content: Callable[[bytes], bytes], name: Callable[[str], str],
@@ -196,6 +249,7 @@ def rewrite_history(store: GitStore, *, content: Callable[[bytes], bytes], name:
                 repo.object_store.add_object(commit)
                 mapping[old_commit.id] = commit.id
                 result.rewritten += 1
+                result.replaced.append(old_commit.id.decode("ascii"))
         def retag(sha: bytes) -> bytes:
             """The object an annotated tag becomes: a new tag on the rewritten commit, its message passed through
             ``message`` (a signature cannot survive the change and is dropped); a commit, its rewritten SHA."""

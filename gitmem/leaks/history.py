@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from gitmem.errors import RepoError
 from gitmem.git.branches import uncommitted_paths
-from gitmem.git.history import RewriteResult, read_history, rewrite_history
+from gitmem.git.history import RewriteResult, note_purged, read_history, rewrite_history
 from gitmem.redact.engine import find_secrets, redact
 from gitmem.store.layout import Issue
 from gitmem.text.counted import counted
@@ -175,8 +175,13 @@ def purge(store: GitStore, found: Scan, *, extra_patterns: Sequence[str] = ()) -
         cleaned = content(text)
         return data if cleaned == text else cleaned.encode(encoding, "replace")
 
-    return rewrite_history(store, content=blob, name=name,
-                           message=lambda raw: content(_text(raw)[0]).encode("utf-8"))
+    result = rewrite_history(store, content=blob, name=name,
+                             message=lambda raw: content(_text(raw)[0]).encode("utf-8"))
+    # the commits rewritten, in this clone's git folder (never pushed): a sync refuses to merge a remote that still
+    # has them (its history is force-pushed after a purge), which would bring the secrets back
+    note_purged(store, result.replaced)
+    return result
+
 
 
 def history_issues(store: GitStore, *, extra_patterns: Sequence[str] = ()) -> list[Issue]:

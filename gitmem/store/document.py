@@ -236,7 +236,11 @@ def check_name(value: str, what: str = "name") -> str:
     elif len(text) > 200:
         problem = "is longer than 200 characters"
     if problem:
-        raise ValidationError(f"{what} {value!r} {problem}",
+        from gitmem.redact.engine import redact
+
+        shown = redact(value).text if isinstance(value, str) else value  # a URL with its password, say: not echoed
+        kind = " (and holds a secret)" if isinstance(value, str) and shown != value else ""
+        raise ValidationError(f"{what} {shown!r} {problem}{kind}",
                               f"use letters, digits, '-', '_' or CJK characters for the {what}")
     return text
 

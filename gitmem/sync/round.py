@@ -33,6 +33,7 @@ from gitmem.git.branches import (
     merge_changes,
     merge_into_branch,
     same_tree,
+    tracking_sha,
     uncommitted_paths,
 )
 from gitmem.git.messages import format_message
@@ -76,6 +77,8 @@ class SyncResult:
     conflicted_ids: list[str] = field(default_factory=list)
     #: review branches deleted on the remote because the main branch now contains them
     cleaned: list[str] = field(default_factory=list)
+    #: what the user should know and act on (a secret the merged history holds)
+    warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
 
@@ -197,6 +200,60 @@ def machine_name(store: GitStore) -> str:
     return f"{socket.gethostname() or 'machine'}-{tag or secrets.token_hex(3)}"
 
 
+def _secrets_in(store: GitStore, tip: bytes, exclude: bytes | None
+                ) -> list[tuple[str, tuple[str, ...]]]:
+    """The commits ``tip`` reaches and ``exclude`` does not that hold a secret (in the message, a file they wrote
+    or a file's name), each with the kinds found, newest first."""
+    from gitmem.git.history import new_commits
+    from gitmem.redact.engine import find_secrets
+
+    found = []
+    for commit in new_commits(store, tip, exclude):
+        texts = [commit.message.decode("utf-8", "replace"), *commit.files,
+                 *(data.decode("utf-8", "replace") for data in commit.files.values())]
+        kinds = tuple(dict.fromkeys(kind for text in texts
+                                    for kind, _v in find_secrets(text, extra_patterns=store.extra_patterns)))
+        if kinds:
+            found.append((commit.sha, kinds))
+    return found
+
+
+def _check_incoming(store: GitStore, remote_sha: bytes, local: bytes | None, where: str, branch: str) -> str:
+    """Refuse to merge a remote history that still has commits this clone's ``purge-secrets`` rewrote (the remote
+    keeps them until it is force-pushed; merged, the secrets came back and the next push kept them there); a
+    warning when the remote brings another commit holding a secret (one pushed from an older version or with
+    git), "" when it brings none."""
+    from gitmem.git.history import purged_commits
+
+    if local is None or is_ancestor(store, remote_sha, local):
+        return ""
+    found = _secrets_in(store, remote_sha, local)
+    if not found:
+        return ""
+    purged = purged_commits(store)
+    again = [sha for sha, _kinds in found if sha in purged]
+    if again:
+        forget_tracking_branch(store, branch, REMOTE)  # the fetch brought the old history back into this clone
+        raise RepoError(f"{where} still has the history gitmem purge-secrets rewrote (commit {again[0][:10]} holds "
+                        "a secret); merging would bring it back, so nothing was merged or pushed",
+                        f"replace the remote's history: git -C {store.path} push --force {REMOTE} HEAD:main")
+    sha, kinds = found[0]
+    return (f"the history merged from {where} holds a secret ({', '.join(kinds)}, commit {sha[:10]}); run gitmem "
+            "purge-secrets --yes, then replace the remote's history with git push --force")
+
+
+def _refuse_outgoing_secret(store: GitStore, local: bytes, remote_sha: bytes | None, where: str) -> None:
+    """Refuse to push commits that hold a secret: gitmem's own commits are redacted, but one made with ``git
+    commit`` in the memory repository, or an old clone's history from before a ``purge-secrets``, is not. The
+    commits the remote already has are not this push's."""
+    found = _secrets_in(store, local, remote_sha)
+    if found:
+        sha, kinds = found[0]
+        raise RepoError(f"commit {sha[:10]} holds a secret ({', '.join(kinds)}) that gitmem did not commit; nothing "
+                        f"was pushed to {where}",
+                        "run gitmem purge-secrets --yes (it rewrites local history without it), then sync again")
+
+
 def sync(store: GitStore, *, author: str, branch: str = "main", remote: str = REMOTE, mode: str = "direct",
          timeout: float | None = None, push_changes: bool = True, review_target: str = "") -> SyncResult:
     """Fetch, merge and push. In ``review`` mode local commits go to ``review_target`` (default
@@ -220,6 +277,9 @@ def _sync(store: GitStore, *, author: str, branch: str, remote: str, mode: str, 
         remote_sha = fetch(store, branch, remote=remote, timeout=timeout)
         with store.locked():
             if remote_sha is not None:
+                warning = _check_incoming(store, remote_sha, store.head(), result.remote, branch)
+                if warning and warning not in result.warnings:
+                    result.warnings.append(warning)
                 try:
                     step = merge_remote(store, remote_sha, author=author, remote=remote, branch=branch)
                 except KeyError as exc:
@@ -247,6 +307,7 @@ def _sync(store: GitStore, *, author: str, branch: str, remote: str, mode: str, 
         if remote_sha is not None and (is_ancestor(store, local, remote_sha) or (
                 mode == "review" and same_tree(store, local, remote_sha))):
             break  # nothing of ours that the remote lacks (in review mode: no change left to propose)
+        _refuse_outgoing_secret(store, local, remote_sha, result.remote)
         if mode == "review":
             target = review_target or review_branch(machine_name(store))
             push(store, local, target, remote=remote, timeout=timeout, force=True)
@@ -320,6 +381,7 @@ def auto_sync(repo: HasStore, timeout: float | None = None, *, pull: bool = True
             if local is None:
                 return None
             target = review_branch(machine_name(store)) if config.sync.mode == "review" else config.sync.branch
+            _refuse_outgoing_secret(store, local, tracking_sha(store, config.sync.branch, REMOTE), target)
             push(store, local, target, timeout=limit, force=config.sync.mode == "review")
             return SyncResult(action="pushed", remote=display_url(store.remote_url(REMOTE)), branch=target, pushed=True,
                               head=local.decode())

@@ -132,6 +132,13 @@ def test_a_given_id_or_project_with_a_secret_is_refused(tmp_path: Path, item: tu
     assert not leaks(secret, [repo.path])
 
 
+def test_a_project_that_is_a_url_with_its_password_is_refused_without_echoing_it(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    with pytest.raises(ValidationError, match="holds a secret") as refused:
+        repo.remember("Deploy notes", project="postgres://app:pa55w0rdXY@db.internal:5432/shop x")
+    assert "pa55w0rdXY" not in str(refused.value)
+
+
 @FEW
 @given(SECRETS, AROUND, TAIL, st.booleans())
 def test_forget_reason(tmp_path: Path, item: tuple[str, str], before: str, after: str, purge: bool) -> None:

@@ -144,12 +144,15 @@ def test_a_moved_memory_purged_on_the_other_machine_stays_moved(machines: tuple[
 
 
 @pytest.mark.parametrize("force_push", [True, False])
-def test_a_secret_purged_on_one_machine_is_no_conflict_with_the_other(machines: tuple[Repository, Repository],
+def test_a_secret_purged_on_one_machine_is_no_conflict_with_the_other(clones: tuple[Path, Path, Path],
                                                                        force_push: bool) -> None:
     """B committed a memory with a secret in it with git (as an older version could have); A purged it from
     history. The two versions are the same once redacted, and merged raw they conflicted: a sibling
-    ``aws-key-conflict-*`` whose redacted text was the memory's."""
-    a, b = machines
+    ``aws-key-conflict-*`` whose redacted text was the memory's. gitmem pushes no commit holding a secret (B's own
+    sync refuses; B pushes it with git), merges no history A's purge rewrote (until it is force-pushed), and the
+    clone that still has the old history is told to purge it."""
+    a, b = Repository(Config(repo=clones[0])), Repository(Config(repo=clones[1]))
+    remote_repo = clones[2]
     # a pattern of the repository's own, in the shared gitmem.toml: redacted as the built-in rules are
     config = a.path / "gitmem.toml"
     config.write_text(config.read_text() + "\n[redaction]\nextra_patterns = ['ACME-[0-9]+']\n")
@@ -165,27 +168,34 @@ def test_a_secret_purged_on_one_machine_is_no_conflict_with_the_other(machines: 
         (b.path / memory.path).write_text(docs.dumps(memory))
     git(b.path, "add", "-A")
     git(b.path, "commit", "-q", "-m", "add two notes")
-    assert run_cli("--repo", str(b.path), "sync").code == 0
-    assert run_cli("--repo", str(a.path), "sync").code == 0
+    refused = run_cli("--repo", str(b.path), "sync")
+    assert refused.code != 0 and "holds a secret" in refused.err and "purge-secrets --yes" in refused.err
+    assert SECRET not in git(remote_repo, "log", "-p", "--all")
+    git(b.path, "push", "-q", "origin", "main")  # as an older version did
+    merged = run_cli("--repo", str(a.path), "sync", "--json")
+    assert merged.code == 0, merged.err
+    assert "holds a secret" in json.loads(merged.out)["warnings"][0] and "purge-secrets" in merged.err
     done = run_cli("--repo", str(a.path), "purge-secrets", "--yes")
     assert done.code == 0, done.err
-    if force_push:  # as the documentation says, then B syncs
-        git(a.path, "push", "-q", "--force", "origin", "main")
-        merging = b
-    else:  # A syncs with the remote that still has the secrets
-        merging = a
-    synced = run_cli("--repo", str(merging.path), "sync", "--json")
-    assert synced.code == 0, synced.err
-    result = json.loads(synced.out)
-    assert result["action"] == "merged" and result["conflicts"] == [] and result["conflicted_ids"] == []
-    assert_clean(merging.path)
-    for repo in (a, b):
-        assert run_cli("--repo", str(repo.path), "sync").code == 0
+    if not force_push:  # A syncs with the remote that still has the secrets: it would merge them back
+        again = run_cli("--repo", str(a.path), "sync")
+        assert again.code != 0 and "push --force" in again.err
+        assert SECRET not in git(a.path, "log", "-p", "--all")
+    git(a.path, "push", "-q", "--force", "origin", "main")  # as the documentation says
+    old = run_cli("--repo", str(b.path), "sync")  # B merges the new history, still holds the old
+    assert old.code != 0 and "purge-secrets --yes" in old.err
+    assert SECRET not in git(remote_repo, "log", "-p", "--all")
+    assert run_cli("--repo", str(b.path), "purge-secrets", "--yes").code == 0
+    for repo in (b, a):
+        synced = run_cli("--repo", str(repo.path), "sync")
+        assert synced.code == 0, synced.err
         assert sorted(p.name for p in (repo.path / "memories" / "global").glob("*.md")) == ["aws-key.md", "ticket.md"]
         assert repo.get("aws-key").text == "The deploy user's key is [REDACTED:aws-access-key]"
         assert "ACME-4711" not in repo.get("ticket").text and not repo.get("ticket").conflicted
         assert SECRET not in (repo.path / "memories/global/aws-key.md").read_text()
-    assert "conflict" not in git(merging.path, "log", "-1", "--format=%B").lower()
+        assert_clean(repo.path)
+    assert "conflict" not in git(b.path, "log", "--format=%B").lower()
+    assert SECRET not in git(remote_repo, "log", "-p", "--all")
 
 
 @pytest.mark.parametrize("first", ["a", "b"])
