@@ -11,8 +11,9 @@ merge adds up what each side learned since the common version instead:
   where one machine that saw all ``m + n`` would (capped); decay on one side and confirmations on the other keep
   the confirmed confidence; decay on both sides counts once;
 - ``evidence`` lines: both sides', newest first (they start with their date), at most ten, as the learner keeps;
-- ``deprecated``: only when both sides are, or one is and the other learned nothing new (a session on the other
-  machine revives it, as it would there);
+- ``deprecated``: when the user rejected it on either side (``gitmem instincts reject``: for good), or when both
+  sides are, or one is and the other learned nothing new (a session on the other machine revives it, as it would
+  there);
 - ``observed_at`` the earlier, ``last_seen`` the later; ``last_decay`` only when it is later than ``last_seen``;
 - the texts (trigger, action, pattern, domain, scope, project, source): the side seen last.
 
@@ -25,7 +26,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gitmem.errors import DocumentError
-from gitmem.learn.instincts import INSTINCTS_DIR, STEP, Instinct, clamp, dumps, loads
+from gitmem.learn.instincts import INSTINCTS_DIR, STEP, Instinct, clamp, dumps, loads, rejected
 
 #: evidence lines an instinct keeps (the learner's own limit)
 EVIDENCE_LINES = 10
@@ -39,10 +40,13 @@ def merge_instincts(base: Instinct | None, ours: Instinct, theirs: Instinct) -> 
     newer = ours if (ours.last_seen, dumps(ours)) >= (theirs.last_seen, dumps(theirs)) else theirs
     # without a base too: the higher side's NEW counts once, each of the other side's sessions is one step more
     confidence = clamp(max(ours.confidence, theirs.confidence) + STEP * max(0, min(mine, other)))
-    deprecated = (ours.deprecated and theirs.deprecated) or (ours.deprecated and other <= 0) or \
-        (theirs.deprecated and mine <= 0)
+    # the user's rejection holds whatever the other side saw meanwhile, as new evidence never revives it on one
+    # machine (a session on the other brought it back active on every machine)
+    refused = next((side for side in (ours, theirs) if rejected(side)), None)
+    deprecated = refused is not None or (ours.deprecated and theirs.deprecated) or \
+        (ours.deprecated and other <= 0) or (theirs.deprecated and mine <= 0)
     if deprecated:
-        held = ours if ours.deprecated else theirs
+        held = refused or (ours if ours.deprecated else theirs)
         confidence, reason = held.confidence, held.deprecated_reason
     else:
         reason = ""

@@ -70,6 +70,17 @@ def test_decay_counts_once_and_a_session_elsewhere_revives() -> None:
     assert not merge_instincts(base, gone, confirmed).deprecated  # a session on the other machine revives it
 
 
+def test_a_rejected_instinct_stays_rejected_whatever_the_other_machine_saw() -> None:
+    """``gitmem instincts reject`` is for good: a session on the other machine, which revives a decayed instinct,
+    brought a rejected one back active on every machine (confidence 0.55) at the next sync."""
+    base = _sessions(None, range(0, 5), "a")
+    refused = ins.replace(base, deprecated=True, deprecated_reason=f"{ins.REJECTED}it reads files it never edits")
+    confirmed = _seen(base, 40, "b")
+    for merged in (merge_instincts(base, refused, confirmed), merge_instincts(base, confirmed, refused)):
+        assert merged.deprecated and ins.rejected(merged) and merged.confidence == refused.confidence
+        assert merged.sessions == confirmed.sessions  # the other machine's sessions still count
+
+
 @given(st.integers(0, 6), st.integers(0, 6), st.integers(1, 5))
 def test_the_merge_does_not_depend_on_which_machine_merges(mine: int, other: int, before: int) -> None:
     base = _sessions(None, range(before), "a")
