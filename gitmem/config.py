@@ -151,6 +151,9 @@ class Config(Record):
     cache_home: str = ""
     #: the files the values came from, for messages
     sources: tuple[str, ...] = ()
+    #: keys of the repository's shared ``gitmem.toml`` this version does not know (a newer gitmem's settings, which
+    #: a teammate's sync brings), ignored rather than refused; ``gitmem doctor`` and ``gitmem config`` name them
+    ignored: tuple[str, ...] = ()
 
     if not TYPE_CHECKING:  # checkers see the fields' own signature
         def __init__(self, **values: Any) -> None:
@@ -263,9 +266,13 @@ def _check_value(path: Path, key: str, value: Any, default: Any) -> Any:
     return value
 
 
-def _apply(base: Config, data: Mapping[str, Any], path: Path, *, allow_repo: bool) -> Config:
-    """Overlay one parsed file on ``base``, validating every key."""
+def _apply(base: Config, data: Mapping[str, Any], path: Path, *, allow_repo: bool, shared: bool = False) -> Config:
+    """Overlay one parsed file on ``base``, validating every key. In the ``shared`` file (the repository's
+    ``gitmem.toml``, which syncs between machines) a key this version does not know is ignored and listed in
+    :attr:`Config.ignored`: refused, one teammate's newer gitmem stopped every command on every machine, ``sync``
+    (which would bring the fix) and ``doctor`` included."""
     top: dict[str, Any] = {}
+    ignored: list[str] = []
     for key, value in data.items():
         if key in _SECTIONS:
             if not isinstance(value, dict):
@@ -274,6 +281,9 @@ def _apply(base: Config, data: Mapping[str, Any], path: Path, *, allow_repo: boo
             allowed = {name: getattr(section, name) for name in section.FIELDS}
             changes: dict[str, Any] = {}
             for sub, subvalue in value.items():
+                if sub not in allowed and shared:
+                    ignored.append(f"{key}.{sub}")
+                    continue
                 if sub not in allowed:
                     raise ConfigError(
                         f"{path}: unknown key '{key}.{sub}'",
@@ -313,10 +323,14 @@ def _apply(base: Config, data: Mapping[str, Any], path: Path, *, allow_repo: boo
                 top[key] = checked
         elif key == "schema_version":
             continue
+        elif shared:
+            ignored.append(key)
         else:
             allowed_all = ", ".join((*_TOP_KEYS, *_SECTIONS))
             raise ConfigError(f"{path}: unknown key '{key}'", f"allowed: {allowed_all}")
     _check_ranking(top.get("ranking", base.ranking), path)
+    if ignored:
+        top["ignored"] = (*base.ignored, *(f"{path.name}: {key}" for key in ignored))
     return replace(base, sources=(*base.sources, str(path)), **top)
 
 
@@ -438,7 +452,7 @@ def load_repo_settings(config: Config, override_files: list[tuple[Path | None, d
     repo_file = config.repo / REPO_CONFIG_NAME
     if not repo_file.is_file():
         return config
-    merged = _apply(replace(config, sources=()), read_toml(repo_file), repo_file, allow_repo=False)
+    merged = _apply(replace(config, sources=()), read_toml(repo_file), repo_file, allow_repo=False, shared=True)
     for path, data in override_files:
         if path is not None and data:
             merged = _apply(merged, {k: v for k, v in data.items() if k != "repo"}, path, allow_repo=True)
@@ -462,7 +476,8 @@ def as_dict(config: Config) -> dict[str, Any]:
 def from_dict(data: Mapping[str, Any]) -> Config:
     """The configuration :func:`as_dict` gave; raises ``TypeError``, ``KeyError`` or ``ValueError`` on anything
     else (a record of another version, a damaged file)."""
-    values: dict[str, Any] = {**data, "repo": str(data["repo"]), "sources": tuple(str(p) for p in data["sources"])}
+    values: dict[str, Any] = {**data, "repo": str(data["repo"]), "sources": tuple(str(p) for p in data["sources"]),
+                              "ignored": tuple(str(k) for k in data["ignored"])}
     for key, section in _SECTIONS.items():
         values[key] = section(**{name: tuple(value) if isinstance(getattr(section, name, None), tuple) else value
                                  for name, value in data[key].items()})

@@ -64,6 +64,27 @@ def test_bad_config_names_file_key_and_fix(tmp_path: Path, content: str, message
         assert (info.value.hint or "").endswith("rewrite or remove it in .memrepo")
 
 
+def test_a_newer_gitmems_setting_in_the_shared_file_is_ignored_and_named(tmp_path: Path) -> None:
+    """The repository's gitmem.toml syncs between machines: a key a teammate's newer gitmem wrote stopped every
+    command here, sync (which would bring the fix) and doctor included. It is ignored and named; a user's own
+    file stays strict (a typo there is this user's)."""
+    from tests.helpers import run_cli
+
+    mem = tmp_path / "mem"
+    assert run_cli("init", str(mem)).code == 0
+    (mem / "gitmem.toml").write_text((mem / "gitmem.toml").read_text()
+                                     + "\nfuture_switch = true\n[recall]\nnew_feature = 3\n[telemetry]\nmode = 'x'\n")
+    config = load(mem)
+    assert config.ignored == ("gitmem.toml: future_switch", "gitmem.toml: recall.new_feature", "gitmem.toml: telemetry")
+    assert run_cli("--repo", str(mem), "remember", "Still works").code == 0
+    doctor = run_cli("--repo", str(mem), "doctor")
+    assert "unknown key 'recall.new_feature' ignored" in doctor.out and doctor.code == 0
+    assert "# ignored, unknown to this version" in run_cli("--repo", str(mem), "config").out
+    (tmp_path / ".memrepo").write_text(f'repo = "{mem}"\n[recall]\nnew_feature = 3\n')
+    with pytest.raises(ConfigError, match="unknown key 'recall.new_feature'"):
+        discover(env={}, cwd=tmp_path, home=tmp_path / "h")
+
+
 def test_every_environment_variable_the_code_names_is_in_the_one_table() -> None:
     """A ``GITMEM_*`` name anywhere in the package (Python or the shipped shell script) is declared in
     ``ENV_FLAGS`` and documented in docs/config.md, and the table names nothing the code no longer reads."""

@@ -51,7 +51,10 @@ def show_config(state: State, as_json: bool) -> None:
         return
     sources = data.pop("sources", [])
     cache_home = data.pop("cache_home", "")  # the environment's (XDG_CACHE_HOME), not a setting a file holds
+    ignored = data.pop("ignored", [])
     click.echo("# in force; read from: " + (", ".join(sources) if sources else "the built-in defaults only"))
+    for key in ignored:
+        click.echo(f"# ignored, unknown to this version (a newer gitmem's setting, or a typo): {key}")
     if cache_home:
         click.echo(f"# the search index of a memory repository you cannot write goes under: {cache_home}")
     origin = _origin(state)

@@ -519,6 +519,10 @@ class MemoryRepo(StoredRepo):
         """Check the repository: configuration, branch, every memory file, duplicate ids, ignore rules (the API's
         :meth:`gitmem.api.Repository.doctor` adds secrets left in history)."""
         issues = check_layout(self.git)
+        for key in self.config.ignored:  # "gitmem.toml: recall.new_feature"
+            where, _, name = key.partition(": ")
+            issues.append(Issue("warning", where, f"unknown key '{name}' ignored: a newer gitmem's setting (upgrade "
+                                                  "gitmem on this machine) or a typo (fix it)"))
         ids: dict[str, str] = {}
         count = 0
         for rel, item in self.iter_files():
