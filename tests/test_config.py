@@ -81,7 +81,7 @@ def test_a_newer_gitmems_setting_in_the_shared_file_is_ignored_and_named(tmp_pat
     assert "unknown key 'recall.new_feature' ignored" in doctor.out and doctor.code == 0
     assert "# ignored, unknown to this version" in run_cli("--repo", str(mem), "config").out
     (tmp_path / ".memrepo").write_text(f'repo = "{mem}"\n[recall]\nnew_feature = 3\n')
-    with pytest.raises(ConfigError, match="unknown key 'recall.new_feature'"):
+    with pytest.raises(ConfigError, match=r"unknown key 'recall\.new_feature'"):
         discover(env={}, cwd=tmp_path, home=tmp_path / "h")
 
 

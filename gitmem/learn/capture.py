@@ -26,8 +26,11 @@ suffix derived from the text and the session, so a dry run shows the ids the com
 When ``local/learning.toml`` configures a model command (:mod:`gitmem.learn.modelreview`), step 4's candidates are
 refined by it before step 5; a failed or invalid answer leaves the rules' result.
 
-Corrections the prompt hook queued in ``local/candidates.jsonl`` become ``correction`` memories (importance 4);
-how far that file was read is kept in ``local/capture-state.json``.
+The prompts the hook queued as corrections in ``local/candidates.jsonl`` are read as a transcript's messages are
+(steps 2–5): a correction that says how something is or should be becomes a ``correction`` memory (importance 4),
+its lead ("no, that's wrong:", 不对) dropped; one that reports what went wrong this time ("the offset is off by one
+on page 2, please fix it", 第二页还是少了一条数据) is a task, not a rule. How far that file was read is kept in
+``local/capture-state.json``.
 """
 
 from __future__ import annotations
@@ -104,6 +107,21 @@ _NOISE = re.compile(
 _DESCRIPTIVE = re.compile(r"^(?:the|this|that|these|those|it|its|he|she|they|my|our|his|her|their)\b[^,.;:]{0,60}?"
                           r"\b(?:always|never)\b", re.IGNORECASE)
 _PRESCRIPTIVE = re.compile(r"\b(?:must|should|shall|have\s+to|need\s+to|required)\b", re.IGNORECASE)
+#: how a correction opens ("no, that's wrong:", 不对，): dropped from what is stored, where it refers to nothing
+_CORRECTION_LEAD = re.compile(
+    r"^(?:(?:that'?s|this\s+is|it'?s)\s+(?:(?:all\s+)?wrong|not\s+(?:right|correct)|incorrect)|you(?:'re|\s+are)\s+"
+    r"wrong|(?:不对|错了|搞错了|不是这样的?)(?:吧|啊|哦)?)\s*[,，.。!！:：;；-]*\s*", re.IGNORECASE)
+#: a correction that says how things are or should be (a standing correction), as against one that reports what
+#: went wrong this time ("the offset is off by one on page 2", 第二页还是少了一条数据): that one is a task
+_NORMATIVE = re.compile(
+    r"\b(?:should|shall|must|need(?:s)?\s+to|has\s+to|have\s+to|supposed\s+to|use|using|instead|rather\s+than|"
+    r"never|always|don'?t|do\s+not|not\s+\S+\s*,\s*(?:but|it'?s)|is\s+\S+(?:\s+\S+)?\s*,\s*not)\b|"
+    r"应该|应当|必须|要用|不要|别|改成|改为|换成|而不是|才对|统一|一律|用\S+", re.IGNORECASE)
+#: a request to fix or look at something now ("please fix it", 你再看看): what a task says, not a rule
+_FIX_REQUEST = re.compile(
+    r"\b(?:please\s+(?:fix|check|look|try|rerun|run)|fix\s+(?:it|this|that)|try\s+again|rerun|look\s+again|"
+    r"still\s+(?:fails?|broken|wrong|missing|off|doesn'?t|does\s+not|not))\b|"
+    r"再看看|再试|再跑|修一下|修复一下|帮我|还是(?:少|多|错|不|没)", re.IGNORECASE)
 _QUESTION = re.compile(
     r"[?？]\s*$|(?:吗|呢|么)\s*$|^(?:what|why|how|when|where|which|who|whom|whose|can\s+you|could\s+you|would\s+you|"
     r"will\s+you|do\s+you|did\s+you|does|is\s+(?:it|this|that|there)|are\s+(?:you|we|there)|should\s+(?:i|we))\b|"
@@ -242,6 +260,10 @@ def classify(sentence: str) -> str | None:
         if pattern.search(raw):
             if category == "constraint" and _DESCRIPTIVE.search(text) and not _PRESCRIPTIVE.search(text):
                 return None
+            if category == "correction":
+                rest = _CORRECTION_LEAD.sub("", text)
+                if not _NORMATIVE.search(rest) or (_FIX_REQUEST.search(rest) and not _PRESCRIPTIVE.search(rest)):
+                    return None  # a report of what went wrong this time, for the agent to fix: not a rule
             return category
     return None
 
@@ -254,6 +276,8 @@ def actionable(sentence: str, category: str) -> str:
     text = _LEAD_CN.sub("", _LEAD.sub("", text))
     if category == "decision":
         text = _DECIDED.sub("", text)
+    if category == "correction":
+        text = _CORRECTION_LEAD.sub("", text)
     text = text.strip(_LOOSE)
     if not text:
         text = " ".join(sentence.split()).strip(_LOOSE)
@@ -411,11 +435,11 @@ def capture(repo: MemoryRepo, *, transcript: Path | None = None, texts: Iterable
     if candidates:
         records, offset = _read_candidates(repo.path)
         for record in records:
-            sentence = " ".join(str(record["text"]).split())
-            if not sentence or len(sentence) > 2 * MAX_CHARS:
-                continue
-            items.append((Candidate(actionable(sentence, "correction"), "correction", 4, sentence),
-                          str(record.get("project") or project), str(record.get("session") or session)))
+            # read as a transcript's message is: the rule it states, not the whole prompt (a bug report with
+            # "that's wrong" in it became a standing correction, and a prompt holding a correction and a decision
+            # a third memory that superseded the decision)
+            for cand in extract(str(record["text"])):
+                items.append((cand, str(record.get("project") or project), str(record.get("session") or session)))
     # secrets out first: what is compared, reported (--json, --dry-run) and cut for the commit's body is redacted
     items = [(Candidate(_redacted(repo, cand.text), cand.category, cand.importance, _redacted(repo, cand.sentence)),
               proj, sess) for cand, proj, sess in items]

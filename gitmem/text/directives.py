@@ -28,7 +28,8 @@ _SENTENCES = LazyPattern(r"(?<=[.!?;])\s+|([\n\r。！？；]+)")
 
 _LEAD_EN = (r"(?:(?:please|pls|and|also|so|ok(?:ay)?|remember(?:\s+that)?|note(?:\s+that)?|important|"
             r"from\s+now\s+on|going\s+forward|henceforth|in\s+(?:the\s+)?future|"
-            r"(?:in|for)\s+this\s+(?:project|repo(?:sitory)?|codebase)|here)\s*[,:!-]?\s+)*")
+            r"(?:in|for)\s+this\s+(?:project|repo(?:sitory)?|codebase)|here)\s*[,:!-]?\s+|"
+            r"(?:actually|no|nope)\s*[,:!.-]\s*)*")
 _HIGH_EN = LazyPattern(
     "(?i)" + _LEAD_EN + r"(?:make\s+sure\s+(?:that\s+)?you\s+|you\s+(?:must|should)\s+)?(?:always(?!-)|never|"
     r"must(?:\s+not)?|under\s+no\s+circumstances|do\s+not\s+ever|don'?t\s+ever|you\s+(?:must|need\s+to|"
@@ -180,7 +181,10 @@ def _strip(sentence: str) -> str:
 
 
 _LEAD_TEXT = LazyPattern(r"(?i)^(?:(?:from\s+now\s+on|going\s+forward|henceforth|please|pls|also|ok(?:ay)?|and)\b"
-                         r"\s*[,:]?\s*|(?:请|以后|今后|从现在开始|从今以后|从(?:今天|明天|下周|现在)(?:开始|起))\s*[，,：:]?\s*|"
+                         r"\s*[,:]?\s*|so\s+(?=from\s+now\s+on|going\s+forward)|(?:no|nope|actually)\s*[,:.!]\s*|"
+                         # a correction's opening refers to what the agent just did, not to the rule it states
+                         r"(?:that'?s|this\s+is|it'?s)\s+(?:(?:all\s+)?wrong|not\s+(?:right|correct)|incorrect)\s*"
+                         r"[,:.!;-]\s*|you(?:'re|\s+are)\s+wrong\s*[,:.!;-]\s*|(?:不对|错了|搞错了)\s*[，,：:。！!]\s*|(?:请|以后|今后|从现在开始|从今以后|从(?:今天|明天|下周|现在)(?:开始|起))\s*[，,：:]?\s*|"
                          r"(?:记住|牢记|注意)\s*[，,：:]\s*|切记\s*(?=不|别|要|[，,：:]))+")
 #: what a rule's sentence may end with that is no part of the rule: thanks, and the particles of spoken Chinese
 #: ("都用 pnpm 哈", "提交信息都用英文写，谢谢") with their punctuation, or exclamation marks (a full stop stays)

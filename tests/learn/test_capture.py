@@ -93,6 +93,11 @@ def test_transcript_reader_takes_only_the_users_text(tmp_path: Path) -> None:
     ("生产环境的配置不能提交到仓库", "constraint"),
     ("No, the port should be 8080 instead", "correction"),
     ("不对，应该是 UTC 时间", "correction"),
+    ("No, the port is 8080, not 9090.", "correction"),
+    # what went wrong this time, for the agent to fix: a task, not a standing correction
+    ("No, that's wrong, the offset is off by one on page 2.", None),
+    ("不对，第二页还是少了一条数据，你再看看 items 函数", None),
+    ("That's wrong, the build fails again, please fix it.", None),
     ("thanks!", None), ("what time is it?", None), ("Can you fix the failing test?", None),
     ("I like it", None), ("for now just skip that check", None), ("好的", None), ("你能帮我看看这个报错吗", None),
     ("Please rename the variable", None), ("You must be tired", None),
@@ -156,6 +161,30 @@ def test_prompt_hook_corrections_become_correction_memories(repo_path: Path, rep
     assert [(m.category, m.importance, m.source_ref) for m in result.added] == [("correction", 4, "s5")]
     assert "/api/v2" in result.added[0].text
     assert capture(repo).added == []  # the queue was consumed
+    assert_clean(repo_path)
+
+
+def test_a_queued_prompt_is_read_as_a_message_is(repo_path: Path, repo: MemoryRepo) -> None:
+    """The prompt hook queues a whole prompt that corrects the agent; capture took it whole as an importance-4
+    rule ("the offset is off by one on page 2…" among every later session's Essentials), and from a prompt holding a
+    correction and a decision the whole-prompt memory superseded the decision stored beside it."""
+    code = repo_path.parent / "shop"
+    code.mkdir()
+    prompts = ["No, that's wrong, the offset is off by one on page 2, the first item repeats. Please fix it.",
+               "不对，第二页还是少了一条数据，你再看看 items 函数",
+               "No, that's wrong: never run pip here, uv manages the venv. We decided to use PostgreSQL instead of "
+               "SQLite for production."]
+    for prompt in prompts:
+        payload = {"session_id": "s6", "cwd": str(code), "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+        proc = subprocess.run([sys.executable, "-m", "gitmem.agents.claude.entry", "user-prompt-submit"],
+                              input=json.dumps(payload).encode(), env={**os.environ, "GITMEM_REPO": str(repo_path)},
+                              capture_output=True, timeout=60)
+        assert proc.returncode == 0
+    result = capture(repo)
+    assert sorted((m.category, m.text) for m in result.added) == [
+        ("correction", "Never run pip here, uv manages the venv."),
+        ("decision", "Use PostgreSQL instead of SQLite for production.")]
+    assert result.superseded == [] and all(not m.deprecated for m in repo.list())
     assert_clean(repo_path)
 
 

@@ -693,6 +693,12 @@ def test_what_dresses_a_directive_is_not_part_of_it(prompt: str) -> None:
     ("以后都用 pnpm 哈", "都用 pnpm"), ("记住：staging 的数据库是只读的，不要写", "staging 的数据库是只读的，不要写"),
     ("注意：不要动迁移文件", "不要动迁移文件"), ("Never use yarn, thanks!", "Never use yarn"),
     ("Never use yarn.", "Never use yarn."), ("別用 requests，以後都用 httpx", "別用 requests，以後都用 httpx"),
+    # a correction's opening refers to what the agent just did; among the Essentials it referred to nothing
+    ("No, that's wrong: never run pip here, uv manages the venv.", "Never run pip here, uv manages the venv."),
+    ("That's not right, you must always run the migrations first.", "You must always run the migrations first."),
+    ("Actually, never commit to main directly.", "Never commit to main directly."),
+    ("Ok so from now on never push on fridays", "Never push on fridays"),
+    ("No more than 3 retries, ever.", None),
 ])
 def test_a_rule_is_stored_without_its_lead_thanks_and_particles(prompt: str, rule: str | None) -> None:
     """"…，谢谢", "…哈" and "记住：" stayed in the stored rule, so the same rule said twice was two memories."""
