@@ -68,10 +68,15 @@ def _report(event: str, exc: BaseException, ctx: Any, env: Mapping[str, str], ho
         repo = None
     detail = "".join(traceback.format_exception(exc)).rstrip("\n") if not isinstance(exc, GitmemError) else str(exc)
     session = getattr(ctx, "session_id", "") if ctx is not None else ""
-    path = append_log(repo, env, home, f"{stamp} hook {event} session={session}: {detail}") or log_path(repo, env,
-                                                                                                         home)
-    message = str(exc) if isinstance(exc, GitmemError) else f"internal error: {type(exc).__name__}: {exc}"
-    line = " ".join(f"gitmem hook {event}: {message} (details in {path})".split())
+    path = append_log(repo, env, home, f"{stamp} hook {event} session={session}: {detail}")
+    if isinstance(exc, GitmemError):
+        message = str(exc)
+    elif isinstance(exc, OSError) and exc.filename:  # a read-only or full disk: a place, not a bug
+        message = f"cannot write {exc.filename}: {exc.strerror or exc}; this call's record is lost, nothing else"
+    else:
+        message = f"internal error: {type(exc).__name__}: {exc}"
+    where = f"details in {path}" if path else f"no log could be written: {log_path(repo, env, home)}"
+    line = " ".join(f"gitmem hook {event}: {message} ({where})".split())
     try:
         err.write(line[:600] + "\n")
         err.flush()

@@ -255,7 +255,8 @@ def pre_compact(ctx: Context, payload: dict[str, Any]) -> dict[str, Any] | None:
             entry["injected"] = []
             observe.forget_given(entry)
 
-        observe.update_session(ctx.local_dir, ctx.session_id, mark)
+        # a read-only repository (a team's shared clone) cannot keep the mark: the rules still go to the agent
+        _record(ctx, "the session's entry", lambda: observe.update_session(ctx.local_dir, ctx.session_id, mark))
     from gitmem.agents.claude.inputs import directives_for
 
     high = [(p, t) for p, t in directives_for(ctx, project) if p == "high"]

@@ -349,7 +349,10 @@ def test_unwritable_local_dir(repo_path: Path, code: Path, env: dict[str, str], 
     result = hook("post-tool-use", payload("PostToolUse", code, tool_name="Bash", tool_input={}), env, cwd=code)
     assert result.returncode == 0 and result.stdout == ""
     assert len(result.stderr.strip().splitlines()) == 1
-    assert (isolated_env / ".local" / "state" / "gitmem" / "gitmem.log").is_file()
+    log = isolated_env / ".local" / "state" / "gitmem" / "gitmem.log"
+    assert log.is_file() and f"details in {log}" in result.stderr
+    # a place that cannot be written is said as such, not as a crash of gitmem
+    assert "internal error" not in result.stderr and "cannot write" in result.stderr, result.stderr
 
 
 def test_a_repository_whose_local_state_cannot_be_written_still_gives_its_memories(
@@ -358,6 +361,9 @@ def test_a_repository_whose_local_state_cannot_be_written_still_gives_its_memori
     own records (the session's entry, use counts), never the memories the agent is given."""
     text = "Releases need a changelog entry"
     run_cli("remember", text, "--project", PROJECT, "--category", "constraint", env=env)
+    hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="Always run ruff before committing."), env,
+         cwd=code)
+    assert hook("stop", payload("Stop", code), env, cwd=code).returncode == 0
     shutil.rmtree(repo_path / "local", ignore_errors=True)
     (repo_path / "local").write_text("not a directory")
     start = hook("session-start", payload("SessionStart", code, source="startup"), env, cwd=code)
@@ -365,6 +371,9 @@ def test_a_repository_whose_local_state_cannot_be_written_still_gives_its_memori
     prompt = hook("user-prompt-submit", payload("UserPromptSubmit", code, prompt="write the changelog entry"), env,
                   cwd=code)
     assert prompt.returncode == 0 and text in context_of(prompt.stdout, "UserPromptSubmit"), prompt.stderr
+    # the standing rules are kept across compaction although the session's mark cannot be (it answered nothing)
+    compact = hook("pre-compact", payload("PreCompact", code, trigger="auto"), env, cwd=code)
+    assert compact.returncode == 0 and "Always run ruff" in json.loads(compact.stdout)["systemMessage"], compact.stderr
 
 
 def test_a_directive_in_traditional_and_simplified_characters_is_one_memory(repo_path: Path, code: Path,
