@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from gitmem.cli.app import State, cli, emit_json, json_option, pass_state
-from gitmem.cli.sync import _refresh_index, _sync_json
+from gitmem.cli.sync import NETWORK_TIMEOUT, _refresh_index, _sync_json
 from gitmem.errors import ValidationError
 from gitmem.sync.review import has_tracking, pending_review, review_markdown
 
@@ -37,7 +37,8 @@ def _print_pr_hint(remote: str, base: str, branch: str) -> None:
 
 @cli.command("propose")
 @click.option("--branch", "target", help="Branch to push to (default: gitmem/<machine>/<date>).")
-@click.option("--timeout", type=click.FloatRange(0.1), help="Give up on the network after this many seconds.")
+@click.option("--timeout", type=click.FloatRange(0.1), default=NETWORK_TIMEOUT, show_default=True,
+              help="Give up on a network step (fetch, push) after this many seconds.")
 @click.option("--no-gh", is_flag=True, help="Do not open the pull request with the gh CLI.")
 @json_option
 @pass_state

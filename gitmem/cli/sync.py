@@ -14,6 +14,10 @@ from gitmem.errors import GitmemError, NotFoundError, ValidationError
 from gitmem.text.counted import counted
 from gitmem.text.records import replace
 
+#: the seconds a command's network step (fetch, push) may take when no ``--timeout`` is given: without a limit, a
+#: remote that took the connection and never answered held ``gitmem sync`` (and every sync waiting on it) for good
+NETWORK_TIMEOUT = 300.0
+
 
 def _refresh_index(repo: Any) -> None:
     """Bring the search index up to the new HEAD now (it would also catch up on the next search)."""
@@ -66,12 +70,13 @@ def _print_sync(result: Any) -> None:
 
 
 @cli.command("sync")
-@click.option("--timeout", type=click.FloatRange(0.1), help="Give up on the network after this many seconds.")
+@click.option("--timeout", type=click.FloatRange(0.1), default=NETWORK_TIMEOUT, show_default=True,
+              help="Give up on a network step (fetch, push) after this many seconds.")
 @click.option("--review", is_flag=True, help="Push local changes to a review branch (same as sync.mode = review).")
 @click.option("--no-push", is_flag=True, help="Only fetch and merge.")
 @json_option
 @pass_state
-def sync_command(state: State, timeout: float | None, review: bool, no_push: bool, as_json: bool) -> None:
+def sync_command(state: State, timeout: float, review: bool, no_push: bool, as_json: bool) -> None:
     """Fetch, merge (never rebase) and push the memory repository."""
     from gitmem.cli.review import _print_pr_hint  # here, not at the top: cli_review imports this module
     from gitmem.sync.round import sync

@@ -183,6 +183,30 @@ def test_every_version_of_every_memory_stays_readable(machines: tuple[MemoryRepo
                 docs.loads(git(a.path, "cat-file", "-p", sha), path)
 
 
+def test_a_remote_that_never_answers_ends_the_sync_at_its_limit(tmp_path: Path) -> None:
+    """A server that takes the connection and says nothing held ``gitmem sync`` for good (11 minutes, and every
+    sync waiting behind it): a network step has a limit, 300 s unless --timeout says otherwise."""
+    import socket
+    import time
+
+    from gitmem.cli.sync import NETWORK_TIMEOUT
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(4)
+    try:
+        init_repo(tmp_path / "m")
+        repo = MemoryRepo(Config(repo=tmp_path / "m"))
+        repo.git.set_remote(f"git://127.0.0.1:{silent.getsockname()[1]}/memories.git")
+        started = time.monotonic()
+        result = run_cli("--repo", str(repo.path), "sync", "--timeout", "2")
+        assert time.monotonic() - started < 30
+        assert result.code == 1 and "no answer within 2 s" in result.err and result.err.count("\n") == 1
+    finally:
+        silent.close()
+    assert 0 < NETWORK_TIMEOUT <= 600 and f"default: {NETWORK_TIMEOUT:g}" in run_cli("sync", "--help").out
+
+
 def test_unreachable_remote_is_one_line_and_leaves_work_alone(tmp_path: Path) -> None:
     init_repo(tmp_path / "m")
     repo = MemoryRepo(Config(repo=tmp_path / "m"))
