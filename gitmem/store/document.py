@@ -274,8 +274,19 @@ def _as_str(value: Any, name: str) -> str:
     if value is None:
         return ""
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        return str(value)
+        return _unicode(str(value), name)
     raise ValidationError(f"'{name}' must be text, not {type(value).__name__}", f"write {name}: <text>")
+
+
+def _unicode(value: str, name: str) -> str:
+    """``value``, refused when it cannot be written as UTF-8 (a lone surrogate, half of a cut emoji): it failed at
+    the commit, a 500 from the HTTP API, where the same in the text was a clear refusal."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError(f"'{name}' is not valid Unicode text (a lone surrogate: half of an emoji?)",
+                              "pass UTF-8 text") from None
+    return value
 
 
 _LOWER_MARKER = re.compile(r"\[redacted:([a-z0-9-]{1,40})\]")
@@ -296,6 +307,7 @@ def normalise_tags(value: Any) -> tuple[str, ...]:
     for item in items:
         if not isinstance(item, (str, int)) or isinstance(item, bool):
             raise ValidationError(f"tag {item!r} is not text", "tags are short words such as 'database'")
+        _unicode(str(item), "tags")
         # a redaction marker keeps its case: lower-cased, the redactor no longer knew it and wrapped it again, one
         # more "]" a write ("api_key=[REDACTED:password]]")
         tag = _LOWER_MARKER.sub(_upper_marker, " ".join(str(item).split()).lower())

@@ -143,7 +143,8 @@ class Memory(Record):
                                                                        doc="version of the file format"))
     #: frontmatter keys gitmem does not know, kept as they are so a newer writer's data is not lost
     extra: dict[str, Any] = field(default_factory=dict, compare=False, metadata=_meta(
-        merge="extra", redact="scrub", write="extra", doc="frontmatter keys gitmem does not know, kept as they are"))
+        merge="extra", redact="scrub", write="extra", doc="frontmatter keys gitmem does not know, kept as they are "
+        "(`gitmem export` writes them under `\"extra\"`, YAML dates as ISO strings, and `import` reads them back)"))
 
     @property
     def path(self) -> str:

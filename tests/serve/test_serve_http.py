@@ -67,6 +67,18 @@ def test_store_refuses_unknown_fields_and_bad_values_as_problem_details(client: 
     assert f"gitmem: error: {problem['detail']} ({problem['hint']})" in cli.err  # the CLI's message, word for word
 
 
+@pytest.mark.parametrize("field", ["tags", "why", "how", "name"])
+def test_a_lone_surrogate_in_any_field_is_a_422_naming_it(client: TestClient, repo_path: Path, field: str) -> None:
+    """Half of a cut emoji in ``text`` was refused with 422; in the other fields it failed at the commit: 500, a
+    traceback logged twice."""
+    head = git(repo_path, "rev-parse", "HEAD").strip()
+    raw = '{"text": "ok", "%s": %s}' % (field, '["\\ud83d"]' if field == "tags" else '"\\udfff"')
+    bad = client.post("/memory/store", content=raw.encode(), headers={"content-type": "application/json"})
+    assert bad.status_code == 422 and bad.headers["content-type"] == PROBLEM, bad.text
+    assert f"'{field}' is not valid Unicode text" in bad.json()["detail"]
+    assert git(repo_path, "rev-parse", "HEAD").strip() == head
+
+
 def test_store_refuses_a_project_that_is_a_path_as_the_wiki_does(client: TestClient, repo_path: Path) -> None:
     head = git(repo_path, "rev-parse", "HEAD").strip()
     bad = client.post("/memory/store", json={"text": "Use ruff", "project": "../../evil"})
