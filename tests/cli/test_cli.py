@@ -357,7 +357,7 @@ def test_memrepo_example_documents_every_setting() -> None:
     example = tomllib.loads((ROOT / ".memrepo.example").read_text())
     defaults = Config(repo=Path("~/.gitmem"))
     for name in Config.FIELDS:
-        if name in ("sources", "cache_home"):  # what the files were, and a folder the environment names
+        if name in ("sources", "cache_home", "ignored"):  # what the files were and held, a folder the environment names
             continue
         assert name in example, f"{name} missing from .memrepo.example"
         section = getattr(defaults, name)
@@ -382,6 +382,7 @@ def test_config_prints_what_gitmem_toml_can_hold(tmp_path: Path) -> None:
     parsed = tomllib.loads(shown.out)
     expected = json.loads(run_cli("--repo", str(d), "config", "--json").out)
     expected.pop("sources")
+    assert expected.pop("ignored") == []  # keys of gitmem.toml this version does not know: none here
     # where a read-only repository's index goes: the environment's folder, said in a comment, not a setting
     assert expected.pop("cache_home") == str(Path(os.environ["HOME"]) / ".cache" / "gitmem")
     assert f"# the search index of a memory repository you cannot write goes under: {Path.home()}" in shown.out
@@ -393,7 +394,7 @@ def test_config_prints_what_gitmem_toml_can_hold(tmp_path: Path) -> None:
     settings = "\n".join(line for line in shown.out.splitlines() if not line.startswith(("repo =", "#")))
     (tmp_path / "copy" / "gitmem.toml").write_text(settings, encoding="utf-8")
     again = json.loads(run_cli("--repo", str(tmp_path / "copy"), "config", "--json").out)
-    assert {k: v for k, v in again.items() if k not in ("repo", "sources", "cache_home")} == \
+    assert {k: v for k, v in again.items() if k not in ("repo", "sources", "cache_home", "ignored")} == \
         {k: v for k, v in expected.items() if k != "repo"}
 
 

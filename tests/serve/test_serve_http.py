@@ -72,7 +72,8 @@ def test_a_lone_surrogate_in_any_field_is_a_422_naming_it(client: TestClient, re
     """Half of a cut emoji in ``text`` was refused with 422; in the other fields it failed at the commit: 500, a
     traceback logged twice."""
     head = git(repo_path, "rev-parse", "HEAD").strip()
-    raw = '{"text": "ok", "%s": %s}' % (field, '["\\ud83d"]' if field == "tags" else '"\\udfff"')
+    value = '["\\ud83d"]' if field == "tags" else '"\\udfff"'  # JSON escapes: json= would refuse to encode them
+    raw = '{"text": "ok", "' + field + '": ' + value + "}"
     bad = client.post("/memory/store", content=raw.encode(), headers={"content-type": "application/json"})
     assert bad.status_code == 422 and bad.headers["content-type"] == PROBLEM, bad.text
     assert f"'{field}' is not valid Unicode text" in bad.json()["detail"]
