@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -76,6 +76,17 @@ class Retrieved:
     notice: str = ""
 
 
+def _used(repo: Repository, ids: list[str]) -> None:
+    """Count the memories an agent was given over MCP or HTTP as used, as the hooks count theirs: ``gitmem gc``
+    retires low-importance memories no one used, and an agent that reaches gitmem only over MCP (Codex, Gemini,
+    OpenCode) had every memory it read counted as unused. A repository this user cannot write stays uncounted."""
+    from gitmem.store.usage import bump_usage
+
+    if ids:
+        with suppress(OSError):
+            bump_usage(repo.path, ids)
+
+
 class MemoryService:
     """One warm repository shared by every request of a server process."""
 
@@ -107,6 +118,7 @@ class MemoryService:
             hits = repo.search(query, k=k, type=type, category=category, tags=tags or None, project=project,
                                include_deprecated=include_deprecated)
             now = datetime.now(UTC)
+            _used(repo, [h.id for h in hits if not h.memory.deprecated])
             return [{"id": h.id, "title": h.memory.title, "type": h.memory.type, "category": h.memory.category,
                      "importance": h.memory.importance, "project": h.memory.project,
                      "age": age(h.memory.updated, now), "snippet": first_line(" ".join(h.snippet.split()), 160),
@@ -116,7 +128,9 @@ class MemoryService:
 
     def get(self, memory_id: str) -> Memory:
         with self.locked() as repo:
-            return repo.get(memory_id)
+            memory = repo.get(memory_id)
+            _used(repo, [memory.id])
+            return memory
 
     def list_memories(self, **filters: Any) -> list[Memory]:
         with self.locked() as repo:
@@ -154,6 +168,7 @@ class MemoryService:
                 if explain:
                     row["explanation"] = {k: round(v, 6) for k, v in hit.parts.items()}
                 rows.append(row)
+            _used(repo, [row["id"] for row in rows])
             return Retrieved(rows, used, budget, left_out, index.notice or "")
 
     def history(self, memory_id: str, *, limit: int | None = None) -> list[HistoryEntry]:

@@ -99,6 +99,25 @@ def test_tools_search_get_history_remember_and_errors(repo_path: Path) -> None:
     assert_clean(repo_path)
 
 
+def test_what_an_agent_reads_over_mcp_counts_as_used_for_gc(repo_path: Path) -> None:
+    """gc retires low-importance memories nobody used; an agent that reaches gitmem only over MCP (Codex, Gemini,
+    OpenCode) had every memory it searched or fetched counted as unused."""
+    from gitmem.store.usage import read_usage
+
+    stored = run_cli("--repo", str(repo_path), "remember", "Staging deploys run from the release branch",
+                     "--importance", "1", "--json")
+    memory_id = json.loads(stored.out)["id"]
+    assert memory_id not in read_usage(repo_path)
+
+    async def body(session: ClientSession) -> None:
+        rows = (await call(session, "memory_search", query="which branch do staging deploys run from"))["results"]
+        assert rows[0]["id"] == memory_id
+        await call(session, "memory_get", ids=[memory_id])
+
+    with_session(repo_path, body)
+    assert read_usage(repo_path)[memory_id]["count"] == 2
+
+
 def test_wiki_tools_write_and_search_the_same_wiki_as_the_cli(repo_path: Path, tmp_path: Path) -> None:
     project_dir = tmp_path / "shop-api"  # not a git checkout: its project id is the folder's name
     project_dir.mkdir()
