@@ -42,18 +42,41 @@ def warm(service: MemoryService) -> None:
         repo.search("warm up", k=1)
 
 
-def record(repo_path: Path, url: str) -> Path:
-    """Write where this server listens, so local tools can find it."""
+def record(repo_path: Path, url: str) -> tuple[Path, bytes]:
+    """Write where this server listens, so local tools can find it; returns the file and what it held before (the
+    record of another server of the repository, or nothing)."""
     path = repo_path / SERVER_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        before = path.read_bytes()
+    except OSError:
+        before = b""
     atomic_write(path, json.dumps({"url": url, "pid": os.getpid()}).encode())
-    return path
+    return path, before
 
 
-def forget_record(path: Path) -> None:
+def forget_record(path: Path, before: bytes = b"") -> None:
+    """Remove this server's record, or put back the one it replaced when that server still runs: a second server
+    of the repository that stopped took the first one's record with it, and the hooks stopped using the first."""
     with contextlib.suppress(OSError, ValueError):
-        if json.loads(path.read_text("utf-8")).get("pid") == os.getpid():
+        if json.loads(path.read_text("utf-8")).get("pid") != os.getpid():
+            return  # another server recorded itself since: its record stays
+        if before and _alive(json.loads(before.decode("utf-8")).get("pid")):
+            atomic_write(path, before)
+        else:
             path.unlink()
+
+
+def _alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: it runs
+        return True
+    return True
 
 
 def run_server(service: MemoryService, *, host: str, port: int, token: str | None, ui: bool, max_body: int,
@@ -71,7 +94,7 @@ def run_server(service: MemoryService, *, host: str, port: int, token: str | Non
     app = create_app(service, token=token, max_body=max_body, ui=ui,
                      hosts=LOOPBACK_NAMES | {host.strip("[]")} if loopback else None)
     warm(service)
-    marker = record(service.repo.path, url)
+    marker, before = record(service.repo.path, url)
     announce(url)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", server_header=False)
     # uvicorn shuts down gracefully on SIGTERM, then raises the signal again with the previous handler: make that
@@ -80,6 +103,6 @@ def run_server(service: MemoryService, *, host: str, port: int, token: str | Non
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:
-        forget_record(marker)
+        forget_record(marker, before)
         sock.close()
         signal.signal(signal.SIGTERM, previous)

@@ -123,3 +123,28 @@ def test_the_parts_of_a_long_memory_a_session_was_shown_go_through_a_running_ser
         assert [guide.id, int(shown[0])] in entry()["parts"]
         assert guide.id not in ask()
     assert _log(repo_path) == []  # every hook was answered by the server
+
+
+def test_a_second_server_that_stops_puts_the_first_ones_record_back(repo_path: Path) -> None:
+    """Two servers of one repository: the second overwrote the first's ``local/server.json`` and deleted it when it
+    stopped, so the hooks quietly stopped using the first, still running. A record whose server is gone is not put
+    back."""
+    import sys
+
+    from gitmem.serve.runner import forget_record, record
+
+    first = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        path = repo_path / "local" / "server.json"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps({"url": "http://127.0.0.1:1111", "pid": first.pid}))
+        marker, before = record(repo_path, "http://127.0.0.1:2222")
+        assert json.loads(path.read_text())["url"] == "http://127.0.0.1:2222"
+        forget_record(marker, before)
+        assert json.loads(path.read_text()) == {"url": "http://127.0.0.1:1111", "pid": first.pid}
+    finally:
+        first.kill()
+        first.wait()
+    marker, before = record(repo_path, "http://127.0.0.1:3333")
+    forget_record(marker, before)  # the first server is gone: nothing to put back
+    assert not path.exists()
