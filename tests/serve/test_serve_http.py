@@ -80,6 +80,12 @@ def test_a_lone_surrogate_in_any_field_is_a_422_naming_it(client: TestClient, re
     assert git(repo_path, "rev-parse", "HEAD").strip() == head
 
 
+def test_the_list_refuses_a_project_that_is_a_path_as_every_route_does(client: TestClient) -> None:
+    bad = client.get("/memory", params={"project": "../.."})
+    assert bad.status_code == 422 and "path separator" in bad.json()["detail"]  # it answered 200 []
+    assert client.get("/memory", params={"project": "shop"}).status_code == 200
+
+
 def test_store_refuses_a_project_that_is_a_path_as_the_wiki_does(client: TestClient, repo_path: Path) -> None:
     head = git(repo_path, "rev-parse", "HEAD").strip()
     bad = client.post("/memory/store", json={"text": "Use ruff", "project": "../../evil"})
