@@ -253,11 +253,15 @@ def edit(state: State, memory_id: str, draft_path: Path | None) -> None:
 @pass_state
 def forget(state: State, memory_id: str, reason: str, purge: bool, as_json: bool) -> None:
     """Deprecate a memory (a commit; the file stays with deprecated: true)."""
-    memory = state.open().forget(memory_id, reason, purge=purge)
+    repo = state.open()
+    memory = repo.forget(memory_id, reason, purge=purge)
+    back = [m.id for m in repo.last_unfolded]
     if as_json:
-        emit_json({"id": memory.id, "purged": purge, "reason": memory.deprecated_reason})
+        emit_json({"id": memory.id, "purged": purge, "reason": memory.deprecated_reason, "restored": back})
     else:
         click.echo(f"{'purged' if purge else 'deprecated'} {memory.id}")
+        if back:
+            click.echo(f"restored {counted(len(back), 'memory')} it summarised: {', '.join(back)}")
 
 
 @cli.command()

@@ -37,6 +37,8 @@ class MemoryRepo(StoredRepo):
         #: unreadable files met by the last :meth:`list`, as (path, reason)
         self.warnings: list[DocumentError] = []
         self.last_redaction: list[str] = []
+        #: the memories the last :meth:`forget` of a compaction summary made active again
+        self.last_unfolded: builtins.list[Memory] = []
         self._tag_redaction: list[str] = []
 
     def __repr__(self) -> str:
@@ -361,10 +363,34 @@ class MemoryRepo(StoredRepo):
             changes[rel] = None
         return changes
 
+    def _unfolded(self, summary: Memory) -> tuple[builtins.list[Memory], dict[str, bytes | None]]:
+        """The memories ``gitmem compact`` folded into ``summary``, made active again, and the changes that write
+        them: forgetting a summary undoes the compaction (its members, deprecated for it, were otherwise lost to
+        every search with it)."""
+        from gitmem.store.memory import SUMMARY_TAG, compacted_into
+
+        if SUMMARY_TAG not in summary.tags:
+            return [], {}
+        back: builtins.list[Memory] = []
+        changes: dict[str, bytes | None] = {}
+        for member in self.list(deprecated=True):
+            if member.deprecated and member.superseded_by == summary.id and \
+                    member.deprecated_reason == compacted_into(summary.id):
+                found = self._find(member.id)
+                if found is None:
+                    continue
+                again = replace(member, deprecated=False, deprecated_reason="", superseded_by="",
+                                updated=docs.utcnow())
+                back.append(again)
+                changes.update(self._written(again, found))
+        return back, changes
+
     def forget(self, memory_id: str, reason: str, *, purge: bool = False, superseded_by: str = "",
                source: str = "cli") -> Memory:
         """Deprecate a memory (the file stays, with ``deprecated: true`` and the reason), or with ``purge``
-        delete its file; either way git history keeps every version."""
+        delete its file; either way git history keeps every version. Forgetting a compaction summary makes the
+        memories it summarised active again, in the same commit (:attr:`last_unfolded`)."""
+        self.last_unfolded = []
         reason = " ".join(redact(reason or "", extra_patterns=self.config.redaction.extra_patterns).text.split())
         if not reason:
             raise ValidationError("a reason is required to forget a memory", "pass --reason \"why it is wrong\"")
@@ -383,9 +409,13 @@ class MemoryRepo(StoredRepo):
                             extra={"Gitmem-Path": rel}, body=f"Reason: {reason}")
                 return replace(docs.make_memory(f"(unreadable file {rel})", id=memory_id), deprecated=True,
                                deprecated_reason=reason)
+            back, unfolding = self._unfolded(memory) if not memory.deprecated else ([], {})
+            note = f"\n\nThe {len(back)} memories it summarised are active again." if back else ""
             if purge:
-                self.commit({rel: None}, f"purge: {memory.title}", "purge", source, [memory.id],
-                            extra={"Gitmem-Path": rel}, body=f"Reason: {reason}")
+                self.commit({rel: None, **unfolding}, f"purge: {memory.title}", "purge", source,
+                            [memory.id, *(m.id for m in back)], extra={"Gitmem-Path": rel},
+                            body=f"Reason: {reason}{note}")
+                self.last_unfolded = back
                 return replace(memory, deprecated=True, deprecated_reason=reason)
             if memory.deprecated and not superseded_by:
                 raise ValidationError(f"memory '{memory.id}' is already deprecated",
@@ -393,8 +423,10 @@ class MemoryRepo(StoredRepo):
             changed = self._clean(replace(memory, deprecated=True, deprecated_reason=reason,
                                           superseded_by=superseded_by or memory.superseded_by,
                                           updated=docs.utcnow()))
-            self.commit(self._written(changed, found), f"forget: {changed.title}", "deprecate", source,
-                        [changed.id], body=f"Reason: {changed.deprecated_reason}")
+            self.commit({**self._written(changed, found), **unfolding}, f"forget: {changed.title}", "deprecate",
+                        source, [changed.id, *(m.id for m in back)],
+                        body=f"Reason: {changed.deprecated_reason}{note}")
+            self.last_unfolded = back
         return changed
 
     def restore(self, memory_id: str, *, source: str = "cli") -> Memory:

@@ -95,6 +95,28 @@ def test_compact_replaces_a_big_tag_by_one_summary_that_supersedes_it(repo: Memo
     assert_clean(repo.path)
 
 
+def test_forgetting_a_summary_brings_back_what_it_summarised(repo: MemoryRepo) -> None:
+    """A summary forgotten took its members with it: deprecated for it, they were lost to every search, with no way
+    back short of restoring each by hand. Its forget (or purge) makes them active again, in the same commit."""
+    repo.import_records([{"id": f"db-{i}", "text": f"Database fact number {i}", "tags": ["database"],
+                          "project": PROJECT} for i in range(12)])
+    summary = compact(repo).clusters[0].summary
+    assert summary is not None
+    commits = int(git(repo.path, "rev-list", "--count", "HEAD"))
+    out = run_cli("--repo", str(repo.path), "forget", summary.id, "--reason", "a bad summary", "--json")
+    assert out.code == 0, out.err
+    assert sorted(json.loads(out.out)["restored"]) == sorted(f"db-{i}" for i in range(12))
+    assert int(git(repo.path, "rev-list", "--count", "HEAD")) == commits + 1
+    for i in range(12):
+        member = repo.get(f"db-{i}")
+        assert not member.deprecated and not member.superseded_by and not member.deprecated_reason
+    assert repo.get(summary.id).deprecated
+    assert "db-" in run_cli("--repo", str(repo.path), "search", "database fact number 7").out
+    plain = repo.remember("Not a summary", project=PROJECT)
+    assert run_cli("--repo", str(repo.path), "forget", plain.id, "--reason", "x", "--json").out.count("db-") == 0
+    assert_clean(repo.path)
+
+
 def test_compact_a_category_over_the_token_threshold(repo: MemoryRepo) -> None:
     repo.import_records([{"id": f"bg-{i}", "text": "Background detail " * 30 + str(i)} for i in range(5)])
     result = compact(repo, token_limit=200, dry_run=True)
