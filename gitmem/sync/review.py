@@ -107,8 +107,17 @@ def review(repo: Any, base: str, head: str) -> Review:
         scope = f", project `{memory.project}`" if memory.project else ""
         return f"**{memory.title}** (`{memory.id}`; {memory.category}, importance {memory.importance}{scope})"
 
-    for path, (old_data, new_data) in sorted(changes.items()):
-        old, new = _parse_any(path, old_data), _parse_any(path, new_data)
+    parsed = {path: (_parse_any(path, old_data), _parse_any(path, new_data))
+              for path, (old_data, new_data) in changes.items()}
+    # a memory moved to another project (gitmem move) is one file gone and one come with the same id: one change,
+    # not "1 added, 1 removed" (which a pull request's reviewer read as a memory lost)
+    gone = {old.id: path for path, (old, new) in parsed.items()
+            if isinstance(old, docs.Memory) and not isinstance(new, docs.Memory)}
+    for path, (old, new) in list(parsed.items()):
+        if isinstance(new, docs.Memory) and not isinstance(old, docs.Memory) and new.id in gone:
+            parsed[path] = (parsed.pop(gone.pop(new.id))[0], new)
+    for path, (old, new) in sorted(parsed.items()):
+        old_data, new_data = changes[path]
         if isinstance(new, docs.Memory) or isinstance(old, docs.Memory):
             if not isinstance(old, docs.Memory):
                 assert isinstance(new, docs.Memory)

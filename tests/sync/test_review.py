@@ -57,3 +57,20 @@ def test_review_of_a_range_with_nothing_new(machines: tuple[MemoryRepo, MemoryRe
     assert ours.id not in text and "###" not in text
     assert changes_between(a.git, "HEAD", "origin/main") == {}
     assert list(changes_between(a.git, "origin/main", "HEAD")) == [ours.path]
+
+
+def test_a_moved_memory_is_one_change_and_a_moved_then_forgotten_one_is_deprecated(
+        machines: tuple[MemoryRepo, MemoryRepo]) -> None:
+    """gitmem move is a file gone and one come with the same id: the review said "1 added, 1 removed", which a
+    pull request's reviewer reads as a memory lost; moved and forgotten in the range, it read as newly added."""
+    a, _b = machines
+    moved = a.remember("Use the shared staging cluster", project="shop")
+    both = a.remember("Deploy on Fridays is fine", project="shop")
+    sync.sync(a.git, author=AUTHOR)
+    for memory_id in (moved.id, both.id):
+        assert run_cli("--repo", str(a.path), "move", memory_id, "--project", "web").code == 0
+    a.forget(both.id, "we stopped deploying on Fridays")
+    text = _review(a)
+    assert "Added" not in text and "Removed" not in text, text
+    assert "1 changed, 1 deprecated" in text and "project shop → web" in text
+    assert both.id in text.split("### Deprecated")[1]
