@@ -51,6 +51,7 @@ from gitmem.store import document as docs
 from gitmem.store.document import Memory
 from gitmem.store.memories import MemoryRepo
 from gitmem.text import scripts
+from gitmem.text.directives import CORRECTION_OPENING
 from gitmem.text.overlap import similarity as similarity
 from gitmem.text.records import replace
 
@@ -108,9 +109,7 @@ _DESCRIPTIVE = re.compile(r"^(?:the|this|that|these|those|it|its|he|she|they|my|
                           r"\b(?:always|never)\b", re.IGNORECASE)
 _PRESCRIPTIVE = re.compile(r"\b(?:must|should|shall|have\s+to|need\s+to|required)\b", re.IGNORECASE)
 #: how a correction opens ("no, that's wrong:", 不对，): dropped from what is stored, where it refers to nothing
-_CORRECTION_LEAD = re.compile(
-    r"^(?:(?:that'?s|this\s+is|it'?s)\s+(?:(?:all\s+)?wrong|not\s+(?:right|correct)|incorrect)|you(?:'re|\s+are)\s+"
-    r"wrong|(?:不对|错了|搞错了|不是这样的?)(?:吧|啊|哦)?)\s*[,，.。!！:：;；-]*\s*", re.IGNORECASE)
+_CORRECTION_LEAD = re.compile(rf"^(?:{CORRECTION_OPENING})(?:吧|啊|哦)?\s*[,，.。!！:：;；-]*\s*", re.IGNORECASE)
 #: a correction that says how things are or should be (a standing correction), as against one that reports what
 #: went wrong this time ("the offset is off by one on page 2", 第二页还是少了一条数据): that one is a task
 _NORMATIVE = re.compile(

@@ -180,11 +180,13 @@ def _strip(sentence: str) -> str:
     return text[start:].strip()
 
 
+#: how a correction of the agent opens ("that's wrong", 不对): it refers to what the agent just did, not to the rule
+#: the sentence states, so neither a directive nor a captured correction keeps it (a pattern's text, case-insensitive)
+CORRECTION_OPENING = (r"(?:that'?s|this\s+is|it'?s)\s+(?:(?:all\s+)?wrong|not\s+(?:right|correct)|incorrect)|"
+                      r"you(?:'re|\s+are)\s+wrong|不对|错了|搞错了|不是这样的?")
 _LEAD_TEXT = LazyPattern(r"(?i)^(?:(?:from\s+now\s+on|going\s+forward|henceforth|please|pls|also|ok(?:ay)?|and)\b"
                          r"\s*[,:]?\s*|so\s+(?=from\s+now\s+on|going\s+forward)|(?:no|nope|actually)\s*[,:.!]\s*|"
-                         # a correction's opening refers to what the agent just did, not to the rule it states
-                         r"(?:that'?s|this\s+is|it'?s)\s+(?:(?:all\s+)?wrong|not\s+(?:right|correct)|incorrect)\s*"
-                         r"[,:.!;-]\s*|you(?:'re|\s+are)\s+wrong\s*[,:.!;-]\s*|(?:不对|错了|搞错了)\s*[，,：:。！!]\s*|(?:请|以后|今后|从现在开始|从今以后|从(?:今天|明天|下周|现在)(?:开始|起))\s*[，,：:]?\s*|"
+                         rf"(?:{CORRECTION_OPENING})\s*[,:.!;，：。！；-]\s*|(?:请|以后|今后|从现在开始|从今以后|从(?:今天|明天|下周|现在)(?:开始|起))\s*[，,：:]?\s*|"
                          r"(?:记住|牢记|注意)\s*[，,：:]\s*|切记\s*(?=不|别|要|[，,：:]))+")
 #: what a rule's sentence may end with that is no part of the rule: thanks, and the particles of spoken Chinese
 #: ("都用 pnpm 哈", "提交信息都用英文写，谢谢") with their punctuation, or exclamation marks (a full stop stays)
