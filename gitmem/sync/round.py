@@ -218,7 +218,8 @@ def _secrets_in(store: GitStore, tip: bytes, exclude: bytes | None
     return found
 
 
-def _check_incoming(store: GitStore, remote_sha: bytes, local: bytes | None, where: str, branch: str) -> str:
+def _check_incoming(store: GitStore, remote_sha: bytes, local: bytes | None, where: str, branch: str,
+                    remote: str) -> str:
     """Refuse to merge a remote history that still has commits this clone's ``purge-secrets`` rewrote (the remote
     keeps them until it is force-pushed; merged, the secrets came back and the next push kept them there); a
     warning when the remote brings another commit holding a secret (one pushed from an older version or with
@@ -233,10 +234,10 @@ def _check_incoming(store: GitStore, remote_sha: bytes, local: bytes | None, whe
     purged = purged_commits(store)
     again = [sha for sha, _kinds in found if sha in purged]
     if again:
-        forget_tracking_branch(store, branch, REMOTE)  # the fetch brought the old history back into this clone
+        forget_tracking_branch(store, branch, remote)  # the fetch brought the old history back into this clone
         raise RepoError(f"{where} still has the history gitmem purge-secrets rewrote (commit {again[0][:10]} holds "
                         "a secret); merging would bring it back, so nothing was merged or pushed",
-                        f"replace the remote's history: git -C {store.path} push --force {REMOTE} HEAD:main")
+                        f"replace the remote's history: git -C {store.path} push --force {remote} HEAD:{branch}")
     sha, kinds = found[0]
     return (f"the history merged from {where} holds a secret ({', '.join(kinds)}, commit {sha[:10]}); run gitmem "
             "purge-secrets --yes, then replace the remote's history with git push --force")
@@ -277,7 +278,7 @@ def _sync(store: GitStore, *, author: str, branch: str, remote: str, mode: str, 
         remote_sha = fetch(store, branch, remote=remote, timeout=timeout)
         with store.locked():
             if remote_sha is not None:
-                warning = _check_incoming(store, remote_sha, store.head(), result.remote, branch)
+                warning = _check_incoming(store, remote_sha, store.head(), result.remote, branch, remote)
                 if warning and warning not in result.warnings:
                     result.warnings.append(warning)
                 try:
