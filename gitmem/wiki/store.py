@@ -215,6 +215,10 @@ class Wiki:
             raise ValidationError(f"wiki page '{slug}' is generated: every wiki write replaces it",
                                   "edit the pages it lists, or the project memory (gitmem project) for environment")
         path = wp.page_path(self.project, slug)
+        if not text.lstrip("\ufeff").startswith("---"):
+            # read as a page without frontmatter, it lost its title, tags, category and dates without a word
+            raise ValidationError(f"the edited page '{slug}' has no frontmatter (the --- block with its title, "
+                                  "category and tags)", "edit it again and keep the --- block at the top")
         kinds: list[str] = []
         edited = wp.loads(text, slug, path, scrub=lambda meta: self._scrub_meta(meta, kinds))
         body = self._scrub(edited.body, kinds).strip("\n")

@@ -134,3 +134,20 @@ def test_a_secret_typed_into_an_edited_pages_tags_is_redacted_and_the_page_reads
     history = git(d, "log", "-p", "--all")
     assert slack[5:] not in history and key[4:] not in history and key[4:].lower() not in history
     assert "wiki: edit" in git(d, "log", "-1", "--format=%s")
+
+
+def test_an_edit_that_lost_the_frontmatter_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    """Memory edit refuses a draft without frontmatter; wiki edit took it, reset the title to the page name, dropped
+    the tags and reset ``created``, and exited 0."""
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    r = ["--repo", str(d)]
+    run_cli(*r, "wiki", "add", "--title", "Deploy Runbook", "--project", "shop", "Deploys run from CI.",
+            "--tags", "ops")
+    head = git(d, "rev-parse", "HEAD")
+    cut = run_cli(*r, "wiki", "edit", "deploy-runbook", "--project", "shop",
+                  env=_editor(tmp_path, "cut", "s = s.split('---', 2)[2].lstrip()"))
+    assert cut.code != 0 and "no frontmatter" in cut.err and "Traceback" not in cut.err
+    assert git(d, "rev-parse", "HEAD") == head
+    page = json.loads(run_cli(*r, "wiki", "read", "deploy-runbook", "--project", "shop", "--json").out)
+    assert (page["title"], page["tags"]) == ("Deploy Runbook", ["ops"])
