@@ -363,7 +363,15 @@ def export(state: State, active: bool, output: Path | None) -> None:
         for record in repo.export(deprecated=not active):
             yield json.dumps(record, ensure_ascii=False) + "\n"
 
-    if output:
+    if output and (output.is_symlink() or (output.exists() and not output.is_file())):
+        # a device, a pipe or a link (``-o /dev/null``, ``-o /dev/stdout``): written to as it is; the temporary
+        # file renamed over it replaced /dev/null itself with a regular file
+        try:
+            with output.open("w", encoding="utf-8") as fh:
+                fh.writelines(lines())
+        except OSError as exc:
+            raise GitmemError(f"cannot write {output}: {exc.strerror}", "give a file path") from None
+    elif output:
         tmp = output.with_name(f".{output.name}.tmp")
         try:
             with tmp.open("w", encoding="utf-8") as fh:

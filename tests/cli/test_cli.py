@@ -139,6 +139,31 @@ def test_import_jsonl_and_export(tmp_path: Path) -> None:
     assert_clean(d)
 
 
+def test_an_export_to_a_link_or_a_pipe_writes_through_it_and_leaves_it_be(tmp_path: Path) -> None:
+    """``export -o`` wrote a temporary file and renamed it over the output: given ``/dev/null`` (as root) it
+    replaced the device with a regular file, which every later ``> /dev/null`` of the system then filled; a link
+    became a file and its target kept the old export."""
+    import stat
+    import threading
+
+    d = tmp_path / "mem"
+    run_cli("init", str(d))
+    run_cli("--repo", str(d), "remember", "Deploys need two approvals.")
+    target, link = tmp_path / "backup.jsonl", tmp_path / "latest.jsonl"
+    target.write_text("old\n")
+    link.symlink_to(target)
+    assert run_cli("--repo", str(d), "export", "-o", str(link)).code == 0
+    assert link.is_symlink() and "two approvals" in target.read_text()
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    assert run_cli("--repo", str(d), "export", "-o", str(fifo)).code == 0
+    reader.join(timeout=30)
+    assert "two approvals" in got[0] and stat.S_ISFIFO(fifo.stat().st_mode)
+
+
 def test_keys_of_ones_own_and_yaml_dates_survive_an_export_and_its_import(tmp_path: Path) -> None:
     """A memory file may carry frontmatter keys gitmem does not know ("kept as they are"); the export is a backup
     only when its import brings them back: as top-level fields they were refused as typos (nothing imported), and
