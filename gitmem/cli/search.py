@@ -187,7 +187,7 @@ def embed_spec(state: State) -> Any:
 def reading_issues(state: State, repo: Any) -> list[Any]:
     """``gitmem doctor``'s warning when the model in use does not read a tenth or more of the active memories
     (Chinese ones for the packaged English model), naming one that does; none without a model."""
-    from gitmem.embeddings.catalogue import UNREAD_WARN_SHARE, reading
+    from gitmem.embeddings.catalogue import UNREAD_WARN_SHARE
     from gitmem.embeddings.runtime import EmbeddingError, load_embedder
     from gitmem.store.layout import Issue
 
@@ -197,11 +197,19 @@ def reading_issues(state: State, repo: Any) -> list[Any]:
         return []  # `gitmem model status` says why
     if embedder is None:
         return []
-    texts = [m.text for m in repo.list()]
-    missed, note = reading(tuple(getattr(embedder, "scripts", ())), texts)
-    if not texts or missed < UNREAD_WARN_SHARE * len(texts):
+    count, missed, note = _read_by(embedder, repo)
+    if not count or missed < UNREAD_WARN_SHARE * count:
         return []
     return [Issue("warning", f"embedding model {embedder.model_id}", note)]
+
+
+def _read_by(embedder: Any, repo: Any) -> tuple[int, int, str]:
+    """(active memories, those ``embedder`` does not read, the line that says so or "")."""
+    from gitmem.embeddings.catalogue import reading
+
+    texts = [m.text for m in repo.list()]
+    missed, note = reading(tuple(getattr(embedder, "scripts", ())), texts)
+    return len(texts), missed, note
 
 
 def _info_json(info: Any) -> dict[str, Any]:
@@ -266,14 +274,12 @@ def model_status(state: State, as_json: bool) -> None:
 def _reading(state: State, embedder: Any) -> dict[str, Any]:
     """``memories`` (active), ``not_read`` (those the model does not read) and a ``note`` when there are any; none
     of them when there is no memory repository (a status never creates one)."""
-    from gitmem.embeddings.catalogue import reading
     from gitmem.store.base import is_memory_repo
 
     if not is_memory_repo(state.config.repo):
         return {}
-    texts = [m.text for m in state.open().list()]
-    missed, note = reading(tuple(getattr(embedder, "scripts", ())), texts)
-    return {"memories": len(texts), "not_read": missed, **({"note": note} if note else {})}
+    count, missed, note = _read_by(embedder, state.open())
+    return {"memories": count, "not_read": missed, **({"note": note} if note else {})}
 
 
 @model.command("install")
