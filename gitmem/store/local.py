@@ -265,31 +265,28 @@ def read_observations(local: Where) -> Iterator[dict[str, Any]]:
 # -- small JSON state files ----------------------------------------------------------------------------
 def read_json(path: Where) -> dict[str, Any]:
     """A JSON object from ``path``; missing or damaged files count as empty (all of this is derived state)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = quickjson.loads(fh.read())
-    except (OSError, ValueError, RecursionError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return _read_object(path)[0]
 
 
-#: the name a damaged machine-local JSON file is kept under when it is written anew
-DAMAGED_SUFFIX = ".damaged"
-
-
-def _damaged(path: str) -> bool:
-    """Whether ``path`` holds something that does not read as a JSON object (``read_json`` saw nothing)."""
+def _read_object(path: Where) -> tuple[dict[str, Any], bool]:
+    """The JSON object in ``path`` ({} when there is none) and whether the file is there but damaged (not UTF-8,
+    not JSON, not an object, a folder)."""
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
     except FileNotFoundError:
-        return False
+        return {}, False
     except (OSError, ValueError):
-        return True  # unreadable: not UTF-8, or a folder
+        return {}, True
     try:
-        return not isinstance(quickjson.loads(text), dict) if text.strip() else False
+        data = quickjson.loads(text)
     except (ValueError, RecursionError):
-        return True
+        return {}, bool(text.strip())
+    return (data, False) if isinstance(data, dict) else ({}, True)
+
+
+#: the name a damaged machine-local JSON file is kept under when it is written anew
+DAMAGED_SUFFIX = ".damaged"
 
 
 def write_json(path: Where, data: dict[str, Any]) -> None:
@@ -307,8 +304,8 @@ def update_json(path: Where, change: Callable[[dict[str, Any]], Any], timeout: f
     target = os.fspath(path)
     os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
     with file_lock(target + ".lock", timeout):
-        data = read_json(target)
-        if not data and _damaged(target):
+        data, damaged = _read_object(target)
+        if damaged:
             # written over below: the damaged file is kept beside it (a session's directives not committed yet
             # exist only here), once, replacing an older copy
             os.replace(target, target + DAMAGED_SUFFIX)
